@@ -1,0 +1,144 @@
+import { parseArgs } from 'node:util';
+import { formatMicros } from '../lib/time.js';
+import { invalid } from '../services/errors.js';
+import type { Services } from '../services/services.js';
+import type { ApiToken, Workspace } from '../store/store.js';
+import { openContext } from './context.js';
+
+export const ADMIN_HELP = `Usage: mediagen admin <command> [options] [--data-dir DIR] [--config FILE] [--json]
+
+Works on the same store as a running server.
+
+  workspace create --name N --owner EMAIL
+  workspace set --workspace W [--api-access on|off] [--max-concurrent-jobs N] [--max-backlogged-jobs N]
+  member add --workspace W --email E --role admin|member --as EMAIL       (owners only)
+  token create --workspace W --name N --as EMAIL                          (owners and admins)
+  token list --workspace W
+  token revoke --workspace W --token-id T --as EMAIL                      (owners and admins)
+
+W is a workspace id or name. --json prints the result as JSON. A refused command exits 1.
+`;
+
+type Flags = Record<string, string | boolean | undefined>;
+type Command = (s: Services, f: Flags) => Promise<{ json: unknown; text: string }>;
+
+function need(f: Flags, name: string): string {
+  const v = f[name];
+  if (typeof v !== 'string' || v === '') throw invalid(`--${name} is required`);
+  return v;
+}
+
+function wholeNumber(f: Flags, name: string): number | undefined {
+  const v = f[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^\d+$/.test(v)) throw invalid(`--${name} must be a whole number`);
+  return Number(v);
+}
+
+const iso = (us: number | null) => (us === null ? null : formatMicros(us));
+
+const tokenJson = (t: ApiToken) => ({
+  token_id: t.id,
+  name: t.name,
+  created_by: t.createdBy,
+  created_at: iso(t.createdAt),
+  last_used_at: iso(t.lastUsedAt),
+  revoked_at: iso(t.revokedAt),
+});
+
+const workspaceJson = (w: Workspace) => ({
+  workspace_id: w.id,
+  name: w.name,
+  api_access: w.apiAccess,
+  max_concurrent_jobs: w.maxConcurrentJobs,
+  max_backlogged_jobs: w.maxBackloggedJobs,
+});
+
+const COMMANDS: Record<string, Command> = {
+  'workspace create': async (s, f) => {
+    const owner = need(f, 'owner');
+    const ws = await s.identity.createWorkspace(need(f, 'name'), owner);
+    return {
+      json: { workspace_id: ws.id, owner_email: owner.trim().toLowerCase() },
+      text: `created workspace ${ws.name} (${ws.id}) owned by ${owner}`,
+    };
+  },
+  'workspace set': async (s, f) => {
+    const access = f['api-access'];
+    if (access !== undefined && access !== 'on' && access !== 'off') throw invalid('--api-access must be on or off');
+    const ws = await s.identity.setWorkspace(need(f, 'workspace'), {
+      apiAccess: access === undefined ? undefined : access === 'on',
+      maxConcurrentJobs: wholeNumber(f, 'max-concurrent-jobs'),
+      maxBackloggedJobs: wholeNumber(f, 'max-backlogged-jobs'),
+    });
+    return {
+      json: workspaceJson(ws),
+      text: `workspace ${ws.name}: api access ${ws.apiAccess ? 'on' : 'off'}, max concurrent jobs ${ws.maxConcurrentJobs}, max backlogged jobs ${ws.maxBackloggedJobs}`,
+    };
+  },
+  'member add': async (s, f) => {
+    const m = await s.identity.addMember(need(f, 'workspace'), need(f, 'email'), need(f, 'role'), need(f, 'as'));
+    return {
+      json: { workspace_id: m.workspaceId, email: m.email, role: m.role },
+      text: `${m.email} is now ${m.role}`,
+    };
+  },
+  'token create': async (s, f) => {
+    const { token, secret } = await s.identity.createToken(need(f, 'workspace'), need(f, 'name'), need(f, 'as'));
+    return {
+      json: { token_id: token.id, token: secret },
+      text: `created token ${token.name} (${token.id}). It is shown only this once:\n${secret}`,
+    };
+  },
+  'token list': async (s, f) => {
+    const tokens = await s.identity.listTokens(need(f, 'workspace'));
+    return {
+      json: tokens.map(tokenJson),
+      text: tokens
+        .map((t) => `${t.id}  ${t.name}  created ${iso(t.createdAt)} by ${t.createdBy}  last used ${iso(t.lastUsedAt) ?? 'never'}${t.revokedAt ? `  revoked ${iso(t.revokedAt)}` : ''}`)
+        .join('\n'),
+    };
+  },
+  'token revoke': async (s, f) => {
+    const t = await s.identity.revokeToken(need(f, 'workspace'), need(f, 'token-id'), need(f, 'as'));
+    return { json: tokenJson(t), text: `revoked token ${t.name} (${t.id})` };
+  },
+};
+
+export async function admin(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      'data-dir': { type: 'string' },
+      config: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      name: { type: 'string' },
+      owner: { type: 'string' },
+      workspace: { type: 'string' },
+      email: { type: 'string' },
+      role: { type: 'string' },
+      as: { type: 'string' },
+      'token-id': { type: 'string' },
+      'api-access': { type: 'string' },
+      'max-concurrent-jobs': { type: 'string' },
+      'max-backlogged-jobs': { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  const key = positionals.join(' ');
+  const command = COMMANDS[key];
+  if (values.help || !command) {
+    if (!values.help) throw invalid(positionals.length ? `unknown admin command '${key}'\n\n${ADMIN_HELP}` : ADMIN_HELP);
+    process.stdout.write(ADMIN_HELP);
+    return;
+  }
+  const { store, services } = await openContext({ 'data-dir': values['data-dir'], config: values.config });
+  try {
+    const out = await command(services, values);
+    process.stdout.write(values.json ? `${JSON.stringify(out.json, null, 2)}\n` : `${out.text}\n`);
+  } finally {
+    await store.close();
+  }
+}

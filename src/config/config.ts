@@ -1,0 +1,157 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { DeprecationOverride } from '../services/catalog/catalog.js';
+import { parseDateOnly } from '../lib/time.js';
+import { DEFAULTS, OPTIONS } from './options.js';
+import type { OptionSpec } from './options.js';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** Undefined until known: by default it is derived from host and the port actually bound. */
+  readonly publicUrl: string | undefined;
+  readonly allowPrivateUrls: boolean;
+  readonly engineLatencyMs: number;
+  readonly bodyLimitBytes: number;
+  readonly maxConcurrentJobs: number;
+  readonly maxBackloggedJobs: number;
+  readonly logLevel: string;
+  readonly deprecations: readonly DeprecationOverride[];
+}
+
+export class ConfigError extends Error {}
+
+type Value = string | number | boolean;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function coerce(spec: OptionSpec, raw: unknown, source: string): Value {
+  const where = `${source}: ${spec.key === spec.flag ? spec.flag : `${spec.flag}`}`;
+  switch (spec.type) {
+    case 'boolean':
+      if (typeof raw === 'boolean') return raw;
+      if (typeof raw === 'string' && /^(1|true|yes|on)$/i.test(raw)) return true;
+      if (typeof raw === 'string' && /^(0|false|no|off)$/i.test(raw)) return false;
+      throw new ConfigError(`${where} must be true or false, got ${JSON.stringify(raw)}`);
+    case 'integer': {
+      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
+      if (!Number.isSafeInteger(n) || (spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
+        throw new ConfigError(`${where} must be an integer from ${spec.min} to ${spec.max}, got ${JSON.stringify(raw)}`);
+      }
+      return n;
+    }
+    case 'url': {
+      if (typeof raw === 'string') {
+        try {
+          const u = new URL(raw);
+          if (u.protocol === 'http:' || u.protocol === 'https:') return raw.replace(/\/+$/, '');
+        } catch {
+          /* reported below */
+        }
+      }
+      throw new ConfigError(`${where} must be an absolute http(s) URL, got ${JSON.stringify(raw)}`);
+    }
+    case 'string':
+      if (typeof raw === 'string' && raw.length > 0) {
+        if (spec.key === 'log_level' && !LOG_LEVELS.includes(raw)) {
+          throw new ConfigError(`${where} must be one of ${LOG_LEVELS.join(', ')}`);
+        }
+        return raw;
+      }
+      throw new ConfigError(`${where} must be a non-empty string`);
+  }
+}
+
+function readDeprecations(raw: unknown, file: string): DeprecationOverride[] {
+  if (!Array.isArray(raw)) throw new ConfigError(`${file}: deprecations must be an array`);
+  return raw.map((d, i) => {
+    const where = `${file}: deprecations[${i}]`;
+    if (typeof d !== 'object' || d === null || Array.isArray(d)) throw new ConfigError(`${where} must be an object`);
+    const o = d as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      if (!['model', 'sunset_date', 'replacement', 'migration_url'].includes(k)) {
+        throw new ConfigError(`${where}: unknown key '${k}'`);
+      }
+    }
+    if (typeof o.model !== 'string') throw new ConfigError(`${where}.model must be a model path`);
+    if (typeof o.sunset_date !== 'string' || parseDateOnly(o.sunset_date) === undefined) {
+      throw new ConfigError(`${where}.sunset_date must be a date such as 2027-01-01`);
+    }
+    if (o.replacement !== undefined && typeof o.replacement !== 'string') {
+      throw new ConfigError(`${where}.replacement must be a string`);
+    }
+    if (o.migration_url !== undefined) coerce({ ...OPTIONS[3], flag: 'migration_url' }, o.migration_url, where);
+    return {
+      model: o.model,
+      sunset_date: o.sunset_date,
+      ...(o.replacement !== undefined ? { replacement: o.replacement as string } : {}),
+      ...(o.migration_url !== undefined ? { migration_url: o.migration_url as string } : {}),
+    };
+  });
+}
+
+/**
+ * Settings from, in rising precedence: defaults, the JSON config file, MEDIAGEN_* environment
+ * variables, command-line flags. The only reader of process.env and config files.
+ */
+export function loadConfig(opts: {
+  flags?: Readonly<Record<string, unknown>>;
+  env?: Readonly<Record<string, string | undefined>>;
+  configFile?: string;
+}): Config {
+  const env = opts.env ?? process.env;
+  const flags = opts.flags ?? {};
+  const values: Record<string, Value | undefined> = { ...DEFAULTS };
+  let deprecations: DeprecationOverride[] = [];
+
+  const file = opts.configFile ?? env.MEDIAGEN_CONFIG;
+  if (file) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new ConfigError(`${file}: must be a JSON object`);
+    }
+    for (const [key, raw] of Object.entries(parsed)) {
+      if (key === 'deprecations') {
+        deprecations = readDeprecations(raw, file);
+        continue;
+      }
+      const spec = OPTIONS.find((o) => o.key === key);
+      if (!spec) throw new ConfigError(`${file}: unknown key '${key}'`);
+      values[key] = coerce(spec, raw, file);
+    }
+  }
+  for (const spec of OPTIONS) {
+    const raw = env[spec.env];
+    if (raw !== undefined && raw !== '') values[spec.key] = coerce(spec, raw, spec.env);
+  }
+  for (const spec of OPTIONS) {
+    const raw = flags[spec.flag];
+    if (raw !== undefined) values[spec.key] = coerce(spec, raw, `--${spec.flag}`);
+  }
+
+  return Object.freeze({
+    port: values.port as number,
+    host: values.host as string,
+    dataDir: resolve(values.data_dir as string),
+    publicUrl: values.public_url as string | undefined,
+    allowPrivateUrls: values.allow_private_urls as boolean,
+    engineLatencyMs: values.engine_latency_ms as number,
+    bodyLimitBytes: values.body_limit_bytes as number,
+    maxConcurrentJobs: values.max_concurrent_jobs as number,
+    maxBackloggedJobs: values.max_backlogged_jobs as number,
+    logLevel: values.log_level as string,
+    deprecations: Object.freeze(deprecations),
+  });
+}
+
+/** The URL clients use: configured, or http://host:port (with a bracketed IPv6 host). */
+export function publicUrlFor(config: Config, boundPort: number): string {
+  if (config.publicUrl) return config.publicUrl;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
+}

@@ -1,0 +1,38 @@
+import { invalid } from '../services/errors.js';
+import type { CatalogEntry } from '../services/catalog/catalog.js';
+
+export const WEBHOOK_URL_MAX = 2048;
+
+type Headers = Readonly<Record<string, string | string[] | undefined>>;
+
+function one(headers: Headers, name: string, display: string): string | undefined {
+  const v = headers[name];
+  if (Array.isArray(v)) throw invalid(`send the ${display} header at most once`);
+  return v;
+}
+
+/** X-Webhook-URL: an absolute http(s) URL of at most 2048 characters, or absent. */
+export function webhookUrlFrom(headers: Headers): string | null {
+  const raw = one(headers, 'x-webhook-url', 'X-Webhook-URL');
+  if (raw === undefined) return null;
+  if (raw.length > WEBHOOK_URL_MAX) throw invalid(`X-Webhook-URL must be at most ${WEBHOOK_URL_MAX} characters`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid('X-Webhook-URL must be an absolute http or https URL');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
+    throw invalid('X-Webhook-URL must be an absolute http or https URL');
+  }
+  return raw;
+}
+
+/** X-Api-Zero-Data-Retention: only `1`, and only on models that offer it (model-a-2). */
+export function zeroDataRetentionFrom(headers: Headers, model: CatalogEntry): boolean {
+  const raw = one(headers, 'x-api-zero-data-retention', 'X-Api-Zero-Data-Retention');
+  if (raw === undefined) return false;
+  if (!model.zeroDataRetention) throw invalid(`X-Api-Zero-Data-Retention is not supported by ${model.path}`);
+  if (raw !== '1') throw invalid(`X-Api-Zero-Data-Retention must be 1, got '${raw}'`);
+  return true;
+}

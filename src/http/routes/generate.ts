@@ -1,0 +1,84 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Clock } from '../../lib/clock.js';
+import type { Catalog, CatalogEntry } from '../../services/catalog/catalog.js';
+import { applyAliases } from '../../services/catalog/aliases.js';
+import { availability, deprecationHeaders, sunsetError } from '../../services/catalog/deprecation.js';
+import type { JobService } from '../../services/jobs.js';
+import { requireAuth } from '../plugins/auth.js';
+import { webhookUrlFrom, zeroDataRetentionFrom, WEBHOOK_URL_MAX } from '../request-headers.js';
+import { CreatedJob, SunsetBody, errorResponses } from '../schemas.js';
+
+export interface GenerateDeps {
+  readonly catalog: Catalog;
+  readonly jobs: JobService;
+  readonly clock: Clock;
+  readonly publicUrl: () => string;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function headerSchema(entry: CatalogEntry) {
+  return Type.Object({
+    'x-webhook-url': Type.Optional(
+      Type.String({ format: 'uri', maxLength: WEBHOOK_URL_MAX, description: 'Receives a POST when the job reaches a terminal status' }),
+    ),
+    ...(entry.zeroDataRetention
+      ? { 'x-api-zero-data-retention': Type.Optional(Type.Literal('1', { description: 'Enables zero data retention' })) }
+      : {}),
+  });
+}
+
+/** POST /generate/{model path} for every catalog entry; adding a model is adding an entry. */
+export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps): void {
+  for (const entry of deps.catalog.entries) {
+    const retired = !entry.request;
+    app.post(
+      `/generate/${entry.path}`,
+      {
+        schema: {
+          summary: entry.summary,
+          tags: [entry.engine === 'image' ? 'image generation' : 'video generation'],
+          ...(entry.deprecation ? { deprecated: true } : {}),
+          headers: headerSchema(entry),
+          ...(entry.request ? { body: entry.request } : {}),
+          response: {
+            ...(retired ? {} : { 200: CreatedJob }),
+            ...errorResponses(400, 401, 403, 413, 415),
+            ...(entry.deprecation ? { 410: SunsetBody } : {}),
+          },
+        },
+        // Sunset is checked per request, so it takes effect the moment the date is reached.
+        onRequest: async () => {
+          if (entry.deprecation && (retired || availability(entry.deprecation, deps.clock.nowMs()) === 'sunset')) {
+            throw sunsetError(entry.path, entry.deprecation, deps.publicUrl());
+          }
+        },
+        preValidation: async (request: FastifyRequest) => {
+          if (entry.aliases.length > 0 && isPlainObject(request.body)) {
+            request.body = applyAliases(
+              request.body,
+              entry.aliases,
+              deps.catalog.aliasSunsetDate,
+              deps.catalog.aliasSunsetMs,
+              deps.clock.nowMs(),
+            );
+          }
+        },
+      },
+      async (request, reply) => {
+        const webhookUrl = webhookUrlFrom(request.headers);
+        const zeroDataRetention = zeroDataRetentionFrom(request.headers, entry);
+        const job = await deps.jobs.create(requireAuth(request.auth), {
+          model: entry,
+          request: request.body as Record<string, unknown>,
+          webhookUrl,
+          zeroDataRetention,
+        });
+        if (entry.deprecation) reply.headers(deprecationHeaders(entry.deprecation, deps.publicUrl()));
+        return job;
+      },
+    );
+  }
+}

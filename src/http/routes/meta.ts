@@ -1,0 +1,47 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Catalog } from '../../services/catalog/catalog.js';
+
+const DeprecationList = Type.Object({
+  items: Type.Array(
+    Type.Object({
+      model: Type.String(),
+      sunset_date: Type.String({ format: 'date' }),
+      replacement: Type.Optional(Type.String()),
+      migration_url: Type.String({ format: 'uri' }),
+    }),
+  ),
+});
+
+/** Unauthenticated documents about the API itself. */
+export function registerMetaRoutes(app: FastifyInstance, catalog: Catalog, publicUrl: () => string): void {
+  app.get(
+    '/openapi.json',
+    { config: { public: true }, schema: { hide: true } },
+    async () => app.swagger(),
+  );
+
+  app.get(
+    '/deprecations',
+    {
+      config: { public: true },
+      schema: {
+        summary: 'Deprecated and retired models, their sunset dates and replacements',
+        description: 'The default target of the `Link: rel="deprecation"` header. An extension to the spec.',
+        tags: ['meta'],
+        security: [],
+        response: { 200: DeprecationList },
+      },
+    },
+    async () => ({
+      items: catalog.entries
+        .filter((e) => e.deprecation)
+        .map((e) => ({
+          model: e.path,
+          sunset_date: e.deprecation!.sunsetDate,
+          ...(e.deprecation!.replacement ? { replacement: e.deprecation!.replacement } : {}),
+          migration_url: new URL(e.deprecation!.migrationUrl, publicUrl()).toString(),
+        })),
+    }),
+  );
+}

@@ -1,0 +1,66 @@
+import { Type } from '@sinclair/typebox';
+import { JOB_STATUSES } from '../services/states.js';
+import { StringEnum } from '../services/catalog/schema-kit.js';
+
+/** Response shapes for the OpenAPI document (spec section 2). Responses are not filtered by them. */
+
+export const ErrorBody = Type.Object({ error: Type.String({ minLength: 1 }) }, { description: 'Error' });
+
+export const SunsetBody = Type.Object(
+  {
+    error: Type.Literal('model_unavailable'),
+    reason: Type.Literal('deprecated'),
+    message: Type.String(),
+    sunset_date: Type.String({ format: 'date' }),
+    replacement: Type.Optional(Type.String()),
+    migration_url: Type.Optional(Type.String({ format: 'uri' })),
+  },
+  { description: 'The model was retired on its sunset date. Treat as terminal.' },
+);
+
+const UrlList = Type.Union([
+  Type.Array(Type.String({ format: 'uri' })),
+  Type.Array(
+    Type.Object({ type: StringEnum(['model', 'preview']), url: Type.String({ format: 'uri' }) }, { additionalProperties: false }),
+  ),
+  Type.Record(Type.String(), Type.String({ format: 'uri' })),
+]);
+
+export const JobResult = Type.Object(
+  { urls: Type.Optional(UrlList), style_id: Type.Optional(Type.String()) },
+  { additionalProperties: false },
+);
+
+export const JobError = Type.Object({ code: Type.String(), message: Type.Optional(Type.String()) });
+
+export const Job = Type.Object({
+  job_id: Type.String({ format: 'uuid' }),
+  type: Type.String({ description: 'The model path, e.g. image/vendor-a/model-a-2/medium' }),
+  status: StringEnum(JOB_STATUSES),
+  created_at: Type.String({ format: 'date-time' }),
+  completed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  result: Type.Union([JobResult, Type.Null()]),
+  error: Type.Optional(JobError),
+});
+
+export const CreatedJob = Type.Object({
+  job_id: Type.String({ format: 'uuid' }),
+  type: Type.String(),
+  status: StringEnum(JOB_STATUSES),
+  created_at: Type.String({ format: 'date-time' }),
+  completed_at: Type.Null(),
+  result: Type.Null(),
+  error: Type.Optional(JobError),
+});
+
+export const JobPage = Type.Object({
+  items: Type.Array(Job),
+  next_cursor: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'Pass as `cursor` for the next page; null on the last page.',
+  }),
+});
+
+export const DeletedJob = Type.Object({ job_id: Type.String({ format: 'uuid' }), deleted: Type.Literal(true) });
+
+export const errorResponses = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [s, ErrorBody]));

@@ -1,0 +1,68 @@
+import { parseDateOnly } from '../../lib/time.js';
+import { ALIAS_SUNSET_DATE, MODELS } from './models.js';
+import type { ModelSpec } from './models.js';
+import type { Deprecation } from './deprecation.js';
+
+export interface DeprecationOverride {
+  readonly model: string;
+  readonly sunset_date: string;
+  readonly replacement?: string;
+  readonly migration_url?: string;
+}
+
+export interface CatalogEntry extends Omit<ModelSpec, 'deprecation'> {
+  readonly deprecation?: Deprecation;
+}
+
+/** The models this server offers, with the config file's deprecations applied. Frozen. */
+export interface Catalog {
+  readonly entries: readonly CatalogEntry[];
+  readonly aliasSunsetDate: string;
+  readonly aliasSunsetMs: number;
+  get(path: string): CatalogEntry | undefined;
+}
+
+function dateMs(date: string, what: string): number {
+  const ms = parseDateOnly(date);
+  if (ms === undefined) throw new Error(`${what}: '${date}' is not a date (YYYY-MM-DD)`);
+  return ms;
+}
+
+/**
+ * Builds the catalog. The default migration link is GET /deprecations on this server (relative
+ * here, made absolute against the public URL when sent), so a Link always points somewhere real.
+ */
+export function buildCatalog(opts: {
+  deprecations?: readonly DeprecationOverride[];
+  models?: readonly ModelSpec[];
+}): Catalog {
+  const models = opts.models ?? MODELS;
+  const overrides = new Map<string, DeprecationOverride>();
+  for (const d of opts.deprecations ?? []) {
+    if (!models.some((m) => m.path === d.model)) {
+      throw new Error(`deprecations: unknown model '${d.model}'`);
+    }
+    overrides.set(d.model, d);
+  }
+  const entries = models.map((m): CatalogEntry => {
+    const o = overrides.get(m.path);
+    const dep = o
+      ? { sunsetDate: o.sunset_date, replacement: o.replacement, migrationUrl: o.migration_url }
+      : m.deprecation;
+    if (!dep) return Object.freeze({ ...m, deprecation: undefined });
+    const deprecation: Deprecation = Object.freeze({
+      sunsetDate: dep.sunsetDate,
+      sunsetMs: dateMs(dep.sunsetDate, `deprecation of ${m.path}`),
+      ...(dep.replacement ? { replacement: dep.replacement } : {}),
+      migrationUrl: dep.migrationUrl ?? `/deprecations#${m.path}`,
+    });
+    return Object.freeze({ ...m, deprecation });
+  });
+  const byPath = new Map(entries.map((e) => [e.path, e]));
+  return Object.freeze({
+    entries: Object.freeze(entries),
+    aliasSunsetDate: ALIAS_SUNSET_DATE,
+    aliasSunsetMs: dateMs(ALIAS_SUNSET_DATE, 'alias sunset'),
+    get: (path: string) => byPath.get(path),
+  });
+}

@@ -1,0 +1,44 @@
+import { AppError } from '../errors.js';
+import { formatHttpDate } from '../../lib/time.js';
+
+export interface Deprecation {
+  /** YYYY-MM-DD. The model answers 410 from 00:00:00 UTC of this date. */
+  readonly sunsetDate: string;
+  readonly sunsetMs: number;
+  readonly replacement?: string;
+  /** Absolute, or relative to the server's public URL. */
+  readonly migrationUrl: string;
+}
+
+const absolute = (url: string, base: string) => new URL(url, base).toString();
+
+export type Availability = 'active' | 'deprecated' | 'sunset';
+
+export function availability(dep: Deprecation | undefined, nowMs: number): Availability {
+  if (!dep) return 'active';
+  return nowMs >= dep.sunsetMs ? 'sunset' : 'deprecated';
+}
+
+/** The headers of spec section 9 for every successful response of a deprecated model. */
+export function deprecationHeaders(dep: Deprecation, publicUrl: string): Record<string, string> {
+  return {
+    deprecation: 'true',
+    sunset: formatHttpDate(dep.sunsetMs),
+    link: `<${absolute(dep.migrationUrl, publicUrl)}>; rel="deprecation"`,
+  };
+}
+
+/** The 410 body of spec section 7; replacement and migration_url only when a replacement exists. */
+export function sunsetError(path: string, dep: Deprecation, publicUrl: string): AppError {
+  const message = dep.replacement
+    ? `${path} was retired on ${dep.sunsetDate}; use ${dep.replacement} instead`
+    : `${path} was retired on ${dep.sunsetDate} and has no replacement`;
+  return new AppError('model_unavailable', 'model_unavailable', {
+    extra: {
+      reason: 'deprecated',
+      message,
+      sunset_date: dep.sunsetDate,
+      ...(dep.replacement ? { replacement: dep.replacement, migration_url: absolute(dep.migrationUrl, publicUrl) } : {}),
+    },
+  });
+}

@@ -1,0 +1,157 @@
+import type { Clock } from '../lib/clock.js';
+import { hashToken, newId, newToken } from '../lib/ids.js';
+import { msToMicros } from '../lib/time.js';
+import type { ApiToken, Role, Store, Workspace, WorkspacePatch } from '../store/store.js';
+import { AppError, forbidden, invalid, notFound } from './errors.js';
+
+/** What a valid bearer token resolves to: the API user of one workspace. */
+export interface AuthContext {
+  readonly workspace: Workspace;
+  readonly apiUserId: string;
+  readonly tokenId: string;
+}
+
+export interface IdentityLimits {
+  readonly maxConcurrentJobs: number;
+  readonly maxBackloggedJobs: number;
+}
+
+const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
+const BEARER_RE = /^Bearer +([A-Za-z0-9._~+/=-]+) *$/i;
+
+/** last_used_at is written at most this often per token, to keep reads from becoming writes. */
+const TOUCH_INTERVAL_US = 60_000_000;
+
+function normalizeEmail(email: string): string {
+  const e = email.trim().toLowerCase();
+  if (!EMAIL_RE.test(e)) throw invalid(`'${email}' is not an email address`);
+  return e;
+}
+
+function checkName(name: string, what: string): string {
+  const n = name.trim();
+  if (n.length === 0 || n.length > 200) throw invalid(`${what} must be 1 to 200 characters`);
+  return n;
+}
+
+/** Workspaces, members and API tokens (spec section 5), and bearer authentication. */
+export class IdentityService {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #defaults: IdentityLimits;
+
+  constructor(store: Store, clock: Clock, defaults: IdentityLimits) {
+    this.#store = store;
+    this.#clock = clock;
+    this.#defaults = defaults;
+  }
+
+  #now(): number {
+    return msToMicros(this.#clock.nowMs());
+  }
+
+  async authenticate(authorization: string | undefined): Promise<AuthContext> {
+    if (!authorization) throw new AppError('unauthenticated', 'missing Authorization header; send Authorization: Bearer <API_TOKEN>');
+    const m = BEARER_RE.exec(authorization);
+    if (!m) throw new AppError('unauthenticated', 'malformed Authorization header; expected Bearer <API_TOKEN>');
+    const owner = await this.#store.identity.findTokenByHash(hashToken(m[1]!));
+    if (!owner) throw new AppError('unauthenticated', 'invalid API token');
+    if (owner.token.revokedAt !== null) throw new AppError('unauthenticated', 'this API token has been revoked');
+    if (!owner.workspace.apiAccess) {
+      throw new AppError('api_access_disabled', 'API access is disabled for this workspace; an owner or admin can enable it');
+    }
+    const now = this.#now();
+    if (owner.token.lastUsedAt === null || now - owner.token.lastUsedAt >= TOUCH_INTERVAL_US) {
+      await this.#store.identity.touchToken(owner.token.id, now);
+    }
+    return { workspace: owner.workspace, apiUserId: owner.apiUserId, tokenId: owner.token.id };
+  }
+
+  async workspace(idOrName: string): Promise<Workspace> {
+    const ws = await this.#store.identity.findWorkspace(idOrName);
+    if (!ws) throw notFound(`workspace '${idOrName}' not found`);
+    return ws;
+  }
+
+  async #requireRole(ws: Workspace, email: string, roles: readonly Role[], action: string): Promise<void> {
+    const member = await this.#store.identity.getMember(ws.id, normalizeEmail(email));
+    if (!member) throw forbidden(`${email} is not a member of workspace '${ws.name}'`);
+    if (!roles.includes(member.role)) {
+      throw forbidden(`only ${roles.join(' and ')}s can ${action}; ${email} is ${member.role}`);
+    }
+  }
+
+  async createWorkspace(name: string, ownerEmail: string): Promise<Workspace> {
+    const ws = await this.#store.identity.createWorkspace({
+      id: newId(),
+      name: checkName(name, 'workspace name'),
+      ownerEmail: normalizeEmail(ownerEmail),
+      apiUserId: newId(),
+      maxConcurrentJobs: this.#defaults.maxConcurrentJobs,
+      maxBackloggedJobs: this.#defaults.maxBackloggedJobs,
+      now: this.#now(),
+    });
+    if (!ws) throw invalid(`a workspace named '${name}' already exists`);
+    return ws;
+  }
+
+  async addMember(workspace: string, email: string, role: string, asEmail: string) {
+    if (role !== 'admin' && role !== 'member') throw invalid(`role must be admin or member, not '${role}'`);
+    const ws = await this.workspace(workspace);
+    await this.#requireRole(ws, asEmail, ['owner'], 'add members');
+    const e = normalizeEmail(email);
+    const existing = await this.#store.identity.getMember(ws.id, e);
+    if (existing?.role === 'owner') throw forbidden(`${e} is the owner; an owner's role cannot be changed here`);
+    return this.#store.identity.putMember({ workspaceId: ws.id, email: e, role, createdAt: this.#now() });
+  }
+
+  /** Returns the token in clear exactly once; only its hash is stored. */
+  async createToken(workspace: string, name: string, asEmail: string): Promise<{ token: ApiToken; secret: string }> {
+    const ws = await this.workspace(workspace);
+    await this.#requireRole(ws, asEmail, ['owner', 'admin'], 'create API tokens');
+    const secret = newToken();
+    const token = await this.#store.identity.insertToken({
+      id: newId(),
+      workspaceId: ws.id,
+      name: checkName(name, 'token name'),
+      tokenHash: hashToken(secret),
+      createdBy: normalizeEmail(asEmail),
+      now: this.#now(),
+    });
+    return { token, secret };
+  }
+
+  async listTokens(workspace: string): Promise<ApiToken[]> {
+    const ws = await this.workspace(workspace);
+    return this.#store.identity.listTokens(ws.id);
+  }
+
+  async revokeToken(workspace: string, tokenId: string, asEmail: string): Promise<ApiToken> {
+    const ws = await this.workspace(workspace);
+    await this.#requireRole(ws, asEmail, ['owner', 'admin'], 'revoke API tokens');
+    const token = await this.#store.identity.revokeToken(ws.id, tokenId, this.#now());
+    if (!token) throw notFound(`token '${tokenId}' not found in workspace '${ws.name}'`);
+    return token;
+  }
+
+  async setWorkspace(workspace: string, patch: WorkspacePatch): Promise<Workspace> {
+    const ws = await this.workspace(workspace);
+    for (const [key, v] of [
+      ['max-concurrent-jobs', patch.maxConcurrentJobs],
+      ['max-backlogged-jobs', patch.maxBackloggedJobs],
+    ] as const) {
+      if (v !== undefined && (!Number.isSafeInteger(v) || v < (key === 'max-concurrent-jobs' ? 1 : 0))) {
+        throw invalid(`${key} must be a whole number of at least ${key === 'max-concurrent-jobs' ? 1 : 0}`);
+      }
+    }
+    return (await this.#store.identity.updateWorkspace(ws.id, patch))!;
+  }
+
+  /** On a store with no workspace: workspace `default`, owner owner@localhost, one API token. */
+  async bootstrap(): Promise<{ workspace: Workspace; secret: string } | undefined> {
+    if ((await this.#store.identity.countWorkspaces()) > 0) return undefined;
+    const workspace = await this.createWorkspace('default', 'owner@localhost');
+    const { secret } = await this.createToken(workspace.id, 'default', 'owner@localhost');
+    return { workspace, secret };
+  }
+}

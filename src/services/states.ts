@@ -1,0 +1,26 @@
+/**
+ * Job statuses of spec section 3: a closed, frozen set. The transition table that moves jobs
+ * between them belongs here too, with the runner.
+ */
+export const JOB_STATUSES = Object.freeze([
+  'backlogged',
+  'queued',
+  'scheduled',
+  'processing',
+  'sampling',
+  'intermediate-complete',
+  'completed',
+  'failed',
+  'cancelled',
+] as const);
+
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+export function isJobStatus(value: string): value is JobStatus {
+  return (JOB_STATUSES as readonly string[]).includes(value);
+}
+
+/** The status a job is created in until admission control exists. */
+export const INITIAL_STATUS: JobStatus = 'queued';

@@ -1,0 +1,89 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, JobsTable } from '../schema.js';
+import type { JobQuery, JobRecord, JobStore, NewJob } from '../store.js';
+import type { Transact } from './transact.js';
+
+const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  apiUserId: r.api_user_id,
+  type: r.type,
+  status: r.status,
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
+  completedAt: r.completed_at === null ? null : Number(r.completed_at),
+  request: JSON.parse(r.request) as Record<string, unknown>,
+  webhookUrl: r.webhook_url,
+  zeroDataRetention: Number(r.zero_data_retention) === 1,
+  result: parse(r.result),
+  error: parse(r.error),
+});
+
+export class SqlJobStore implements JobStore {
+  readonly #db: Kysely<Database>;
+  readonly #transact: Transact;
+
+  constructor(db: Kysely<Database>, transact: Transact) {
+    this.#db = db;
+    this.#transact = transact;
+  }
+
+  insertJob(job: NewJob, now: number): Promise<JobRecord> {
+    return this.#transact(async (db) => {
+      const user = await db
+        .selectFrom('api_users')
+        .select('last_job_us')
+        .where('id', '=', job.apiUserId)
+        .executeTakeFirstOrThrow();
+      const createdAt = Math.max(now, Number(user.last_job_us) + 1);
+      await db.updateTable('api_users').set({ last_job_us: createdAt }).where('id', '=', job.apiUserId).execute();
+      const row: Selectable<JobsTable> = {
+        id: job.id,
+        workspace_id: job.workspaceId,
+        api_user_id: job.apiUserId,
+        type: job.type,
+        status: job.status,
+        created_at: createdAt,
+        updated_at: createdAt,
+        completed_at: null,
+        request: JSON.stringify(job.request),
+        webhook_url: job.webhookUrl,
+        zero_data_retention: job.zeroDataRetention ? 1 : 0,
+        result: null,
+        error: null,
+      };
+      await db.insertInto('jobs').values(row).execute();
+      return toJobRecord(row);
+    });
+  }
+
+  async getJob(apiUserId: string, id: string): Promise<JobRecord | undefined> {
+    const r = await this.#db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('api_user_id', '=', apiUserId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return r && toJobRecord(r);
+  }
+
+  async listJobs(q: JobQuery): Promise<JobRecord[]> {
+    let query = this.#db.selectFrom('jobs').selectAll().where('api_user_id', '=', q.apiUserId);
+    if (q.before !== undefined) query = query.where('created_at', '<', q.before);
+    if (q.types && q.types.length > 0) query = query.where('type', 'in', [...q.types]);
+    if (q.status !== undefined) query = query.where('status', '=', q.status);
+    const rows = await query.orderBy('created_at', 'desc').limit(q.limit).execute();
+    return rows.map(toJobRecord);
+  }
+
+  async deleteJob(apiUserId: string, id: string): Promise<boolean> {
+    const r = await this.#db
+      .deleteFrom('jobs')
+      .where('api_user_id', '=', apiUserId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+}

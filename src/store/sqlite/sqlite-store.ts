@@ -1,0 +1,52 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
+import type { Database } from '../schema.js';
+import type { Store } from '../store.js';
+import { migrationProvider } from '../sql/migrations.js';
+import { SqlIdentityStore } from '../sql/identity-queries.js';
+import { SqlJobStore } from '../sql/job-queries.js';
+import type { Transact } from '../sql/transact.js';
+
+/**
+ * The embedded store: one SQLite file in WAL mode. The server and the admin CLI may have it open
+ * at once; busy_timeout makes one wait for the other's write instead of failing.
+ */
+export async function openSqliteStore(file: string): Promise<Store> {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const raw = new SQLite(file);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('busy_timeout = 5000');
+  raw.pragma('foreign_keys = ON');
+  raw.pragma('synchronous = NORMAL');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+
+  // Kysely's SQLite driver holds its one connection for the whole callback, so statements of
+  // other callers wait; BEGIN IMMEDIATE takes the file's write lock before the first read.
+  const transact: Transact = (fn) =>
+    db.connection().execute(async (conn) => {
+      await sql`BEGIN IMMEDIATE`.execute(conn);
+      try {
+        const out = await fn(conn);
+        await sql`COMMIT`.execute(conn);
+        return out;
+      } catch (err) {
+        await sql`ROLLBACK`.execute(conn);
+        throw err;
+      }
+    });
+
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error } = await migrator.migrateToLatest();
+  if (error) {
+    await db.destroy();
+    throw error instanceof Error ? error : new Error(String(error));
+  }
+
+  return {
+    identity: new SqlIdentityStore(db, transact),
+    jobs: new SqlJobStore(db, transact),
+    close: () => db.destroy(),
+  };
+}

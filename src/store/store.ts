@@ -1,0 +1,135 @@
+import type { Micros } from '../lib/time.js';
+
+/**
+ * The narrow interfaces the services use. Every backend (sqlite/, later postgres/) implements the
+ * same ones and runs the same contract tests.
+ */
+export type Role = 'owner' | 'admin' | 'member';
+
+export interface Workspace {
+  readonly id: string;
+  readonly name: string;
+  readonly apiAccess: boolean;
+  readonly maxConcurrentJobs: number;
+  readonly maxBackloggedJobs: number;
+  readonly createdAt: Micros;
+}
+
+export interface Member {
+  readonly workspaceId: string;
+  readonly email: string;
+  readonly role: Role;
+  readonly createdAt: Micros;
+}
+
+export interface ApiToken {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly name: string;
+  readonly createdBy: string;
+  readonly createdAt: Micros;
+  readonly lastUsedAt: Micros | null;
+  readonly revokedAt: Micros | null;
+}
+
+export interface TokenOwner {
+  readonly token: ApiToken;
+  readonly workspace: Workspace;
+  readonly apiUserId: string;
+}
+
+export interface JobRecord {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly apiUserId: string;
+  readonly type: string;
+  readonly status: string;
+  readonly createdAt: Micros;
+  readonly updatedAt: Micros;
+  readonly completedAt: Micros | null;
+  readonly request: Readonly<Record<string, unknown>>;
+  readonly webhookUrl: string | null;
+  readonly zeroDataRetention: boolean;
+  readonly result: Readonly<Record<string, unknown>> | null;
+  readonly error: Readonly<{ code: string; message?: string }> | null;
+}
+
+export interface NewWorkspace {
+  readonly id: string;
+  readonly name: string;
+  readonly ownerEmail: string;
+  readonly apiUserId: string;
+  readonly maxConcurrentJobs: number;
+  readonly maxBackloggedJobs: number;
+  readonly now: Micros;
+}
+
+export interface WorkspacePatch {
+  readonly apiAccess?: boolean;
+  readonly maxConcurrentJobs?: number;
+  readonly maxBackloggedJobs?: number;
+}
+
+export interface NewToken {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly name: string;
+  readonly tokenHash: string;
+  readonly createdBy: string;
+  readonly now: Micros;
+}
+
+export interface IdentityStore {
+  /** Creates the workspace, its owner and its API user together; false if the name is taken. */
+  createWorkspace(input: NewWorkspace): Promise<Workspace | undefined>;
+  findWorkspace(idOrName: string): Promise<Workspace | undefined>;
+  countWorkspaces(): Promise<number>;
+  updateWorkspace(id: string, patch: WorkspacePatch): Promise<Workspace | undefined>;
+  getMember(workspaceId: string, email: string): Promise<Member | undefined>;
+  /** Adds or changes a member's role. */
+  putMember(member: Member): Promise<Member>;
+  insertToken(token: NewToken): Promise<ApiToken>;
+  listTokens(workspaceId: string): Promise<ApiToken[]>;
+  getToken(workspaceId: string, tokenId: string): Promise<ApiToken | undefined>;
+  revokeToken(workspaceId: string, tokenId: string, now: Micros): Promise<ApiToken | undefined>;
+  findTokenByHash(tokenHash: string): Promise<TokenOwner | undefined>;
+  touchToken(tokenId: string, now: Micros): Promise<void>;
+}
+
+export interface NewJob {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly apiUserId: string;
+  readonly type: string;
+  readonly status: string;
+  readonly request: Readonly<Record<string, unknown>>;
+  readonly webhookUrl: string | null;
+  readonly zeroDataRetention: boolean;
+}
+
+export interface JobQuery {
+  readonly apiUserId: string;
+  /** Only jobs created strictly before this instant. */
+  readonly before?: Micros;
+  readonly types?: readonly string[];
+  readonly status?: string;
+  readonly limit: number;
+}
+
+export interface JobStore {
+  /**
+   * Stores a job. Its created_at is `now`, or one microsecond after the API user's newest job if
+   * that is later, so creation times per user are strictly increasing and a time cursor is exact.
+   */
+  insertJob(job: NewJob, now: Micros): Promise<JobRecord>;
+  getJob(apiUserId: string, id: string): Promise<JobRecord | undefined>;
+  /** Newest first. */
+  listJobs(query: JobQuery): Promise<JobRecord[]>;
+  deleteJob(apiUserId: string, id: string): Promise<boolean>;
+}
+
+export interface Store {
+  readonly identity: IdentityStore;
+  readonly jobs: JobStore;
+  close(): Promise<void>;
+}

@@ -1,0 +1,104 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/http/app.js';
+import { ManualClock } from '../../src/lib/clock.js';
+import { buildCatalog } from '../../src/services/catalog/catalog.js';
+import type { DeprecationOverride } from '../../src/services/catalog/catalog.js';
+import { createServices } from '../../src/services/services.js';
+import type { Services } from '../../src/services/services.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+
+export const PUBLIC_URL = 'http://mediagen.test';
+
+export interface TestApp {
+  readonly app: FastifyInstance;
+  readonly store: Store;
+  readonly services: Services;
+  readonly clock: ManualClock;
+  readonly dir: string;
+  /** A bearer token of workspace `default` (owner owner@localhost). */
+  readonly token: string;
+  readonly workspaceId: string;
+  /** Creates another workspace with its own owner and token. */
+  newWorkspace(name: string): Promise<{ workspaceId: string; token: string }>;
+  close(): Promise<void>;
+}
+
+/**
+ * A real app on a real SQLite file in a temporary directory, with a clock the test controls.
+ * The default time is after the alias sunset, as in production today.
+ */
+export async function createTestApp(
+  opts: { now?: string; deprecations?: DeprecationOverride[]; bodyLimitBytes?: number } = {},
+): Promise<TestApp> {
+  const dir = mkdtempSync(join(tmpdir(), 'mediagen-test-'));
+  const clock = new ManualClock(opts.now ?? '2026-11-22T12:00:00Z');
+  const store = await openSqliteStore(join(dir, 'mediagen.db'));
+  const catalog = buildCatalog({ deprecations: opts.deprecations });
+  const services = createServices(store, catalog, clock, { maxConcurrentJobs: 4, maxBackloggedJobs: 100 });
+  const app = await buildApp({
+    ...services,
+    publicUrl: () => PUBLIC_URL,
+    ...(opts.bodyLimitBytes ? { bodyLimitBytes: opts.bodyLimitBytes } : {}),
+  });
+  const boot = (await services.identity.bootstrap())!;
+  return {
+    app,
+    store,
+    services,
+    clock,
+    dir,
+    token: boot.secret,
+    workspaceId: boot.workspace.id,
+    async newWorkspace(name: string) {
+      const owner = `owner@${name}.test`;
+      const ws = await services.identity.createWorkspace(name, owner);
+      const { secret } = await services.identity.createToken(ws.id, 'test', owner);
+      return { workspaceId: ws.id, token: secret };
+    },
+    async close() {
+      await app.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type Json = Record<string, unknown>;
+
+/** POST a JSON body to a generation endpoint path (without the /generate/ prefix). */
+export function generate(
+  t: TestApp,
+  modelPath: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  token: string = t.token,
+): Promise<LightMyRequestResponse> {
+  return t.app.inject({
+    method: 'POST',
+    url: `/generate/${modelPath}`,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    payload: JSON.stringify(body),
+  });
+}
+
+export function get(t: TestApp, url: string, token: string = t.token): Promise<LightMyRequestResponse> {
+  return t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+}
+
+export function del(t: TestApp, url: string, token: string = t.token): Promise<LightMyRequestResponse> {
+  return t.app.inject({ method: 'DELETE', url, headers: { authorization: `Bearer ${token}` } });
+}
+
+/** Asserts an error response has the catalogue's shape and returns its message. */
+export function errorOf(res: LightMyRequestResponse, status: number): string {
+  if (res.statusCode !== status) {
+    throw new Error(`expected ${status}, got ${res.statusCode}: ${res.body}`);
+  }
+  const body = res.json() as Json;
+  if (typeof body.error !== 'string' || body.error.length === 0) throw new Error(`no error string in ${res.body}`);
+  return body.error;
+}
