@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, JobsTable } from '../schema.js';
 import type { JobQuery, JobRecord, JobStore, NewJob } from '../store.js';
@@ -32,13 +33,17 @@ export class SqlJobStore implements JobStore {
 
   insertJob(job: NewJob, now: number): Promise<JobRecord> {
     return this.#transact(async (db) => {
-      const user = await db
-        .selectFrom('api_users')
-        .select('last_job_us')
+      // One atomic statement: the row lock (PostgreSQL) or write lock (SQLite) makes concurrent
+      // creations for one user take distinct, increasing times.
+      const { last_job_us } = await db
+        .updateTable('api_users')
+        .set({
+          last_job_us: sql<number>`CASE WHEN last_job_us + 1 > CAST(${now} AS BIGINT) THEN last_job_us + 1 ELSE CAST(${now} AS BIGINT) END`,
+        })
         .where('id', '=', job.apiUserId)
+        .returning('last_job_us')
         .executeTakeFirstOrThrow();
-      const createdAt = Math.max(now, Number(user.last_job_us) + 1);
-      await db.updateTable('api_users').set({ last_job_us: createdAt }).where('id', '=', job.apiUserId).execute();
+      const createdAt = Number(last_job_us);
       const row: Selectable<JobsTable> = {
         id: job.id,
         workspace_id: job.workspaceId,

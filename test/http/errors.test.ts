@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, errorOf } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+
+const URL_A2 = '/generate/image/vendor-a/model-a-2/medium';
+
+describe('every error is JSON with an error string', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ bodyLimitBytes: 4096 });
+  });
+  afterAll(() => t.close());
+
+  const post = (payload: string | Buffer, contentType?: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: URL_A2,
+      headers: { authorization: `Bearer ${t.token}`, ...(contentType ? { 'content-type': contentType } : {}) },
+      payload,
+    });
+
+  it.each([
+    ['truncated JSON', '{"prompt":'],
+    ['a trailing comma', '{"prompt":"x",}'],
+    ['single quotes', "{'prompt':'x'}"],
+    ['plain text', 'hello'],
+  ])('malformed JSON (%s) is 400', async (_name, payload) => {
+    expect(errorOf(await post(payload, 'application/json'), 400)).toMatch(/not valid JSON/);
+  });
+
+  it.each([
+    ['an array', '[]'],
+    ['a string', '"prompt"'],
+    ['a number', '42'],
+    ['null', 'null'],
+    ['true', 'true'],
+  ])('a body that is %s rather than an object is 400', async (_name, payload) => {
+    expect(errorOf(await post(payload, 'application/json'), 400)).toMatch(/JSON object/);
+  });
+
+  it('an empty body is 400', async () => {
+    expect(errorOf(await post('', 'application/json'), 400)).toMatch(/empty/);
+  });
+
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml'])(
+    'Content-Type %s is 415',
+    async (type) => {
+      expect(errorOf(await post('{"prompt":"x"}', type), 415)).toMatch(/application\/json/);
+    },
+  );
+
+  it('a JSON body with a charset parameter is accepted', async () => {
+    const res = await post(JSON.stringify({ prompt: 'x', aspect_ratio: '1:1', resolution: '1K' }), 'application/json; charset=utf-8');
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('a body over the limit is 413', async () => {
+    const payload = JSON.stringify({ prompt: 'x'.repeat(5000), aspect_ratio: '1:1', resolution: '1K' });
+    expect(errorOf(await post(payload, 'application/json'), 413)).toMatch(/larger/);
+  });
+
+  it('absurd nesting is 400, not a crash', async () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    const big = await createTestApp({ bodyLimitBytes: 1024 * 1024 });
+    try {
+      const res = await big.app.inject({
+        method: 'POST',
+        url: URL_A2,
+        headers: { authorization: `Bearer ${big.token}`, 'content-type': 'application/json' },
+        payload: `{"prompt":${deep}}`,
+      });
+      expect(errorOf(res, 400)).toMatch(/nests deeper/);
+    } finally {
+      await big.close();
+    }
+  });
+
+  it('nesting within the limit inside a free-form object is judged by the schema, not refused', async () => {
+    const nested = '{"a":'.repeat(20) + '1' + '}'.repeat(20);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/generate/video/vendor-e/model-e-1',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+      payload: `{"prompt":"x","camera_control":${nested}}`,
+    });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('strings containing brackets do not count as nesting', async () => {
+    const res = await post(JSON.stringify({ prompt: '['.repeat(500) + '\\"{', aspect_ratio: '1:1', resolution: '1K' }), 'application/json');
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('__proto__ in a body is an unknown property, not a prototype', async () => {
+    const res = await post('{"prompt":"x","aspect_ratio":"1:1","resolution":"1K","__proto__":{"admin":true}}', 'application/json');
+    expect(errorOf(res, 400)).toMatch(/__proto__/);
+  });
+
+  it.each([
+    ['GET', '/nothing-here'],
+    ['POST', '/generate/image/vendor-a/model-a-2/tiny'],
+    ['GET', '/generate/image/vendor-a/model-a-2/medium'],
+    ['PUT', '/jobs'],
+  ] as const)('an unknown route (%s %s) is 404', async (method, url) => {
+    const res = await t.app.inject({ method, url, headers: { authorization: `Bearer ${t.token}` } });
+    expect(errorOf(res, 404)).toMatch(/no route/);
+  });
+
+  it('a malformed percent-encoding in the URL is 400', async () => {
+    errorOf(await t.app.inject({ method: 'GET', url: '/jobs/%E0%A4%A', headers: { authorization: `Bearer ${t.token}` } }), 400);
+  });
+
+  it('random bytes as a body never crash the server', async () => {
+    let seed = 42;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const alphabet = '{}[]":,0123456789.-eEtrufalsn \\u"abc';
+    for (let i = 0; i < 300; i++) {
+      const len = Math.floor(rand() * 60);
+      let s = '';
+      for (let j = 0; j < len; j++) s += alphabet[Math.floor(rand() * alphabet.length)];
+      const res = await post(s, 'application/json');
+      expect(res.statusCode).toBeGreaterThanOrEqual(200);
+      expect(res.statusCode).toBeLessThan(500);
+      if (res.statusCode !== 200) errorOf(res, res.statusCode);
+    }
+    expect((await t.app.inject({ method: 'GET', url: '/jobs', headers: { authorization: `Bearer ${t.token}` } })).statusCode).toBe(200);
+  });
+});

@@ -1,0 +1,208 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, del, errorOf, generate, get } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+
+const A2 = 'image/vendor-a/model-a-2/medium';
+const B1 = 'image/vendor-b/model-b-1';
+const A2_BODY = { prompt: 'a red fox', aspect_ratio: '1:1', resolution: '1K' };
+const B1_BODY = { prompt: 'a blue bird' };
+
+interface JobJson {
+  job_id: string;
+  type: string;
+  status: string;
+  created_at: string;
+  completed_at: string | null;
+  result: unknown;
+}
+
+async function createMany(t: TestApp, n: number, model = A2, body: object = A2_BODY): Promise<JobJson[]> {
+  const out: JobJson[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await generate(t, model, body);
+    expect(res.statusCode).toBe(200);
+    out.push(res.json());
+  }
+  return out;
+}
+
+async function listAll(t: TestApp, query: string): Promise<{ ids: string[]; pages: number }> {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const url: string = `/jobs?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const res = await get(t, url);
+    expect(res.statusCode).toBe(200);
+    const page = res.json() as { items: JobJson[]; next_cursor: string | null };
+    ids.push(...page.items.map((j) => j.job_id));
+    cursor = page.next_cursor;
+    pages++;
+    expect(pages).toBeLessThan(1000);
+  } while (cursor);
+  return { ids, pages };
+}
+
+describe('GET /jobs pagination', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(() => t.close());
+
+  it('pages through jobs all created in the same millisecond without skipping or repeating one', async () => {
+    // The clock does not move: every job is created in the same millisecond.
+    const created = await createMany(t, 57);
+    const { ids, pages } = await listAll(t, 'limit=5');
+    expect(pages).toBe(12);
+    expect(ids).toHaveLength(57);
+    expect(new Set(ids).size).toBe(57);
+    expect(ids).toEqual(created.map((j) => j.job_id).reverse());
+  });
+
+  it('orders newest first and gives strictly decreasing created_at', async () => {
+    await createMany(t, 3);
+    t.clock.advance(1000);
+    await createMany(t, 3);
+    const items = (await get(t, '/jobs')).json().items as JobJson[];
+    const times = items.map((j) => j.created_at);
+    expect([...times].sort().reverse()).toEqual(times);
+    expect(new Set(times).size).toBe(times.length);
+  });
+
+  it('next_cursor is null on the last page, including a page that is exactly full', async () => {
+    await createMany(t, 4);
+    const full = (await get(t, '/jobs?limit=4')).json();
+    expect(full.items).toHaveLength(4);
+    expect(full.next_cursor).toBeNull();
+    const partial = (await get(t, '/jobs?limit=3')).json();
+    expect(partial.next_cursor).toBe(partial.items[2].created_at);
+    const last = (await get(t, `/jobs?limit=3&cursor=${encodeURIComponent(partial.next_cursor)}`)).json();
+    expect(last.items).toHaveLength(1);
+    expect(last.next_cursor).toBeNull();
+  });
+
+  it('an empty store lists no items and a null cursor', async () => {
+    expect((await get(t, '/jobs')).json()).toEqual({ items: [], next_cursor: null });
+  });
+
+  it('cursor returns jobs created strictly before that time, in any ISO 8601 UTC form', async () => {
+    await createMany(t, 2);
+    t.clock.set('2026-11-22T12:00:01Z');
+    await createMany(t, 2);
+    for (const cursor of ['2026-11-22T12:00:01Z', '2026-11-22T12:00:01.000Z', '2026-11-22T12:00:01.000000Z', '2026-11-22T13:00:01+01:00']) {
+      const page = (await get(t, `/jobs?cursor=${encodeURIComponent(cursor)}`)).json();
+      expect(page.items).toHaveLength(2);
+    }
+  });
+
+  it('defaults to 100 items per page and accepts up to 1000', async () => {
+    await createMany(t, 101);
+    const def = (await get(t, '/jobs')).json();
+    expect(def.items).toHaveLength(100);
+    expect(def.next_cursor).not.toBeNull();
+    expect((await get(t, '/jobs?limit=1000')).json().items).toHaveLength(101);
+    expect((await get(t, '/jobs?limit=1')).json().items).toHaveLength(1);
+  });
+
+  it('types filters on model paths, comma-separated, and pages within the filter', async () => {
+    const a = await createMany(t, 3, A2, A2_BODY);
+    const b = await createMany(t, 4, B1, B1_BODY);
+    const onlyB = await listAll(t, `types=${encodeURIComponent(B1)}&limit=2`);
+    expect(onlyB.ids).toEqual(b.map((j) => j.job_id).reverse());
+    const both = await listAll(t, `types=${encodeURIComponent(`${A2},${B1}`)}`);
+    expect(both.ids).toHaveLength(a.length + b.length);
+    const items = (await get(t, `/jobs?types=${encodeURIComponent(A2)}`)).json().items as JobJson[];
+    expect(items.every((j) => j.type === A2)).toBe(true);
+  });
+
+  it('status filters on one status', async () => {
+    await createMany(t, 2);
+    expect((await get(t, '/jobs?status=queued')).json().items).toHaveLength(2);
+    expect((await get(t, '/jobs?status=completed')).json().items).toHaveLength(0);
+  });
+});
+
+describe('GET /jobs query validation', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    ['limit=0', 'limit'],
+    ['limit=1001', 'limit'],
+    ['limit=-1', 'limit'],
+    ['limit=abc', 'limit'],
+    ['limit=1.5', 'limit'],
+    ['limit=', 'limit'],
+    ['limit=1&limit=2', 'limit'],
+    ['cursor=yesterday', 'cursor'],
+    ['cursor=2026-02-30T00:00:00Z', 'cursor'],
+    ['cursor=2026-11-22', 'cursor'],
+    ['cursor=2026-11-22T25:00:00Z', 'cursor'],
+    ['status=done', 'status'],
+    ['status=', 'status'],
+    ['types=image/vendor-x/nothing', 'types'],
+    ['types=', 'types'],
+    [`types=${encodeURIComponent(`${A2},`)}`, 'types'],
+    ['limt=5', 'limt'],
+  ])('GET /jobs?%s is 400 naming %s', async (query, param) => {
+    expect(errorOf(await get(t, `/jobs?${query}`), 400)).toContain(param);
+  });
+
+  it.each(['limit=1', 'limit=1000', 'status=backlogged', 'status=intermediate-complete', 'status=cancelled'])(
+    'GET /jobs?%s is accepted',
+    async (query) => {
+      expect((await get(t, `/jobs?${query}`)).statusCode).toBe(200);
+    },
+  );
+});
+
+describe('GET and DELETE /jobs/{id}', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('GET returns the job as created, with its type', async () => {
+    const created = (await generate(t, A2, A2_BODY)).json() as JobJson;
+    const res = await get(t, `/jobs/${created.job_id}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual(created);
+    expect(created.type).toBe(A2);
+  });
+
+  it('GET accepts the id in upper case', async () => {
+    const created = (await generate(t, A2, A2_BODY)).json() as JobJson;
+    expect((await get(t, `/jobs/${created.job_id.toUpperCase()}`)).json().job_id).toBe(created.job_id);
+  });
+
+  it.each([
+    ['an unknown id', '3f1d2c4b-0000-4000-8000-000000000000'],
+    ['a malformed id', 'not-a-uuid'],
+    ['an id with a trailing character', '3f1d2c4b-0000-4000-8000-0000000000001'],
+  ])('GET of %s is 404 with a JSON error', async (_name, id) => {
+    expect(errorOf(await get(t, `/jobs/${id}`), 404)).toMatch(/not found/);
+  });
+
+  it.each([
+    ['an unknown id', '3f1d2c4b-0000-4000-8000-000000000000'],
+    ['a malformed id', 'not-a-uuid'],
+  ])('DELETE of %s is 404 with a JSON error', async (_name, id) => {
+    errorOf(await del(t, `/jobs/${id}`), 404);
+  });
+
+  it('DELETE removes the job: 200, then GET is 404, the list omits it, and a second DELETE is 404', async () => {
+    const created = (await generate(t, A2, A2_BODY)).json() as JobJson;
+    const res = await del(t, `/jobs/${created.job_id}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ job_id: created.job_id, deleted: true });
+    errorOf(await get(t, `/jobs/${created.job_id}`), 404);
+    const ids = ((await get(t, '/jobs?limit=1000')).json().items as JobJson[]).map((j) => j.job_id);
+    expect(ids).not.toContain(created.job_id);
+    errorOf(await del(t, `/jobs/${created.job_id}`), 404);
+  });
+});

@@ -1,0 +1,82 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, publicUrlFor } from '../../src/config/config.js';
+import { OPTIONS } from '../../src/config/options.js';
+import { buildCatalog } from '../../src/services/catalog/catalog.js';
+
+const file = (content: unknown) => {
+  const path = join(mkdtempSync(join(tmpdir(), 'mediagen-cfg-')), 'config.json');
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+};
+
+describe('config', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({ env: {} });
+    expect(c).toMatchObject({ port: 8080, host: '127.0.0.1', dataDir: resolve('./data'), allowPrivateUrls: false, publicUrl: undefined });
+    expect(publicUrlFor(c, 8080)).toBe('http://127.0.0.1:8080');
+  });
+
+  it('takes flags over environment over config file over defaults', () => {
+    const path = file({ port: 1111, host: '0.0.0.0', data_dir: '/tmp/x' });
+    const env = { MEDIAGEN_PORT: '2222', MEDIAGEN_HOST: '::1' };
+    expect(loadConfig({ env: {}, configFile: path })).toMatchObject({ port: 1111, host: '0.0.0.0', dataDir: '/tmp/x' });
+    expect(loadConfig({ env, configFile: path })).toMatchObject({ port: 2222, host: '::1' });
+    expect(loadConfig({ env, configFile: path, flags: { port: '3333' } })).toMatchObject({ port: 3333, host: '::1' });
+  });
+
+  it('reads the config file named by MEDIAGEN_CONFIG', () => {
+    expect(loadConfig({ env: { MEDIAGEN_CONFIG: file({ port: 4444 }) } }).port).toBe(4444);
+  });
+
+  it('derives the public URL from host and the bound port, bracketing IPv6', () => {
+    expect(publicUrlFor(loadConfig({ env: {}, flags: { host: '::1' } }), 9000)).toBe('http://[::1]:9000');
+    expect(publicUrlFor(loadConfig({ env: {}, flags: { 'public-url': 'https://gen.example.com/' } }), 9000)).toBe('https://gen.example.com');
+  });
+
+  it.each([
+    [{ flags: { port: '70000' } }, /port/],
+    [{ flags: { port: 'eighty' } }, /port/],
+    [{ flags: { 'public-url': 'ftp://x' } }, /public-url/],
+    [{ env: { MEDIAGEN_ALLOW_PRIVATE_URLS: 'maybe' } }, /MEDIAGEN_ALLOW_PRIVATE_URLS/],
+    [{ flags: { 'log-level': 'loud' } }, /log-level/],
+  ])('refuses bad values with a message naming the setting (%j)', (opts, message) => {
+    expect(() => loadConfig({ env: {}, ...opts })).toThrow(message);
+  });
+
+  it.each([
+    ['not JSON', '{port:'],
+    ['not an object', '[1]'],
+    ['an unknown key', { prot: 1 }],
+    ['deprecations that are not an array', { deprecations: {} }],
+    ['a deprecation without a date', { deprecations: [{ model: 'video/vendor-f/model-f' }] }],
+    ['a deprecation with an impossible date', { deprecations: [{ model: 'video/vendor-f/model-f', sunset_date: '2027-02-30' }] }],
+    ['a deprecation with an unknown key', { deprecations: [{ model: 'video/vendor-f/model-f', sunset_date: '2027-01-01', when: 1 }] }],
+  ])('refuses a config file with %s', (_name, content) => {
+    expect(() => loadConfig({ env: {}, configFile: file(content) })).toThrow(ConfigError);
+  });
+
+  it('reads deprecations, and the catalog refuses one for an unknown model', () => {
+    const dep = { model: 'video/vendor-f/model-f', sunset_date: '2027-01-01', replacement: 'video/vendor-d/model-d-fast', migration_url: 'https://example.com/m' };
+    const c = loadConfig({ env: {}, configFile: file({ deprecations: [dep] }) });
+    expect(c.deprecations).toEqual([dep]);
+    expect(buildCatalog({ deprecations: c.deprecations }).get('video/vendor-f/model-f')!.deprecation).toMatchObject({
+      sunsetDate: '2027-01-01',
+      sunsetMs: Date.UTC(2027, 0, 1),
+    });
+    expect(() => buildCatalog({ deprecations: [{ model: 'video/nobody/nothing', sunset_date: '2027-01-01' }] })).toThrow(/unknown model/);
+  });
+
+  it('docs/config.md documents every option by flag, environment variable and file key', () => {
+    const doc = readFileSync(new URL('../../docs/config.md', import.meta.url), 'utf8');
+    for (const o of OPTIONS) {
+      expect(doc).toContain(`--${o.flag}`);
+      expect(doc).toContain(o.env);
+      expect(doc).toContain(`\`${o.key}\``);
+    }
+    expect(doc).toContain('MEDIAGEN_CONFIG');
+    expect(doc).toContain('deprecations');
+  });
+});
