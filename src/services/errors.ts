@@ -5,18 +5,14 @@
 export const ERROR_CODES = {
   invalid_request: 400,
   unauthenticated: 401,
-  insufficient_balance: 402,
   api_access_disabled: 403,
   forbidden: 403,
   not_found: 404,
   route_not_found: 404,
-  method_not_allowed: 405,
   model_unavailable: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
-  too_many_jobs: 429,
   internal: 500,
-  unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

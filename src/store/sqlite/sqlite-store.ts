@@ -9,6 +9,26 @@ import { SqlIdentityStore } from '../sql/identity-queries.js';
 import { SqlJobStore } from '../sql/job-queries.js';
 import type { Transact } from '../sql/transact.js';
 
+/** Kysely prepares every query anew; preparing was the largest cost of a request (docs/benchmarks.md). */
+const STATEMENT_CACHE_SIZE = 500;
+
+function withStatementCache(raw: SQLite.Database) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => raw.close(),
+    prepare(sqlText: string): SQLite.Statement {
+      let stmt = cache.get(sqlText);
+      if (!stmt) {
+        // Statements are used one at a time: Kysely's driver holds its single connection per query.
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
+        stmt = raw.prepare(sqlText);
+        cache.set(sqlText, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
 /**
  * The embedded store: one SQLite file in WAL mode. The server and the admin CLI may have it open
  * at once; busy_timeout makes one wait for the other's write instead of failing.
@@ -20,7 +40,7 @@ export async function openSqliteStore(file: string): Promise<Store> {
   raw.pragma('busy_timeout = 5000');
   raw.pragma('foreign_keys = ON');
   raw.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
 
   // Kysely's SQLite driver holds its one connection for the whole callback, so statements of
   // other callers wait; BEGIN IMMEDIATE takes the file's write lock before the first read.
