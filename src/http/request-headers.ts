@@ -11,11 +11,20 @@ function one(headers: Headers, name: string, display: string): string | undefine
   return v;
 }
 
+/**
+ * An http(s) URI as RFC 3986 writes it: the scheme, `//` and an authority, then only URI
+ * characters with well-formed percent-escapes. WHATWG URL parsing alone is too lenient for a
+ * value that is stored and later called as is: it reads `https:host`, `http:\\host\\path` and
+ * unescaped spaces as URLs.
+ */
+const HTTP_URI_RE = /^https?:\/\/(?:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+$/i;
+
 /** X-Webhook-URL: an absolute http(s) URL of at most 2048 characters, or absent. */
 export function webhookUrlFrom(headers: Headers): string | null {
   const raw = one(headers, 'x-webhook-url', 'X-Webhook-URL');
   if (raw === undefined) return null;
   if (raw.length > WEBHOOK_URL_MAX) throw invalid(`X-Webhook-URL must be at most ${WEBHOOK_URL_MAX} characters`);
+  if (!HTTP_URI_RE.test(raw)) throw invalid('X-Webhook-URL must be an absolute http or https URL');
   let url: URL;
   try {
     url = new URL(raw);

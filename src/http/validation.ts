@@ -54,6 +54,7 @@ export function describeBodyErrors(errors: readonly ErrorObject[]): string {
       return `${subject} must be ${branches.map((b) => describeType(b.params.type)).join(' or ')}`;
     }
   }
+  const orNull = anyOf && errors.some((e) => e.instancePath === first.instancePath && e.keyword === 'type' && e.params.type === 'null') ? ' or null' : '';
   const p = first.params as Record<string, unknown>;
   switch (first.keyword) {
     case 'additionalProperties':
@@ -67,7 +68,7 @@ export function describeBodyErrors(errors: readonly ErrorObject[]): string {
     case 'type':
       return name ? `${subject} must be ${describeType(p.type)}` : 'the request body must be a JSON object';
     case 'enum':
-      return `${subject} must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+      return `${subject} must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}${orNull}`;
     case 'minimum':
     case 'maximum':
     case 'exclusiveMinimum':
@@ -82,7 +83,7 @@ export function describeBodyErrors(errors: readonly ErrorObject[]): string {
     case 'minLength':
       return `${subject} must be at least ${String(p.limit)} characters`;
     case 'format':
-      return `${subject} must be a valid ${String(p.format)}`;
+      return `${subject} must be a valid ${String(p.format)}${orNull}`;
     default:
       return `${subject} ${first.message ?? 'is invalid'}`;
   }
