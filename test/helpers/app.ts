@@ -8,8 +8,9 @@ import { buildCatalog } from '../../src/services/catalog/catalog.js';
 import type { DeprecationOverride } from '../../src/services/catalog/catalog.js';
 import { createServices } from '../../src/services/services.js';
 import type { Services } from '../../src/services/services.js';
-import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
+import { sqliteBackend } from './backends.js';
+import type { Backend } from './backends.js';
 
 export const PUBLIC_URL = 'http://mediagen.test';
 
@@ -28,15 +29,17 @@ export interface TestApp {
 }
 
 /**
- * A real app on a real SQLite file in a temporary directory, with a clock the test controls.
+ * A real app on a real store (by default a SQLite file in a temporary directory), with a clock the
+ * test controls.
  * The default time is after the alias sunset, as in production today.
  */
 export async function createTestApp(
-  opts: { now?: string; deprecations?: DeprecationOverride[]; bodyLimitBytes?: number } = {},
+  opts: { now?: string; deprecations?: DeprecationOverride[]; bodyLimitBytes?: number; backend?: Backend } = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mediagen-test-'));
   const clock = new ManualClock(opts.now ?? '2026-11-22T12:00:00Z');
-  const store = await openSqliteStore(join(dir, 'mediagen.db'));
+  const database = await (opts.backend ?? sqliteBackend).create();
+  const store = await database.open();
   const catalog = buildCatalog({ deprecations: opts.deprecations });
   const services = createServices(store, catalog, clock, { maxConcurrentJobs: 4, maxBackloggedJobs: 100 });
   const app = await buildApp({
@@ -62,6 +65,7 @@ export async function createTestApp(
     async close() {
       await app.close();
       await store.close();
+      await database.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

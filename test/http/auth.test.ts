@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, errorOf, generate, get } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
 
 const BODY = { prompt: 'a red fox', aspect_ratio: '1:1', resolution: '1K' };
 const MODEL = 'image/vendor-a/model-a-2/medium';
 
-describe('bearer authentication', () => {
+describe.each(backends)('bearer authentication on $name', (backend) => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ backend });
   });
   afterAll(() => t.close());
 
@@ -83,10 +84,10 @@ describe('bearer authentication', () => {
   });
 });
 
-describe('workspace isolation', () => {
+describe.each(backends)('workspace isolation on $name', (backend) => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ backend });
   });
   afterAll(() => t.close());
 

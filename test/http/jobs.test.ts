@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, del, errorOf, generate, get } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
 
 const A2 = 'image/vendor-a/model-a-2/medium';
 const B1 = 'image/vendor-b/model-b-1';
@@ -43,10 +44,10 @@ async function listAll(t: TestApp, query: string): Promise<{ ids: string[]; page
   return { ids, pages };
 }
 
-describe('GET /jobs pagination', () => {
+describe.each(backends)('GET /jobs pagination on $name', (backend) => {
   let t: TestApp;
   beforeEach(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ backend });
   });
   afterEach(() => t.close());
 
@@ -160,10 +161,10 @@ describe('GET /jobs query validation', () => {
   );
 });
 
-describe('GET and DELETE /jobs/{id}', () => {
+describe.each(backends)('GET and DELETE /jobs/{id} on $name', (backend) => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ backend });
   });
   afterAll(() => t.close());
 
