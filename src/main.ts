@@ -1,8 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError } from './config/config.js';
 import { AppError } from './services/errors.js';
-import { ADMIN_HELP, admin } from './cli/admin.js';
-import { SERVE_HELP, serve } from './cli/serve.js';
 
 const HELP = `mediagen: a server for asynchronous media generation jobs
 
@@ -14,24 +12,28 @@ Usage:
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
+    // Each command loads only what it uses: `admin` never loads the HTTP stack.
     case 'serve':
-      return serve(rest);
+      return (await import('./cli/serve.js')).serve(rest);
     case 'admin':
-      return admin(rest);
+      return (await import('./cli/admin.js')).admin(rest);
     case undefined:
     case '-h':
     case '--help':
-    case 'help':
+    case 'help': {
+      const [{ SERVE_HELP }, { ADMIN_HELP }] = await Promise.all([import('./cli/serve.js'), import('./cli/admin.js')]);
       process.stdout.write(`${HELP}\n${SERVE_HELP}\n${ADMIN_HELP}`);
       return;
+    }
     default:
-      throw new ConfigError(`unknown command '${command}'\n\n${HELP}`);
+      throw new ConfigError(`unknown command '${command}'; run 'mediagen --help' for usage`);
   }
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   // Refusals and bad input are explained in one line; anything else is a bug and keeps its stack.
-  const known = err instanceof AppError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-  process.stderr.write(`mediagen: ${known ? (err as Error).message : (err as Error)?.stack ?? String(err)}\n`);
+  const known = err instanceof AppError || err instanceof ConfigError || (err as { code?: string })?.code?.startsWith('ERR_PARSE_ARGS');
+  const text = known ? (err as Error).message.trim().replace(/\s*\n\s*/g, ' ') : ((err as Error)?.stack ?? String(err));
+  process.stderr.write(`mediagen: ${text}\n`);
   process.exit(1);
 });

@@ -5,7 +5,7 @@ import type { Services } from '../services/services.js';
 import type { ApiToken, Workspace } from '../store/store.js';
 import { openContext } from './context.js';
 
-export const ADMIN_HELP = `Usage: mediagen admin <command> [options] [--data-dir DIR] [--config FILE] [--json]
+export const ADMIN_HELP = `Usage: mediagen admin <command> [options] [--data-dir DIR | --database-url URL] [--config FILE] [--json]
 
 Works on the same store as a running server.
 
@@ -56,10 +56,10 @@ const workspaceJson = (w: Workspace) => ({
 
 const COMMANDS: Record<string, Command> = {
   'workspace create': async (s, f) => {
-    const owner = need(f, 'owner');
+    const owner = need(f, 'owner').trim().toLowerCase();
     const ws = await s.identity.createWorkspace(need(f, 'name'), owner);
     return {
-      json: { workspace_id: ws.id, owner_email: owner.trim().toLowerCase() },
+      json: { workspace_id: ws.id, owner_email: owner },
       text: `created workspace ${ws.name} (${ws.id}) owned by ${owner}`,
     };
   },
@@ -110,6 +110,7 @@ export async function admin(argv: string[]): Promise<void> {
     args: argv,
     options: {
       'data-dir': { type: 'string' },
+      'database-url': { type: 'string' },
       config: { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -129,12 +130,21 @@ export async function admin(argv: string[]): Promise<void> {
   });
   const key = positionals.join(' ');
   const command = COMMANDS[key];
-  if (values.help || !command) {
-    if (!values.help) throw invalid(positionals.length ? `unknown admin command '${key}'\n\n${ADMIN_HELP}` : ADMIN_HELP);
+  if (values.help) {
     process.stdout.write(ADMIN_HELP);
     return;
   }
-  const { store, services } = await openContext({ 'data-dir': values['data-dir'], config: values.config });
+  if (!command) {
+    throw invalid(
+      `${positionals.length ? `unknown admin command '${key}'` : 'missing admin command'}; ` +
+        `commands are ${Object.keys(COMMANDS).join(', ')} (mediagen admin --help)`,
+    );
+  }
+  const { store, services } = await openContext({
+    'data-dir': values['data-dir'],
+    'database-url': values['database-url'],
+    config: values.config,
+  });
   try {
     const out = await command(services, values);
     process.stdout.write(values.json ? `${JSON.stringify(out.json, null, 2)}\n` : `${out.text}\n`);

@@ -1,9 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { publicUrlFor } from '../config/config.js';
+import { ConfigError, publicUrlFor } from '../config/config.js';
 import { OPTIONS } from '../config/options.js';
 import { buildApp } from '../http/app.js';
 import { openContext } from './context.js';
+import { drain, firstSignal, trackInFlight } from './graceful-shutdown.js';
 
 export const SERVE_HELP = `Usage: mediagen serve [options]
 
@@ -24,6 +25,27 @@ export function curlLine(publicUrl: string, token: string): string {
   );
 }
 
+function banner(boundUrl: string, publicUrl: string, dataDir: string, created?: { name: string; secret: string }): string {
+  const where = publicUrl === boundUrl ? '' : `public URL ${publicUrl}, `;
+  const out = [`mediagen: serving ${boundUrl} (${where}store ${dataDir})`];
+  if (created) {
+    // Printed once to the terminal, never logged: the store keeps only the token's hash.
+    out.push(
+      '',
+      `Created workspace "${created.name}" with owner owner@localhost and an API token.`,
+      'The token is shown only this once; keep it:',
+      '',
+      `  ${created.secret}`,
+      '',
+      'Create a job:',
+      '',
+      `  ${curlLine(publicUrl, created.secret)}`,
+      '',
+    );
+  }
+  return `${out.join('\n')}\n`;
+}
+
 export async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -39,52 +61,37 @@ export async function serve(argv: string[]): Promise<void> {
     process.stdout.write(SERVE_HELP);
     return;
   }
+  const signal = firstSignal();
   const { config, store, services } = await openContext(values);
   let publicUrl = config.publicUrl ?? '';
   const app = await buildApp({
     ...services,
     publicUrl: () => publicUrl,
     bodyLimitBytes: config.bodyLimitBytes,
-    logger: { level: config.logLevel },
+    // stdout is for the operator (the banner); the JSON request log goes to stderr.
+    logger: { level: config.logLevel, stream: process.stderr },
   });
-  const created = await services.identity.bootstrap();
-  await app.listen({ port: config.port, host: config.host });
-  publicUrl = publicUrlFor(config, (app.server.address() as AddressInfo).port);
-
-  const out: string[] = [`mediagen: serving ${publicUrl} (store ${config.dataDir})`];
-  if (created) {
-    // Printed once to the terminal, never logged: the store keeps only the token's hash.
-    out.push(
-      '',
-      `Created workspace "${created.workspace.name}" with owner owner@localhost and an API token.`,
-      'The token is shown only this once; keep it:',
-      '',
-      `  ${created.secret}`,
-      '',
-      'Create a job:',
-      '',
-      `  ${curlLine(publicUrl, created.secret)}`,
-      '',
-    );
+  const inFlight = trackInFlight(app.server);
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    await store.close();
+    if (typeof (err as { code?: unknown }).code !== 'string') throw err;
+    throw new ConfigError(`cannot listen on ${config.host} port ${config.port}: ${(err as Error).message}`);
   }
-  process.stdout.write(`${out.join('\n')}\n`);
+  const port = (app.server.address() as AddressInfo).port;
+  publicUrl = publicUrlFor(config, port);
+  // Only once listening: a token created by a start that then fails would never be shown.
+  const created = await services.identity.bootstrap();
+  process.stdout.write(
+    banner(publicUrlFor({ ...config, publicUrl: undefined }, port), publicUrl, config.dataDir, created && { name: created.workspace.name, secret: created.secret }),
+  );
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'draining in-flight requests');
-    app
-      .close()
-      .then(() => store.close())
-      .then(
-        () => process.exit(0),
-        (err: unknown) => {
-          app.log.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  const received = await signal;
+  app.log.info({ signal: received, inFlight: inFlight.size }, 'draining in-flight requests');
+  const drained = await drain(() => app.close(), app.server, inFlight);
+  if (!drained) app.log.warn('grace period over: cut the connections of unfinished requests');
+  await store.close();
+  process.exit(drained ? 0 : 1);
 }

@@ -9,6 +9,8 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly dataDir: string;
+  /** PostgreSQL connection URL; undefined means the embedded SQLite store. */
+  readonly databaseUrl: string | undefined;
   /** Undefined until known: by default it is derived from host and the port actually bound. */
   readonly publicUrl: string | undefined;
   readonly allowPrivateUrls: boolean;
@@ -25,8 +27,8 @@ export class ConfigError extends Error {}
 type Value = string | number | boolean;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-function coerce(spec: OptionSpec, raw: unknown, source: string): Value {
-  const where = `${source}: ${spec.key === spec.flag ? spec.flag : `${spec.flag}`}`;
+/** `where` names the setting as the user wrote it: `--port`, `MEDIAGEN_PORT` or `file.json: port`. */
+function coerce(spec: OptionSpec, raw: unknown, where: string): Value {
   switch (spec.type) {
     case 'boolean':
       if (typeof raw === 'boolean') return raw;
@@ -62,6 +64,9 @@ function coerce(spec: OptionSpec, raw: unknown, source: string): Value {
   }
 }
 
+/** How a URL-valued setting is checked; by type, not by position in OPTIONS, which grows. */
+const URL_SPEC = OPTIONS.find((o) => o.type === 'url')!;
+
 function readDeprecations(raw: unknown, file: string): DeprecationOverride[] {
   if (!Array.isArray(raw)) throw new ConfigError(`${file}: deprecations must be an array`);
   return raw.map((d, i) => {
@@ -80,7 +85,7 @@ function readDeprecations(raw: unknown, file: string): DeprecationOverride[] {
     if (o.replacement !== undefined && typeof o.replacement !== 'string') {
       throw new ConfigError(`${where}.replacement must be a string`);
     }
-    if (o.migration_url !== undefined) coerce({ ...OPTIONS[3], flag: 'migration_url' }, o.migration_url, where);
+    if (o.migration_url !== undefined) coerce(URL_SPEC, o.migration_url, `${where}.migration_url`);
     return {
       model: o.model,
       sunset_date: o.sunset_date,
@@ -122,7 +127,7 @@ export function loadConfig(opts: {
       }
       const spec = OPTIONS.find((o) => o.key === key);
       if (!spec) throw new ConfigError(`${file}: unknown key '${key}'`);
-      values[key] = coerce(spec, raw, file);
+      values[key] = coerce(spec, raw, `${file}: ${key}`);
     }
   }
   for (const spec of OPTIONS) {
@@ -138,6 +143,7 @@ export function loadConfig(opts: {
     port: values.port as number,
     host: values.host as string,
     dataDir: resolve(values.data_dir as string),
+    databaseUrl: values.database_url as string | undefined,
     publicUrl: values.public_url as string | undefined,
     allowPrivateUrls: values.allow_private_urls as boolean,
     engineLatencyMs: values.engine_latency_ms as number,

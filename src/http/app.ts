@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
-import { invalid } from '../services/errors.js';
+import { AppError, invalid } from '../services/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Catalog } from '../services/catalog/catalog.js';
 import type { IdentityService } from '../services/identity.js';
@@ -34,6 +34,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       void sendError(reply as unknown as FastifyReply, invalid(`malformed request: ${err.message}`));
     },
     routerOptions: { ignoreTrailingSlash: false },
+    // Fastify's own 503 while closing has its own body shape; ours below uses the catalogue.
+    return503OnClosing: false,
+  });
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) {
+      throw new AppError('unavailable', 'the server is shutting down; retry shortly', {
+        headers: { 'retry-after': '1', connection: 'close' },
+      });
+    }
   });
   app.setValidatorCompiler(validatorCompiler);
   // Response schemas document the API; they must never silently drop fields on the way out.

@@ -22,6 +22,18 @@ const BEARER_RE = /^Bearer +([A-Za-z0-9._~+/=-]+) *$/i;
 /** last_used_at is written at most this often per token, to keep reads from becoming writes. */
 const TOUCH_INTERVAL_US = 60_000_000;
 
+/** Bounds of the per-workspace job limits, wherever they are set (config defaults or admin CLI). */
+export const WORKSPACE_LIMITS = {
+  maxConcurrentJobs: { min: 1, max: 100_000 },
+  maxBackloggedJobs: { min: 0, max: 1_000_000 },
+} as const;
+
+function checkLimit(name: string, value: number | undefined, bounds: { min: number; max: number }): void {
+  if (value !== undefined && (!Number.isSafeInteger(value) || value < bounds.min || value > bounds.max)) {
+    throw invalid(`${name} must be a whole number from ${bounds.min} to ${bounds.max}`);
+  }
+}
+
 function normalizeEmail(email: string): string {
   const e = email.trim().toLowerCase();
   if (!EMAIL_RE.test(e)) throw invalid(`'${email}' is not an email address`);
@@ -75,9 +87,11 @@ export class IdentityService {
 
   async #requireRole(ws: Workspace, email: string, roles: readonly Role[], action: string): Promise<void> {
     const member = await this.#store.identity.getMember(ws.id, normalizeEmail(email));
-    if (!member) throw forbidden(`${email} is not a member of workspace '${ws.name}'`);
-    if (!roles.includes(member.role)) {
-      throw forbidden(`only ${roles.join(' and ')}s can ${action}; ${email} is ${member.role}`);
+    if (!member || !roles.includes(member.role)) {
+      const who = member
+        ? `${email} is ${member.role === 'admin' ? 'an' : 'a'} ${member.role}`
+        : `${email} is not a member of workspace '${ws.name}'`;
+      throw forbidden(`only ${roles.map((r) => `${r}s`).join(' and ')} can ${action}; ${who}`);
     }
   }
 
@@ -136,21 +150,24 @@ export class IdentityService {
 
   async setWorkspace(workspace: string, patch: WorkspacePatch): Promise<Workspace> {
     const ws = await this.workspace(workspace);
-    for (const [key, v] of [
-      ['max-concurrent-jobs', patch.maxConcurrentJobs],
-      ['max-backlogged-jobs', patch.maxBackloggedJobs],
-    ] as const) {
-      if (v !== undefined && (!Number.isSafeInteger(v) || v < (key === 'max-concurrent-jobs' ? 1 : 0))) {
-        throw invalid(`${key} must be a whole number of at least ${key === 'max-concurrent-jobs' ? 1 : 0}`);
-      }
-    }
+    checkLimit('max-concurrent-jobs', patch.maxConcurrentJobs, WORKSPACE_LIMITS.maxConcurrentJobs);
+    checkLimit('max-backlogged-jobs', patch.maxBackloggedJobs, WORKSPACE_LIMITS.maxBackloggedJobs);
     return (await this.#store.identity.updateWorkspace(ws.id, patch))!;
   }
 
   /** On a store with no workspace: workspace `default`, owner owner@localhost, one API token. */
   async bootstrap(): Promise<{ workspace: Workspace; secret: string } | undefined> {
     if ((await this.#store.identity.countWorkspaces()) > 0) return undefined;
-    const workspace = await this.createWorkspace('default', 'owner@localhost');
+    const workspace = await this.#store.identity.createWorkspace({
+      id: newId(),
+      name: 'default',
+      ownerEmail: 'owner@localhost',
+      apiUserId: newId(),
+      ...this.#defaults,
+      now: this.#now(),
+    });
+    // Another process starting on the same empty store got there first.
+    if (!workspace) return undefined;
     const { secret } = await this.createToken(workspace.id, 'default', 'owner@localhost');
     return { workspace, secret };
   }
