@@ -34,6 +34,10 @@ function checkLimit(name: string, value: number | undefined, bounds: { min: numb
   }
 }
 
+/** RFC 6750: a 401 names the scheme the client should use. */
+const unauthenticated = (message: string) =>
+  new AppError('unauthenticated', message, { headers: { 'www-authenticate': 'Bearer realm="mediagen"' } });
+
 function normalizeEmail(email: string): string {
   const e = email.trim().toLowerCase();
   if (!EMAIL_RE.test(e)) throw invalid(`'${email}' is not an email address`);
@@ -63,12 +67,12 @@ export class IdentityService {
   }
 
   async authenticate(authorization: string | undefined): Promise<AuthContext> {
-    if (!authorization) throw new AppError('unauthenticated', 'missing Authorization header; send Authorization: Bearer <API_TOKEN>');
+    if (!authorization) throw unauthenticated('missing Authorization header; send Authorization: Bearer <API_TOKEN>');
     const m = BEARER_RE.exec(authorization);
-    if (!m) throw new AppError('unauthenticated', 'malformed Authorization header; expected Bearer <API_TOKEN>');
+    if (!m) throw unauthenticated('malformed Authorization header; expected Bearer <API_TOKEN>');
     const owner = await this.#store.identity.findTokenByHash(hashToken(m[1]!));
-    if (!owner) throw new AppError('unauthenticated', 'invalid API token');
-    if (owner.token.revokedAt !== null) throw new AppError('unauthenticated', 'this API token has been revoked');
+    if (!owner) throw unauthenticated('invalid API token');
+    if (owner.token.revokedAt !== null) throw unauthenticated('this API token has been revoked');
     if (!owner.workspace.apiAccess) {
       throw new AppError('api_access_disabled', 'API access is disabled for this workspace; an owner or admin can enable it');
     }

@@ -23,6 +23,7 @@ describe.each(backends)('bearer authentication on $name', (backend) => {
   it.each(routes)('%s %s without Authorization is 401 with a JSON error', async (method, url) => {
     const res = await t.app.inject({ method, url, headers: { 'content-type': 'application/json' }, payload: method === 'POST' ? '{}' : undefined });
     expect(errorOf(res, 401)).toMatch(/Authorization/);
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="mediagen"');
   });
 
   it.each([

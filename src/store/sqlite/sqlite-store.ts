@@ -1,12 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Database } from '../schema.js';
 import type { Store } from '../store.js';
-import { migrationProvider } from '../sql/migrations.js';
-import { SqlIdentityStore } from '../sql/identity-queries.js';
-import { SqlJobStore } from '../sql/job-queries.js';
+import { createSqlStore } from '../sql/sql-store.js';
 import type { Transact } from '../sql/transact.js';
 
 /** Kysely prepares every query anew; preparing was the largest cost of a request (docs/benchmarks.md). */
@@ -57,16 +55,5 @@ export async function openSqliteStore(file: string): Promise<Store> {
       }
     });
 
-  const migrator = new Migrator({ db, provider: migrationProvider });
-  const { error } = await migrator.migrateToLatest();
-  if (error) {
-    await db.destroy();
-    throw error instanceof Error ? error : new Error(String(error));
-  }
-
-  return {
-    identity: new SqlIdentityStore(db, transact),
-    jobs: new SqlJobStore(db, transact),
-    close: () => db.destroy(),
-  };
+  return createSqlStore(db, transact);
 }
