@@ -25,7 +25,6 @@ export interface Config {
 export class ConfigError extends Error {}
 
 type Value = string | number | boolean;
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** `where` names the setting as the user wrote it: `--port`, `MEDIAGEN_PORT` or `file.json: port`. */
 function coerce(spec: OptionSpec, raw: unknown, where: string): Value {
@@ -55,9 +54,8 @@ function coerce(spec: OptionSpec, raw: unknown, where: string): Value {
     }
     case 'string':
       if (typeof raw === 'string' && raw.length > 0) {
-        if (spec.key === 'log_level' && !LOG_LEVELS.includes(raw)) {
-          throw new ConfigError(`${where} must be one of ${LOG_LEVELS.join(', ')}`);
-        }
+        if (spec.oneOf && !spec.oneOf.includes(raw)) throw new ConfigError(`${where} must be one of ${spec.oneOf.join(', ')}`);
+        if (spec.pattern && !spec.pattern.re.test(raw)) throw new ConfigError(`${where} must be ${spec.pattern.says}`);
         return raw;
       }
       throw new ConfigError(`${where} must be a non-empty string`);

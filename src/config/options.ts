@@ -13,6 +13,9 @@ export interface OptionSpec {
   readonly type: OptionType;
   readonly min?: number;
   readonly max?: number;
+  /** For strings: the allowed values, or a pattern with the words that describe it. */
+  readonly oneOf?: readonly string[];
+  readonly pattern?: { readonly re: RegExp; readonly says: string };
   readonly help: string;
 }
 
@@ -20,14 +23,14 @@ export const OPTIONS = [
   { key: 'port', flag: 'port', env: 'MEDIAGEN_PORT', type: 'integer', min: 0, max: 65535, help: 'TCP port to listen on (0 picks a free one)' },
   { key: 'host', flag: 'host', env: 'MEDIAGEN_HOST', type: 'string', help: 'address to listen on' },
   { key: 'data_dir', flag: 'data-dir', env: 'MEDIAGEN_DATA_DIR', type: 'string', help: 'directory for the SQLite store and outputs' },
-  { key: 'database_url', flag: 'database-url', env: 'MEDIAGEN_DATABASE_URL', type: 'string', help: 'PostgreSQL URL; when set, used instead of the SQLite file in the data dir' },
+  { key: 'database_url', flag: 'database-url', env: 'MEDIAGEN_DATABASE_URL', type: 'string', pattern: { re: /^postgres(ql)?:\/\/\S+$/, says: 'a postgres:// or postgresql:// URL' }, help: 'PostgreSQL URL; when set, used instead of the SQLite file in the data dir' },
   { key: 'public_url', flag: 'public-url', env: 'MEDIAGEN_PUBLIC_URL', type: 'url', help: 'base URL clients reach this server at' },
   { key: 'allow_private_urls', flag: 'allow-private-urls', env: 'MEDIAGEN_ALLOW_PRIVATE_URLS', type: 'boolean', help: 'allow input and webhook URLs that resolve to private addresses' },
   { key: 'engine_latency_ms', flag: 'engine-latency-ms', env: 'MEDIAGEN_ENGINE_LATENCY_MS', type: 'integer', min: 0, max: 600_000, help: 'simulated provider time per job, in milliseconds' },
   { key: 'body_limit_bytes', flag: 'body-limit-bytes', env: 'MEDIAGEN_BODY_LIMIT_BYTES', type: 'integer', min: 1024, max: 64 * 1024 * 1024, help: 'largest accepted request body' },
   { key: 'max_concurrent_jobs', flag: 'max-concurrent-jobs', env: 'MEDIAGEN_MAX_CONCURRENT_JOBS', type: 'integer', ...WORKSPACE_LIMITS.maxConcurrentJobs, help: 'default per-workspace concurrency for new workspaces' },
   { key: 'max_backlogged_jobs', flag: 'max-backlogged-jobs', env: 'MEDIAGEN_MAX_BACKLOGGED_JOBS', type: 'integer', ...WORKSPACE_LIMITS.maxBackloggedJobs, help: 'default per-workspace backlog for new workspaces' },
-  { key: 'log_level', flag: 'log-level', env: 'MEDIAGEN_LOG_LEVEL', type: 'string', help: 'fatal, error, warn, info, debug, trace or silent' },
+  { key: 'log_level', flag: 'log-level', env: 'MEDIAGEN_LOG_LEVEL', type: 'string', oneOf: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], help: 'fatal, error, warn, info, debug, trace or silent' },
 ] as const satisfies readonly OptionSpec[];
 
 export const DEFAULTS = {

@@ -42,6 +42,7 @@ describe('config', () => {
     [{ flags: { 'public-url': 'ftp://x' } }, /public-url/],
     [{ env: { MEDIAGEN_ALLOW_PRIVATE_URLS: 'maybe' } }, /MEDIAGEN_ALLOW_PRIVATE_URLS/],
     [{ flags: { 'log-level': 'loud' } }, /log-level/],
+    [{ flags: { 'database-url': 'mysql://x' } }, /database-url must be a postgres/],
   ])('refuses bad values with a message naming the setting (%j)', (opts, message) => {
     expect(() => loadConfig({ env: {}, ...opts })).toThrow(message);
   });
