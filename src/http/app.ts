@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
@@ -34,8 +35,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       void sendError(reply as unknown as FastifyReply, invalid(`malformed request: ${err.message}`));
     },
     routerOptions: { ignoreTrailingSlash: false },
+    // Every response names its request, so a user's report can be found in the log.
+    genReqId: () => randomUUID(),
     // Fastify's own 503 while closing has its own body shape; ours below uses the catalogue.
     return503OnClosing: false,
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
   });
   let closing = false;
   app.addHook('preClose', async () => {

@@ -38,6 +38,14 @@ describe('every error is JSON with an error string', () => {
     expect(errorOf(await post(payload, 'application/json'), 400)).toMatch(/JSON object/);
   });
 
+  it('every response, errors included, carries a unique X-Request-Id', async () => {
+    const a = await post('{', 'application/json');
+    const b = await t.app.inject({ method: 'GET', url: '/nothing' });
+    expect(a.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(b.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(a.headers['x-request-id']).not.toBe(b.headers['x-request-id']);
+  });
+
   it('an empty body is 400', async () => {
     expect(errorOf(await post('', 'application/json'), 400)).toMatch(/empty/);
   });
