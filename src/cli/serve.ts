@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, publicUrlFor } from '../config/config.js';
 import { OPTIONS } from '../config/options.js';
 import { buildApp } from '../http/app.js';
+import { logSerializers } from '../http/logging.js';
 import { openContext } from './context.js';
 import { drain, firstSignal, trackInFlight } from './graceful-shutdown.js';
 
@@ -69,7 +70,7 @@ export async function serve(argv: string[]): Promise<void> {
     publicUrl: () => publicUrl,
     bodyLimitBytes: config.bodyLimitBytes,
     // stdout is for the operator (the banner); the JSON request log goes to stderr.
-    logger: { level: config.logLevel, stream: process.stderr },
+    logger: { level: config.logLevel, stream: process.stderr, serializers: logSerializers },
   });
   const inFlight = trackInFlight(app.server);
   try {

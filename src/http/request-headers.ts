@@ -17,7 +17,7 @@ function one(headers: Headers, name: string, display: string): string | undefine
  * value that is stored and later called as is: it reads `https:host`, `http:\\host\\path` and
  * unescaped spaces as URLs.
  */
-const HTTP_URI_RE = /^https?:\/\/(?:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+$/i;
+const HTTP_URI_RE = /^https?:\/\/(?=[^/?#])(?:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+$/i;
 
 /** X-Webhook-URL: an absolute http(s) URL of at most 2048 characters, or absent. */
 export function webhookUrlFrom(headers: Headers): string | null {

@@ -36,6 +36,8 @@ function fieldName(instancePath: string): string {
     .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
 }
 
+const count = (n: unknown, noun: string) => `${String(n)} ${noun}${n === 1 ? '' : 's'}`;
+
 const describeType = (t: unknown) => (Array.isArray(t) ? t.join(' or ') : String(t));
 
 /**
@@ -75,13 +77,16 @@ export function describeBodyErrors(errors: readonly ErrorObject[]): string {
     case 'exclusiveMaximum':
       return `${subject} ${first.message}`;
     case 'maxItems':
-      return `${subject} must have at most ${String(p.limit)} items`;
+      return `${subject} must have at most ${count(p.limit, 'item')}`;
     case 'minItems':
-      return `${subject} must have at least ${String(p.limit)} items`;
+      return `${subject} must have at least ${count(p.limit, 'item')}`;
     case 'maxLength':
-      return `${subject} must be at most ${String(p.limit)} characters`;
+      return `${subject} must be at most ${count(p.limit, 'character')}`;
     case 'minLength':
-      return `${subject} must be at least ${String(p.limit)} characters`;
+      return `${subject} must be at least ${count(p.limit, 'character')}`;
+    case 'pattern':
+      // The only patterns in request schemas are the media URL forms (schema-kit.ts).
+      return `${subject} must be an http(s) URL or a base64 data: URI${orNull}`;
     case 'format':
       return `${subject} must be a valid ${String(p.format)}${orNull}`;
     default:

@@ -21,24 +21,19 @@ const ISO_RE =
 
 /**
  * Parses an RFC 3339 date-time to microseconds, keeping sub-millisecond digits that Date would
- * drop. Returns undefined for anything that is not a real calendar instant.
+ * drop. Digits past the sixth round up, so "before this time" still includes a stored time that
+ * is earlier only by a fraction of a microsecond. A leap second (:60) is read as the next second.
+ * Returns undefined for anything that is not a real calendar instant.
  */
 export function parseIsoMicros(text: string): Micros | undefined {
   const m = ISO_RE.exec(text);
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s, frac = '', zone] = m as unknown as string[];
-  const base = Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, +s!);
+  const sec = +s!;
+  const base = Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, Math.min(sec, 59));
   const check = new Date(base);
-  if (
-    check.getUTCFullYear() !== +y! ||
-    check.getUTCMonth() !== +mo! - 1 ||
-    check.getUTCDate() !== +d! ||
-    +h! > 23 ||
-    +mi! > 59 ||
-    +s! > 59
-  ) {
-    return undefined;
-  }
+  if (check.getUTCFullYear() !== +y! || check.getUTCMonth() !== +mo! - 1 || check.getUTCDate() !== +d!) return undefined;
+  if (+h! > 23 || +mi! > 59 || sec > 60) return undefined;
   let offsetMin = 0;
   if (zone!.toUpperCase() !== 'Z') {
     const sign = zone!.startsWith('-') ? -1 : 1;
@@ -47,8 +42,9 @@ export function parseIsoMicros(text: string): Micros | undefined {
     if (oh > 23 || om > 59) return undefined;
     offsetMin = sign * (oh * 60 + om);
   }
-  const fracMicros = Number(frac.padEnd(6, '0').slice(0, 6));
-  return (base - offsetMin * 60_000) * 1000 + fracMicros;
+  const roundUp = /[1-9]/.test(frac.slice(6)) ? 1 : 0;
+  const fracMicros = Number(frac.padEnd(6, '0').slice(0, 6)) + roundUp;
+  return (base + (sec === 60 ? 1000 : 0) - offsetMin * 60_000) * 1000 + fracMicros;
 }
 
 /** A calendar date (YYYY-MM-DD) as the instant it begins, 00:00:00 UTC, in milliseconds. */

@@ -66,7 +66,12 @@ export class IdentityService {
     return msToMicros(this.#clock.nowMs());
   }
 
-  async authenticate(authorization: string | undefined): Promise<AuthContext> {
+  /** `authorization` holds every Authorization header of the request: two are ambiguous, not "the first". */
+  async authenticate(authorization: string | readonly string[] | undefined): Promise<AuthContext> {
+    if (typeof authorization !== 'string' && authorization !== undefined) {
+      if (authorization.length > 1) throw unauthenticated('more than one Authorization header; send exactly one');
+      authorization = authorization[0];
+    }
     if (!authorization) throw unauthenticated('missing Authorization header; send Authorization: Bearer <API_TOKEN>');
     const m = BEARER_RE.exec(authorization);
     if (!m) throw unauthenticated('malformed Authorization header; expected Bearer <API_TOKEN>');

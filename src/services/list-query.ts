@@ -17,7 +17,12 @@ export function single(query: RawQuery, name: string): string | undefined {
 
 export function rejectUnknown(query: RawQuery, known: readonly string[]): void {
   for (const key of Object.keys(query)) {
-    if (!known.includes(key)) throw invalid(`unknown query parameter '${key}'; allowed: ${known.join(', ')}`);
+    if (known.includes(key)) continue;
+    throw invalid(
+      known.length
+        ? `unknown query parameter '${key}'; allowed: ${known.join(', ')}`
+        : `unknown query parameter '${key}'; this endpoint takes none`,
+    );
   }
 }
 
@@ -35,7 +40,9 @@ export function parseDateTime(query: RawQuery, name: string): Micros | undefined
   if (raw === undefined) return undefined;
   const us = parseIsoMicros(raw);
   if (us === undefined) {
-    throw invalid(`query parameter '${name}' must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z, got '${raw}'`);
+    // A raw '+' in a query string arrives as a space.
+    const hint = raw.includes(' ') ? "; send a '+' in an offset as %2B" : '';
+    throw invalid(`query parameter '${name}' must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z, got '${raw}'${hint}`);
   }
   return us;
 }

@@ -106,6 +106,23 @@ describe('mediagen serve (compiled binary)', { timeout: 60_000 }, () => {
       expect(again.stdout()).toBe(`mediagen: serving ${again.url} (store ${dir})\n`);
     });
 
+    it('the request log never holds a token or a prompt, even one sent in a query string', async () => {
+      const server = await startServer(['--port', '0', '--data-dir', tempDir()]);
+      const { token } = await banner(server);
+      const secretPrompt = 'a-very-private-prompt-31337';
+      await api(server.url, `/jobs?access_token=${token}&prompt=${secretPrompt}`, token);
+      const created = await fetch(`${server.url}/generate/${MODEL}?note=${secretPrompt}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: secretPrompt, aspect_ratio: '1:1', resolution: '1K' }),
+      });
+      await created.arrayBuffer();
+      expect(await server.stop()).toEqual({ code: 0, signal: null });
+      expect(server.stderr()).toContain('/jobs');
+      expect(server.stderr()).not.toContain(token);
+      expect(server.stderr()).not.toContain(secretPrompt);
+    });
+
     it('a store whose workspaces were made with the admin CLI gets no bootstrap token', async () => {
       const dir = tempDir();
       await adminJson(dir, ['workspace', 'create', '--name', 'acme', '--owner', 'owner@acme.test']);

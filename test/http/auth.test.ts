@@ -36,6 +36,16 @@ describe.each(backends)('bearer authentication on $name', (backend) => {
     errorOf(res, 401);
   });
 
+  it('two Authorization headers are 401, even when one of them is valid', async () => {
+    const other = await t.newWorkspace('two-headers');
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/jobs',
+      headers: { authorization: [`Bearer ${other.token}`, `Bearer ${t.token}`] as unknown as string },
+    });
+    expect(errorOf(res, 401)).toMatch(/more than one Authorization/);
+  });
+
   it('an unknown token is 401', async () => {
     errorOf(await get(t, '/jobs', 'mg_notarealtokenatall'), 401);
   });

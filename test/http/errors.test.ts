@@ -1,3 +1,5 @@
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, errorOf } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
@@ -114,8 +116,91 @@ describe('every error is JSON with an error string', () => {
     expect(errorOf(res, 404)).toMatch(/no route/);
   });
 
-  it('a malformed percent-encoding in the URL is 400', async () => {
-    errorOf(await t.app.inject({ method: 'GET', url: '/jobs/%E0%A4%A', headers: { authorization: `Bearer ${t.token}` } }), 400);
+  it('a path with malformed percent-encoding is 401 without a token and 404 with one, without echoing the path', async () => {
+    errorOf(await t.app.inject({ method: 'GET', url: '/jobs/%E0%A4%A' }), 401);
+    const res = await t.app.inject({ method: 'GET', url: '/jobs/%ZZ', headers: { authorization: `Bearer ${t.token}` } });
+    expect(errorOf(res, 404)).not.toContain('%ZZ');
+  });
+
+  it('a very long job id reaches authentication and is then not found', async () => {
+    const id = 'a'.repeat(900);
+    errorOf(await t.app.inject({ method: 'GET', url: `/jobs/${id}` }), 401);
+    const res = await t.app.inject({ method: 'GET', url: `/jobs/${id}`, headers: { authorization: `Bearer ${t.token}` } });
+    expect(errorOf(res, 404).length).toBeLessThan(1000);
+  });
+
+  it.each(['gzip', 'br', 'deflate'])('a body with Content-Encoding %s is 415, not decoded as if plain', async (coding) => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: URL_A2,
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json', 'content-encoding': coding },
+      payload: JSON.stringify({ prompt: 'x', aspect_ratio: '1:1', resolution: '1K' }),
+    });
+    expect(errorOf(res, 415)).toMatch(/Content-Encoding/);
+  });
+
+  it.each(['latin1', 'utf-16', 'iso-8859-1'])('a JSON body declared as charset %s is 415', async (charset) => {
+    expect(errorOf(await post('{"prompt":"x"}', `application/json; charset=${charset}`), 415)).toMatch(/UTF-8/);
+  });
+
+  it.each(['utf-8', 'UTF-8', '"utf-8"', 'utf8'])('charset=%s is accepted', async (charset) => {
+    const res = await post(JSON.stringify({ prompt: 'café', aspect_ratio: '1:1', resolution: '1K' }), `application/json; charset=${charset}`);
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('a body that is not valid UTF-8 is 400 rather than silently altered', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"prompt":"caf'), Buffer.from([0xe9]), Buffer.from('","aspect_ratio":"1:1","resolution":"1K"}')]);
+    expect(errorOf(await post(bytes, 'application/json'), 400)).toMatch(/UTF-8/);
+  });
+
+  it('a JSON syntax error explains itself without echoing the body back', async () => {
+    const message = errorOf(await post('secret-prompt-text', 'application/json'), 400);
+    expect(message).toMatch(/not valid JSON/);
+    expect(message).not.toContain('secret-prompt-text');
+  });
+
+  it('the 413 message states the limit', async () => {
+    const payload = JSON.stringify({ prompt: 'x'.repeat(5000), aspect_ratio: '1:1', resolution: '1K' });
+    expect(errorOf(await post(payload, 'application/json'), 413)).toContain('4096 bytes');
+  });
+
+  it('query parameters on routes that take none are 400 naming them', async () => {
+    const job = (await post(JSON.stringify({ prompt: 'x', aspect_ratio: '1:1', resolution: '1K' }), 'application/json')).json();
+    const auth = { authorization: `Bearer ${t.token}` };
+    expect(errorOf(await t.app.inject({ method: 'GET', url: `/jobs/${job.job_id}?foo=1`, headers: auth }), 400)).toContain("'foo'");
+    expect(errorOf(await t.app.inject({ method: 'DELETE', url: `/jobs/${job.job_id}?x=1`, headers: auth }), 400)).toContain("'x'");
+    const gen = await t.app.inject({
+      method: 'POST',
+      url: `${URL_A2}?seed=5`,
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: JSON.stringify({ prompt: 'x', aspect_ratio: '1:1', resolution: '1K' }),
+    });
+    expect(errorOf(gen, 400)).toContain("'seed'");
+  });
+
+  it.each([
+    ['garbage instead of a request line', 'GARBAGE\r\n\r\n', 400],
+    ['a lower-case method', 'get /jobs HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+    ['Content-Length with Transfer-Encoding', 'POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400],
+    ['oversized headers', `GET /jobs HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+  ])('a request Node cannot parse (%s) still gets a JSON error', async (_name, raw, status) => {
+    const server = await createTestApp();
+    try {
+      await server.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = server.app.server.address() as AddressInfo;
+      const response = await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+        let data = '';
+        socket.on('data', (d) => (data += d));
+        socket.on('end', () => resolve(data));
+        socket.on('error', reject);
+      });
+      expect(response.split('\r\n')[0]).toContain(` ${status} `);
+      const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as { error: string };
+      expect(body.error.length).toBeGreaterThan(0);
+    } finally {
+      await server.close();
+    }
   });
 
   it('random bytes as a body never crash the server', async () => {

@@ -153,6 +153,14 @@ describe('GET /jobs query validation', () => {
     expect(errorOf(await get(t, `/jobs?${query}`), 400)).toContain(param);
   });
 
+  it("a cursor whose '+' arrived as a space says to percent-encode it", async () => {
+    expect(errorOf(await get(t, '/jobs?cursor=2026-11-22T13:00:00+01:00'), 400)).toContain('%2B');
+  });
+
+  it('job responses are marked not cacheable', async () => {
+    expect((await get(t, '/jobs')).headers['cache-control']).toBe('no-store');
+  });
+
   it.each(['limit=1', 'limit=1000', 'status=backlogged', 'status=intermediate-complete', 'status=cancelled'])(
     'GET /jobs?%s is accepted',
     async (query) => {

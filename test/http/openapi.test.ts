@@ -6,7 +6,8 @@ import type { TestApp } from '../helpers/app.js';
 
 type Doc = {
   openapi: string;
-  paths: Record<string, Record<string, { deprecated?: boolean; security?: unknown[]; parameters?: { name: string }[]; requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> }; responses: Record<string, { content?: Record<string, { schema: { properties?: Record<string, unknown> } }> }> }>>;
+  servers: { url: string }[];
+  paths: Record<string, Record<string, { operationId?: string; deprecated?: boolean; security?: unknown[]; parameters?: { name: string }[]; requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> }; responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: { properties?: Record<string, unknown> } }> }> }>>;
   components: { securitySchemes: Record<string, unknown> };
   security: unknown[];
 };
@@ -68,6 +69,26 @@ describe('GET /openapi.json', () => {
       '/generate/video/vendor-g/model-h-1.0-lite',
       '/generate/video/vendor-i/model-i-2',
     ]);
+  });
+
+  it('names this server as it is reached and gives every operation a unique operationId', () => {
+    expect(doc.servers).toEqual([{ url: 'http://mediagen.test' }]);
+    const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((op) => op.operationId));
+    expect(ids.every((id) => typeof id === 'string' && /^[A-Za-z][A-Za-z0-9]*$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.paths['/generate/image/vendor-a/model-a-2/medium-turbo']!.post!.operationId).toBe('generateImageVendorAModelA2MediumTurbo');
+  });
+
+  it('declares the deprecation headers on a deprecated model that still answers', () => {
+    const ok = doc.paths['/generate/video/vendor-f/model-f']!.post!.responses['200']!;
+    expect(Object.keys(ok.headers ?? {}).sort()).toEqual(['deprecation', 'link', 'sunset']);
+    expect(doc.paths['/generate/video/vendor-d/model-d-fast']!.post!.responses['200']!.headers).toBeUndefined();
+  });
+
+  it('declares for retired models only the answers they give: 401, 403 and 410', () => {
+    const op = doc.paths['/generate/video/vendor-i/model-i-2']!.post!;
+    expect(Object.keys(op.responses).sort()).toEqual(['401', '403', '410']);
+    expect(op.requestBody).toBeUndefined();
   });
 
   it('documents the 410 body on deprecated models', () => {

@@ -18,10 +18,21 @@ describe('time', () => {
     expect(parseIsoMicros('2026-01-01T12:00:00Z')).toBe(base);
     expect(parseIsoMicros('2026-01-01T13:00:00+01:00')).toBe(base);
     expect(parseIsoMicros('2026-01-01T11:30:00-00:30')).toBe(base);
-    expect(parseIsoMicros('2026-01-01T12:00:00.1234567Z')).toBe(base + 123456);
+    expect(parseIsoMicros('2026-01-01T12:00:00.1234560Z')).toBe(base + 123456);
+    expect(parseIsoMicros('2026-01-01T12:00:00.123456000Z')).toBe(base + 123456);
   });
 
-  it.each(['2026-02-29T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-01T24:00:00Z', '2026-01-01T00:60:00Z', '2026-01-01', '2026-01-01T00:00:00', 'yesterday', ''])(
+  it('rounds digits past the microsecond up, so an earlier stored time stays before the cursor', () => {
+    const base = Date.UTC(2026, 0, 1, 12) * 1000;
+    expect(parseIsoMicros('2026-01-01T12:00:00.1234561Z')).toBe(base + 123457);
+    expect(parseIsoMicros('2026-01-01T12:00:00.000000001Z')).toBe(base + 1);
+  });
+
+  it('reads a leap second as the start of the next second', () => {
+    expect(parseIsoMicros('2016-12-31T23:59:60Z')).toBe(Date.UTC(2017, 0, 1) * 1000);
+  });
+
+  it.each(['2026-02-29T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-01T24:00:00Z', '2026-01-01T00:60:00Z', '2026-01-01T00:00:61Z', '2026-01-01', '2026-01-01T00:00:00', 'yesterday', ''])(
     'rejects %j',
     (text) => {
       expect(parseIsoMicros(text)).toBeUndefined();

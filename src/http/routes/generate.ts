@@ -7,6 +7,8 @@ import { availability, deprecationHeaders, sunsetError } from '../../services/ca
 import type { JobService } from '../../services/jobs.js';
 import { requireAuth } from '../plugins/auth.js';
 import { webhookUrlFrom, zeroDataRetentionFrom, WEBHOOK_URL_MAX } from '../request-headers.js';
+import { rejectUnknown } from '../../services/list-query.js';
+import type { RawQuery } from '../../services/list-query.js';
 import { CreatedJob, SunsetBody, errorResponses } from '../schemas.js';
 
 export interface GenerateDeps {
@@ -16,13 +18,28 @@ export interface GenerateDeps {
   readonly publicUrl: () => string;
 }
 
+/** `image/vendor-a/model-a-2/medium` → `generateImageVendorAModelA2Medium` */
+const operationId = (path: string) =>
+  `generate-${path}`.split(/[^A-Za-z0-9]+/).map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
+
+const DeprecationHeaders = {
+  deprecation: { type: 'string', const: 'true', description: 'This model is deprecated' },
+  sunset: { type: 'string', description: 'RFC 1123 date from which the model answers 410' },
+  link: { type: 'string', description: '`<migration_url>; rel="deprecation"`' },
+};
+
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function headerSchema(entry: CatalogEntry) {
   return Type.Object({
     'x-webhook-url': Type.Optional(
-      Type.String({ format: 'uri', maxLength: WEBHOOK_URL_MAX, description: 'Receives a POST when the job reaches a terminal status' }),
+      Type.String({
+        format: 'uri',
+        pattern: '^[hH][tT][tT][pP][sS]?://[^/?#]',
+        maxLength: WEBHOOK_URL_MAX,
+        description: 'An absolute http(s) URL that receives a POST when the job reaches a terminal status',
+      }),
     ),
     ...(entry.zeroDataRetention
       ? { 'x-api-zero-data-retention': Type.Optional(Type.Literal('1', { description: 'Enables zero data retention' })) }
@@ -38,16 +55,22 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
       `/generate/${entry.path}`,
       {
         schema: {
+          operationId: operationId(entry.path),
           summary: entry.summary,
+          ...(entry.deprecation
+            ? { description: `Deprecated: answers 410 from ${entry.deprecation.sunsetDate}${entry.deprecation.replacement ? `; use ${entry.deprecation.replacement}` : ''}.` }
+            : {}),
           tags: [entry.engine === 'image' ? 'image generation' : 'video generation'],
           ...(entry.deprecation ? { deprecated: true } : {}),
           headers: headerSchema(entry),
           ...(entry.request ? { body: entry.request } : {}),
-          response: {
-            ...(retired ? {} : { 200: CreatedJob }),
-            ...errorResponses(400, 401, 403, 413, 415),
-            ...(entry.deprecation ? { 410: SunsetBody } : {}),
-          },
+          response: retired
+            ? { ...errorResponses(401, 403), 410: SunsetBody }
+            : {
+                200: entry.deprecation ? { ...CreatedJob, headers: DeprecationHeaders } : CreatedJob,
+                ...errorResponses(400, 401, 403, 413, 415),
+                ...(entry.deprecation ? { 410: SunsetBody } : {}),
+              },
         },
         // Sunset is checked per request, so it takes effect the moment the date is reached.
         onRequest: async () => {
@@ -68,6 +91,7 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
         },
       },
       async (request, reply) => {
+        rejectUnknown(request.query as RawQuery, []);
         const webhookUrl = webhookUrlFrom(request.headers);
         const zeroDataRetention = zeroDataRetentionFrom(request.headers, entry);
         const job = await deps.jobs.create(requireAuth(request.auth), {

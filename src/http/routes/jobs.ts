@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { JobService } from '../../services/jobs.js';
 import { JOB_STATUSES } from '../../services/states.js';
+import { rejectUnknown } from '../../services/list-query.js';
 import type { RawQuery } from '../../services/list-query.js';
 import { StringEnum } from '../../services/catalog/schema-kit.js';
 import { requireAuth } from '../plugins/auth.js';
@@ -14,6 +15,7 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService): void 
     '/jobs',
     {
       schema: {
+        operationId: 'listJobs',
         summary: "List the API user's jobs, newest first",
         tags: ['jobs'],
         querystring: Type.Object({
@@ -32,25 +34,33 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService): void 
     '/jobs/:id',
     {
       schema: {
+        operationId: 'getJob',
         summary: 'Get a job in its current state',
         tags: ['jobs'],
         params: IdParam,
         response: { 200: Job, ...errorResponses(401, 403, 404) },
       },
     },
-    (request) => jobs.get(requireAuth(request.auth), (request.params as { id: string }).id),
+    (request) => {
+      rejectUnknown(request.query as RawQuery, []);
+      return jobs.get(requireAuth(request.auth), (request.params as { id: string }).id);
+    },
   );
 
   app.delete(
     '/jobs/:id',
     {
       schema: {
+        operationId: 'deleteJob',
         summary: 'Delete a job',
         tags: ['jobs'],
         params: IdParam,
         response: { 200: DeletedJob, ...errorResponses(401, 403, 404) },
       },
     },
-    (request) => jobs.delete(requireAuth(request.auth), (request.params as { id: string }).id),
+    (request) => {
+      rejectUnknown(request.query as RawQuery, []);
+      return jobs.delete(requireAuth(request.auth), (request.params as { id: string }).id);
+    },
   );
 }

@@ -18,7 +18,8 @@ export function registerMetaRoutes(app: FastifyInstance, catalog: Catalog, publi
   app.get(
     '/openapi.json',
     { config: { public: true }, schema: { hide: true } },
-    async () => app.swagger(),
+    // The server entry is this server as its clients reach it, known only once listening.
+    async () => ({ ...app.swagger(), servers: [{ url: publicUrl() }] }),
   );
 
   app.get(
@@ -26,6 +27,7 @@ export function registerMetaRoutes(app: FastifyInstance, catalog: Catalog, publi
     {
       config: { public: true },
       schema: {
+        operationId: 'listDeprecations',
         summary: 'Deprecated and retired models, their sunset dates and replacements',
         description: 'The default target of the `Link: rel="deprecation"` header. An extension to the spec.',
         tags: ['meta'],

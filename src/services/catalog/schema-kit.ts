@@ -24,5 +24,13 @@ export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = 
 export const Body = Type.Object;
 export const closed = { additionalProperties: false } as const;
 
-/** An absolute URI: an external URL, a base64 data URI or an uploaded-asset URL. */
-export const Uri = (options: SchemaOptions = {}) => Type.String({ format: 'uri', ...options });
+/**
+ * What an input URL may be: an http(s) URL with a host (external or an uploaded asset's URL) or a
+ * base64 data URI, the forms the engine can fetch or decode. Other schemes (file:, gopher:, ...)
+ * are refused at the door rather than when the job runs.
+ */
+export const MEDIA_URL_PATTERN =
+  '^(?:[hH][tT][tT][pP][sS]?://[^\\s/?#@]+(?:[/?#]\\S*)?|[dD][aA][tT][aA]:[^\\s,]*;base64,[A-Za-z0-9+/=]*)$';
+
+export const Uri = (options: SchemaOptions = {}) =>
+  Type.String({ format: 'uri', pattern: MEDIA_URL_PATTERN, ...options });
