@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
+import { AppError, invalid, notFound } from '../../services/errors.js';
+import type { IdentityService } from '../../services/identity.js';
+import { authorizationHeaders } from './auth.js';
+import { sendError, toAppError } from './errors.js';
+
+/**
+ * The server options that shape what happens before a request reaches a route: requests that
+ * Node or the router cannot take still get a JSON error, and every request gets an id.
+ */
+export function edgeOptions(identity: IdentityService): Partial<FastifyServerOptions> {
+  return {
+    // A path that is not valid percent-encoding matches no route: after the usual authentication
+    // it is "not found", like a malformed job id, and its text is not echoed back.
+    frameworkErrors: (_err, request, reply) => {
+      const send = (err: AppError) => sendError(reply as unknown as FastifyReply, err);
+      void identity.authenticate(authorizationHeaders(request.raw.rawHeaders)).then(
+        () => send(notFound('not found: the URL path is not valid percent-encoding')),
+        (err: Error) => send(toAppError(err)),
+      );
+    },
+    // Requests Node's HTTP parser refuses never reach Fastify; they still get a JSON error.
+    clientErrorHandler: (err, socket) => {
+      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+      const tooLarge = (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW';
+      const error = tooLarge
+        ? new AppError('headers_too_large', 'the request headers are too large')
+        : invalid('malformed HTTP request');
+      const body = JSON.stringify(error.body());
+      socket.end(
+        `HTTP/1.1 ${error.status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+          `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `Connection: close\r\n\r\n${body}`,
+      );
+    },
+    // Long ids reach the route (and authentication) and are then simply not found.
+    routerOptions: { maxParamLength: 1000 },
+    // Every response names its request, so a user's report can be found in the log.
+    genReqId: () => randomUUID(),
+    // Fastify's own 503 while closing has its own body shape; registerEdgeHooks uses the catalogue.
+    return503OnClosing: false,
+  };
+}
+
+export function registerEdgeHooks(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    // Job states change under the same URL; no cache between client and server may keep one.
+    reply.header('cache-control', 'no-store');
+    if (closing) {
+      throw new AppError('unavailable', 'the server is shutting down; retry shortly', {
+        headers: { 'retry-after': '1', connection: 'close' },
+      });
+    }
+  });
+}
