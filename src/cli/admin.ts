@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { formatMicros } from '../lib/time.js';
 import { invalid } from '../services/errors.js';
+import { normalizeEmail } from '../services/identity.js';
 import type { Services } from '../services/services.js';
 import type { ApiToken, Workspace } from '../store/store.js';
 import { openContext } from './context.js';
@@ -56,7 +57,7 @@ const workspaceJson = (w: Workspace) => ({
 
 const COMMANDS: Record<string, Command> = {
   'workspace create': async (s, f) => {
-    const owner = need(f, 'owner').trim().toLowerCase();
+    const owner = normalizeEmail(need(f, 'owner'));
     const ws = await s.identity.createWorkspace(need(f, 'name'), owner);
     return {
       json: { workspace_id: ws.id, owner_email: owner },

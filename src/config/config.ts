@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { DeprecationOverride } from '../services/catalog/catalog.js';
 import { parseDateOnly } from '../lib/time.js';
 import { DEFAULTS, OPTIONS } from './options.js';
-import type { OptionSpec } from './options.js';
+import type { DeprecationOverride, OptionSpec } from './options.js';
 
 export interface Config {
   readonly port: number;

@@ -1,5 +1,3 @@
-import { WORKSPACE_LIMITS } from '../services/identity.js';
-
 /**
  * Every setting, once: its command-line flag, environment variable and config-file key. The
  * loader, `--help` and the test that keeps docs/config.md complete all read this table.
@@ -18,6 +16,20 @@ export interface OptionSpec {
   readonly pattern?: { readonly re: RegExp; readonly says: string };
   readonly help: string;
 }
+
+/** One entry of the config file's `deprecations` (docs/config.md). */
+export interface DeprecationOverride {
+  readonly model: string;
+  readonly sunset_date: string;
+  readonly replacement?: string;
+  readonly migration_url?: string;
+}
+
+/** Bounds of the per-workspace job limits, wherever they are set (config defaults or admin CLI). */
+export const WORKSPACE_LIMITS = {
+  maxConcurrentJobs: { min: 1, max: 100_000 },
+  maxBackloggedJobs: { min: 0, max: 1_000_000 },
+} as const;
 
 export const OPTIONS = [
   { key: 'port', flag: 'port', env: 'MEDIAGEN_PORT', type: 'integer', min: 0, max: 65535, help: 'TCP port to listen on (0 picks a free one)' },

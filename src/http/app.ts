@@ -53,7 +53,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerJsonBody(app);
   registerAuth(app, deps.identity);
-  registerJobRoutes(app, deps.jobs);
+  registerJobRoutes(app, deps.jobs, deps.catalog);
   registerGenerateRoutes(app, deps);
   registerMetaRoutes(app, deps.catalog, deps.publicUrl);
   await app.ready();

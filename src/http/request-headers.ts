@@ -3,12 +3,23 @@ import type { CatalogEntry } from '../services/catalog/catalog.js';
 
 export const WEBHOOK_URL_MAX = 2048;
 
-type Headers = Readonly<Record<string, string | string[] | undefined>>;
+/**
+ * Every value of a header as sent (`rawHeaders` alternates names and values). Node's `headers`
+ * object keeps only the first of some repeated headers and joins others with ", ", so a repeat
+ * would otherwise be silently dropped or misread.
+ */
+export function headerValues(rawHeaders: readonly string[], name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toLowerCase() === name) values.push(rawHeaders[i + 1]!);
+  }
+  return values;
+}
 
-function one(headers: Headers, name: string, display: string): string | undefined {
-  const v = headers[name];
-  if (Array.isArray(v)) throw invalid(`send the ${display} header at most once`);
-  return v;
+function one(rawHeaders: readonly string[], name: string, display: string): string | undefined {
+  const values = headerValues(rawHeaders, name);
+  if (values.length > 1) throw invalid(`send the ${display} header at most once`);
+  return values[0];
 }
 
 /**
@@ -17,11 +28,13 @@ function one(headers: Headers, name: string, display: string): string | undefine
  * value that is stored and later called as is: it reads `https:host`, `http:\\host\\path` and
  * unescaped spaces as URLs.
  */
-const HTTP_URI_RE = /^https?:\/\/(?=[^/?#])(?:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+$/i;
+export const WEBHOOK_URL_PATTERN =
+  "^[hH][tT][tT][pP][sS]?://(?=[^/?#])(?:[A-Za-z0-9\\-._~:/?#\\[\\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+$";
+const HTTP_URI_RE = new RegExp(WEBHOOK_URL_PATTERN, 'u');
 
 /** X-Webhook-URL: an absolute http(s) URL of at most 2048 characters, or absent. */
-export function webhookUrlFrom(headers: Headers): string | null {
-  const raw = one(headers, 'x-webhook-url', 'X-Webhook-URL');
+export function webhookUrlFrom(rawHeaders: readonly string[]): string | null {
+  const raw = one(rawHeaders, 'x-webhook-url', 'X-Webhook-URL');
   if (raw === undefined) return null;
   if (raw.length > WEBHOOK_URL_MAX) throw invalid(`X-Webhook-URL must be at most ${WEBHOOK_URL_MAX} characters`);
   if (!HTTP_URI_RE.test(raw)) throw invalid('X-Webhook-URL must be an absolute http or https URL');
@@ -38,8 +51,8 @@ export function webhookUrlFrom(headers: Headers): string | null {
 }
 
 /** X-Api-Zero-Data-Retention: only `1`, and only on models that offer it (model-a-2). */
-export function zeroDataRetentionFrom(headers: Headers, model: CatalogEntry): boolean {
-  const raw = one(headers, 'x-api-zero-data-retention', 'X-Api-Zero-Data-Retention');
+export function zeroDataRetentionFrom(rawHeaders: readonly string[], model: CatalogEntry): boolean {
+  const raw = one(rawHeaders, 'x-api-zero-data-retention', 'X-Api-Zero-Data-Retention');
   if (raw === undefined) return false;
   if (!model.zeroDataRetention) throw invalid(`X-Api-Zero-Data-Retention is not supported by ${model.path}`);
   if (raw !== '1') throw invalid(`X-Api-Zero-Data-Retention must be 1, got '${raw}'`);

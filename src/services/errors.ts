@@ -22,7 +22,7 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  /** Extra body fields beyond `error` (the 410 body of spec section 7, the 402 `message`). */
+  /** Extra body fields beyond `error` (the 410 body of spec section 7). */
   readonly extra: Readonly<Record<string, unknown>>;
   readonly headers: Readonly<Record<string, string>>;
 

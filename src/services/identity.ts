@@ -1,14 +1,14 @@
 import type { Clock } from '../lib/clock.js';
-import { hashToken, newId, newToken } from '../lib/ids.js';
+import { hashToken, isUuid, newId, newToken } from '../lib/ids.js';
 import { msToMicros } from '../lib/time.js';
 import type { ApiToken, Role, Store, Workspace, WorkspacePatch } from '../store/store.js';
+import { WORKSPACE_LIMITS } from '../config/options.js';
 import { AppError, forbidden, invalid, notFound } from './errors.js';
 
 /** What a valid bearer token resolves to: the API user of one workspace. */
 export interface AuthContext {
   readonly workspace: Workspace;
   readonly apiUserId: string;
-  readonly tokenId: string;
 }
 
 export interface IdentityLimits {
@@ -22,23 +22,15 @@ const BEARER_RE = /^Bearer +([A-Za-z0-9._~+/=-]+) *$/i;
 /** last_used_at is written at most this often per token, to keep reads from becoming writes. */
 const TOUCH_INTERVAL_US = 60_000_000;
 
-/** Bounds of the per-workspace job limits, wherever they are set (config defaults or admin CLI). */
-export const WORKSPACE_LIMITS = {
-  maxConcurrentJobs: { min: 1, max: 100_000 },
-  maxBackloggedJobs: { min: 0, max: 1_000_000 },
-} as const;
-
 function checkLimit(name: string, value: number | undefined, bounds: { min: number; max: number }): void {
   if (value !== undefined && (!Number.isSafeInteger(value) || value < bounds.min || value > bounds.max)) {
     throw invalid(`${name} must be a whole number from ${bounds.min} to ${bounds.max}`);
   }
 }
 
-/** RFC 6750: a 401 names the scheme the client should use. */
-const unauthenticated = (message: string) =>
-  new AppError('unauthenticated', message, { headers: { 'www-authenticate': 'Bearer realm="mediagen"' } });
+const unauthenticated = (message: string) => new AppError('unauthenticated', message);
 
-function normalizeEmail(email: string): string {
+export function normalizeEmail(email: string): string {
   const e = email.trim().toLowerCase();
   if (!EMAIL_RE.test(e)) throw invalid(`'${email}' is not an email address`);
   return e;
@@ -83,9 +75,10 @@ export class IdentityService {
     }
     const now = this.#now();
     if (owner.token.lastUsedAt === null || now - owner.token.lastUsedAt >= TOUCH_INTERVAL_US) {
-      await this.#store.identity.touchToken(owner.token.id, now);
+      // Bookkeeping: a failed write (a lock held too long elsewhere) must not fail the request.
+      await this.#store.identity.touchToken(owner.token.id, now, now - TOUCH_INTERVAL_US).catch(() => undefined);
     }
-    return { workspace: owner.workspace, apiUserId: owner.apiUserId, tokenId: owner.token.id };
+    return { workspace: owner.workspace, apiUserId: owner.apiUserId };
   }
 
   async workspace(idOrName: string): Promise<Workspace> {
@@ -105,6 +98,8 @@ export class IdentityService {
   }
 
   async createWorkspace(name: string, ownerEmail: string): Promise<Workspace> {
+    // Workspaces are looked up by id or name, so a name must never look like an id.
+    if (isUuid(name.trim())) throw invalid('a workspace name must not have the form of a UUID');
     const ws = await this.#store.identity.createWorkspace({
       id: newId(),
       name: checkName(name, 'workspace name'),
@@ -164,20 +159,22 @@ export class IdentityService {
     return (await this.#store.identity.updateWorkspace(ws.id, patch))!;
   }
 
-  /** On a store with no workspace: workspace `default`, owner owner@localhost, one API token. */
+  /**
+   * On a store with no workspace: workspace `default`, owner owner@localhost, one API token, all
+   * in one transaction, so a crash cannot leave a workspace whose token was never shown.
+   */
   async bootstrap(): Promise<{ workspace: Workspace; secret: string } | undefined> {
     if ((await this.#store.identity.countWorkspaces()) > 0) return undefined;
-    const workspace = await this.#store.identity.createWorkspace({
-      id: newId(),
-      name: 'default',
-      ownerEmail: 'owner@localhost',
-      apiUserId: newId(),
-      ...this.#defaults,
-      now: this.#now(),
+    const owner = 'owner@localhost';
+    const secret = newToken();
+    const now = this.#now();
+    const workspace = await this.#store.transaction(async (tx) => {
+      const ws = await tx.identity.createWorkspace({ id: newId(), name: 'default', ownerEmail: owner, apiUserId: newId(), ...this.#defaults, now });
+      // Another process starting on the same empty store got there first.
+      if (!ws) return undefined;
+      await tx.identity.insertToken({ id: newId(), workspaceId: ws.id, name: 'default', tokenHash: hashToken(secret), createdBy: owner, now });
+      return ws;
     });
-    // Another process starting on the same empty store got there first.
-    if (!workspace) return undefined;
-    const { secret } = await this.createToken(workspace.id, 'default', 'owner@localhost');
-    return { workspace, secret };
+    return workspace && { workspace, secret };
   }
 }

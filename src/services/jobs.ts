@@ -1,15 +1,15 @@
 import type { Clock } from '../lib/clock.js';
 import { isUuid, newId } from '../lib/ids.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
+import type { Micros } from '../lib/time.js';
 import type { Store } from '../store/store.js';
-import type { Catalog, CatalogEntry } from './catalog/catalog.js';
-import { notFound, invalid } from './errors.js';
+import type { CatalogEntry } from './catalog/catalog.js';
+import { notFound } from './errors.js';
 import type { AuthContext } from './identity.js';
 import { toJobView } from './job-view.js';
 import type { JobView } from './job-view.js';
-import { parseDateTime, parseLimit, rejectUnknown, single } from './list-query.js';
-import type { RawQuery } from './list-query.js';
-import { INITIAL_STATUS, JOB_STATUSES, isJobStatus } from './states.js';
+import { INITIAL_STATUS } from './states.js';
+import type { JobStatus } from './states.js';
 
 export interface JobPage {
   items: JobView[];
@@ -24,17 +24,22 @@ export interface CreateJob {
   readonly zeroDataRetention: boolean;
 }
 
-const LIST_PARAMS = ['cursor', 'limit', 'types', 'status'] as const;
+/** A validated GET /jobs query. */
+export interface JobListQuery {
+  /** Only jobs created strictly before this instant. */
+  readonly before?: Micros;
+  readonly types?: readonly string[];
+  readonly status?: JobStatus;
+  readonly limit: number;
+}
 
 /** Creating, reading, listing and deleting jobs of the caller's API user. */
 export class JobService {
   readonly #store: Store;
-  readonly #catalog: Catalog;
   readonly #clock: Clock;
 
-  constructor(store: Store, catalog: Catalog, clock: Clock) {
+  constructor(store: Store, clock: Clock) {
     this.#store = store;
-    this.#catalog = catalog;
     this.#clock = clock;
   }
 
@@ -68,32 +73,13 @@ export class JobService {
     return { job_id: id.toLowerCase(), deleted: true };
   }
 
-  async list(auth: AuthContext, query: RawQuery): Promise<JobPage> {
-    rejectUnknown(query, LIST_PARAMS);
-    const limit = parseLimit(query);
-    const before = parseDateTime(query, 'cursor');
-    const status = single(query, 'status');
-    if (status !== undefined && !isJobStatus(status)) {
-      throw invalid(`query parameter 'status' must be one of ${JOB_STATUSES.join(', ')}, got '${status}'`);
-    }
-    const typesRaw = single(query, 'types');
-    let types: string[] | undefined;
-    if (typesRaw !== undefined) {
-      types = typesRaw.split(',').map((t) => t.trim());
-      const bad = types.find((t) => !this.#catalog.get(t));
-      if (bad !== undefined) {
-        throw invalid(
-          `query parameter 'types' must be a comma-separated list of job types such as image/vendor-a/model-a-2/medium; unknown type '${bad}'`,
-        );
-      }
-    }
+  async list(auth: AuthContext, query: JobListQuery): Promise<JobPage> {
     // One extra row tells whether another page exists, so the last page says null.
-    const rows = await this.#store.jobs.listJobs({ apiUserId: auth.apiUserId, before, types, status, limit: limit + 1 });
-    const page = rows.slice(0, limit);
-    const more = rows.length > limit;
+    const rows = await this.#store.jobs.listJobs({ apiUserId: auth.apiUserId, ...query, limit: query.limit + 1 });
+    const page = rows.slice(0, query.limit);
     return {
       items: page.map(toJobView),
-      next_cursor: more ? formatMicros(page[page.length - 1]!.createdAt) : null,
+      next_cursor: rows.length > query.limit ? formatMicros(page[page.length - 1]!.createdAt) : null,
     };
   }
 }

@@ -15,7 +15,7 @@ export interface Services {
 export function createServices(store: Store, catalog: Catalog, clock: Clock, limits: IdentityLimits): Services {
   return {
     identity: new IdentityService(store, clock, limits),
-    jobs: new JobService(store, catalog, clock),
+    jobs: new JobService(store, clock),
     catalog,
     clock,
   };

@@ -1,8 +1,8 @@
 import type { Micros } from '../lib/time.js';
 
 /**
- * The narrow interfaces the services use. Every backend (sqlite/, later postgres/) implements the
- * same ones and runs the same contract tests.
+ * The narrow interfaces the services use. Every backend (sqlite/, postgres/) implements the same
+ * ones and runs the same contract tests.
  */
 export type Role = 'owner' | 'admin' | 'member';
 
@@ -80,7 +80,7 @@ export interface NewToken {
 }
 
 export interface IdentityStore {
-  /** Creates the workspace, its owner and its API user together; false if the name is taken. */
+  /** Creates the workspace, its owner and its API user together; undefined if the name is taken. */
   createWorkspace(input: NewWorkspace): Promise<Workspace | undefined>;
   findWorkspace(idOrName: string): Promise<Workspace | undefined>;
   countWorkspaces(): Promise<number>;
@@ -93,7 +93,8 @@ export interface IdentityStore {
   getToken(workspaceId: string, tokenId: string): Promise<ApiToken | undefined>;
   revokeToken(workspaceId: string, tokenId: string, now: Micros): Promise<ApiToken | undefined>;
   findTokenByHash(tokenHash: string): Promise<TokenOwner | undefined>;
-  touchToken(tokenId: string, now: Micros): Promise<void>;
+  /** Records use at `now` unless the last recorded use is later than `notSince`. */
+  touchToken(tokenId: string, now: Micros, notSince: Micros): Promise<void>;
 }
 
 export interface NewJob {
@@ -128,8 +129,17 @@ export interface JobStore {
   deleteJob(apiUserId: string, id: string): Promise<boolean>;
 }
 
-export interface Store {
+/** The stores as seen inside one transaction. */
+export interface StoreTx {
   readonly identity: IdentityStore;
   readonly jobs: JobStore;
+}
+
+export interface Store extends StoreTx {
+  /**
+   * Runs `fn` in one write transaction: everything it does through `tx` commits together or not
+   * at all. Services own transactions; a single store call is its own transaction.
+   */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

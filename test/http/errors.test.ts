@@ -153,10 +153,15 @@ describe('every error is JSON with an error string', () => {
     expect(errorOf(await post(bytes, 'application/json'), 400)).toMatch(/UTF-8/);
   });
 
-  it('a JSON syntax error explains itself without echoing the body back', async () => {
-    const message = errorOf(await post('secret-prompt-text', 'application/json'), 400);
+  it.each([
+    ['a short bare word', 'secret-prompt-text'],
+    ['a long bare word', 'SECRETPROMPT'.repeat(10)],
+    ['a long object with a bad value', `{"prompt": "PT", "x": z${'SECRETPROMPT'.repeat(10)}}`],
+  ])('a JSON syntax error (%s) explains itself without echoing the body back', async (_name, body) => {
+    const message = errorOf(await post(body, 'application/json'), 400);
     expect(message).toMatch(/not valid JSON/);
-    expect(message).not.toContain('secret-prompt-text');
+    expect(message).not.toContain('SECRET');
+    expect(message).not.toContain('secret');
   });
 
   it('the 413 message states the limit', async () => {

@@ -54,6 +54,20 @@ describe('input URL fields accept only what can be fetched or decoded', () => {
     expect(errorOf(res, 400)).toContain('X-Webhook-URL');
   });
 
+  it('X-Webhook-URL sent twice is 400, even when both are valid', async () => {
+    const res = await g.t.app.inject({
+      method: 'POST',
+      url: `/generate/${F}`,
+      headers: {
+        authorization: `Bearer ${g.t.token}`,
+        'content-type': 'application/json',
+        'x-webhook-url': ['https://a.example.com/h', 'https://b.example.com/h'] as unknown as string,
+      },
+      payload: JSON.stringify(MINIMAL[F]),
+    });
+    expect(errorOf(res, 400)).toMatch(/X-Webhook-URL header at most once/);
+  });
+
   it('X-Webhook-URL may carry credentials for the receiver', async () => {
     const res = await generate(g.t, F, MINIMAL[F], { 'x-webhook-url': 'https://hook:secret@hooks.example.com/in' });
     expect(res.statusCode).toBe(200);

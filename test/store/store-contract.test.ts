@@ -81,7 +81,9 @@ describe.each(backends)('store contract: $name', (backend) => {
   it('finds tokens only by hash, records use and revocation', async () => {
     const { ws, token } = await workspace();
     expect(await store.identity.findTokenByHash(hashToken('wrong'))).toBeUndefined();
-    await store.identity.touchToken(token.id, T0 + 5);
+    await store.identity.touchToken(token.id, T0 + 5, T0);
+    // A touch whose interval has not passed since the last recorded use changes nothing.
+    await store.identity.touchToken(token.id, T0 + 7, T0 + 4);
     const revoked = await store.identity.revokeToken(ws.id, token.id, T0 + 10);
     expect(revoked).toMatchObject({ lastUsedAt: T0 + 5, revokedAt: T0 + 10 });
     // A second revocation keeps the first time.
@@ -112,6 +114,43 @@ describe.each(backends)('store contract: $name', (backend) => {
       Array.from({ length: 40 }, (_, i) => (i % 2 ? store : second).jobs.insertJob(newJob(w), T0)),
     );
     expect(new Set(jobs.map((j) => j.createdAt)).size).toBe(40);
+  });
+
+  it.skipIf(!backend.asyncLocks)('creating the same workspace name from several handles at once succeeds exactly once', async () => {
+    const handles = [store, ...(await Promise.all([db.open(), db.open(), db.open()]))];
+    extra.push(...handles.slice(1));
+    const results = await Promise.all(
+      handles.map((h) =>
+        h.identity.createWorkspace({ id: newId(), name: 'shared', ownerEmail: 'o@x.test', apiUserId: newId(), maxConcurrentJobs: 4, maxBackloggedJobs: 100, now: T0 }),
+      ),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await store.identity.countWorkspaces()).toBe(1);
+  });
+
+  it('a transaction commits all of its writes or none of them', async () => {
+    const { ws } = await workspace('tx');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.identity.putMember({ workspaceId: ws.id, email: 'kept@x.test', role: 'member', createdAt: T0 });
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect(await store.identity.getMember(ws.id, 'kept@x.test')).toBeUndefined();
+    await store.transaction(async (tx) => {
+      await tx.identity.putMember({ workspaceId: ws.id, email: 'a@x.test', role: 'member', createdAt: T0 });
+      await tx.identity.putMember({ workspaceId: ws.id, email: 'b@x.test', role: 'admin', createdAt: T0 });
+    });
+    expect(await store.identity.getMember(ws.id, 'b@x.test')).toMatchObject({ role: 'admin' });
+  });
+
+  it('reads times and counts back as numbers', async () => {
+    const w = await workspace('types');
+    const job = await store.jobs.insertJob(newJob(w), T0);
+    const [listed] = await store.jobs.listJobs({ apiUserId: w.apiUserId, limit: 1 });
+    expect(typeof listed!.createdAt).toBe('number');
+    expect(listed!.createdAt).toBe(job.createdAt);
+    expect(typeof (await store.identity.countWorkspaces())).toBe('number');
   });
 
   it('lists newest first, before a cursor, by types and status, up to a limit', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
 import { AppError, invalid, notFound } from '../../services/errors.js';
 import type { IdentityService } from '../../services/identity.js';
-import { authorizationHeaders } from './auth.js';
+import { headerValues } from '../request-headers.js';
 import { sendError, toAppError } from './errors.js';
 
 /**
@@ -15,10 +15,17 @@ export function edgeOptions(identity: IdentityService): Partial<FastifyServerOpt
     // it is "not found", like a malformed job id, and its text is not echoed back.
     frameworkErrors: (_err, request, reply) => {
       const send = (err: AppError) => sendError(reply as unknown as FastifyReply, err);
-      void identity.authenticate(authorizationHeaders(request.raw.rawHeaders)).then(
-        () => send(notFound('not found: the URL path is not valid percent-encoding')),
-        (err: Error) => send(toAppError(err)),
-      );
+      identity
+        .authenticate(headerValues(request.raw.rawHeaders, 'authorization'))
+        .then(
+          () => send(notFound('not found: the URL path is not valid percent-encoding')),
+          (err: Error) => {
+            const appErr = toAppError(err);
+            if (appErr.status >= 500) request.log.error({ err }, 'request failed');
+            return send(appErr);
+          },
+        )
+        .catch((err: unknown) => request.log.error({ err }, 'could not answer a malformed URL'));
     },
     // Requests Node's HTTP parser refuses never reach Fastify; they still get a JSON error.
     clientErrorHandler: (err, socket) => {

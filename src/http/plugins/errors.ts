@@ -25,6 +25,8 @@ export function toAppError(err: FastifyError | Error, bodyLimit?: number): AppEr
 }
 
 export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
+  // RFC 6750: a 401 names the scheme the client should use.
+  if (err.status === 401) reply.header('www-authenticate', 'Bearer realm="mediagen"');
   return reply.code(err.status).headers(err.headers).type('application/json; charset=utf-8').send(err.body());
 }
 

@@ -29,7 +29,7 @@ export function parseJsonBody(text: string): unknown {
     return JSON.parse(text);
   } catch (err) {
     // V8 quotes the start of the input; a reader needs the reason, not the echo.
-    const reason = (err as Error).message.replace(/, ".*" is not valid JSON$/s, '');
+    const reason = (err as Error).message.replace(/, (?:\.\.\.)?".*$/s, '');
     throw invalid(`the request body is not valid JSON: ${reason}`);
   }
 }

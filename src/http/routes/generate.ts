@@ -3,12 +3,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../../lib/clock.js';
 import type { Catalog, CatalogEntry } from '../../services/catalog/catalog.js';
 import { applyAliases } from '../../services/catalog/aliases.js';
-import { availability, deprecationHeaders, sunsetError } from '../../services/catalog/deprecation.js';
+import { deprecationHeaders, isSunset, sunsetError } from '../../services/catalog/deprecation.js';
 import type { JobService } from '../../services/jobs.js';
 import { requireAuth } from '../plugins/auth.js';
-import { webhookUrlFrom, zeroDataRetentionFrom, WEBHOOK_URL_MAX } from '../request-headers.js';
-import { rejectUnknown } from '../../services/list-query.js';
-import type { RawQuery } from '../../services/list-query.js';
+import { WEBHOOK_URL_MAX, WEBHOOK_URL_PATTERN, webhookUrlFrom, zeroDataRetentionFrom } from '../request-headers.js';
+import { rejectUnknown } from '../query.js';
+import type { RawQuery } from '../query.js';
 import { CreatedJob, SunsetBody, errorResponses } from '../schemas.js';
 
 export interface GenerateDeps {
@@ -36,7 +36,7 @@ function headerSchema(entry: CatalogEntry) {
     'x-webhook-url': Type.Optional(
       Type.String({
         format: 'uri',
-        pattern: '^[hH][tT][tT][pP][sS]?://[^/?#]',
+        pattern: WEBHOOK_URL_PATTERN,
         maxLength: WEBHOOK_URL_MAX,
         description: 'An absolute http(s) URL that receives a POST when the job reaches a terminal status',
       }),
@@ -74,7 +74,7 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
         },
         // Sunset is checked per request, so it takes effect the moment the date is reached.
         onRequest: async () => {
-          if (entry.deprecation && (retired || availability(entry.deprecation, deps.clock.nowMs()) === 'sunset')) {
+          if (entry.deprecation && (retired || isSunset(entry.deprecation, deps.clock.nowMs()))) {
             throw sunsetError(entry.path, entry.deprecation, deps.publicUrl());
           }
         },
@@ -92,8 +92,8 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
       },
       async (request, reply) => {
         rejectUnknown(request.query as RawQuery, []);
-        const webhookUrl = webhookUrlFrom(request.headers);
-        const zeroDataRetention = zeroDataRetentionFrom(request.headers, entry);
+        const webhookUrl = webhookUrlFrom(request.raw.rawHeaders);
+        const zeroDataRetention = zeroDataRetentionFrom(request.raw.rawHeaders, entry);
         const job = await deps.jobs.create(requireAuth(request.auth), {
           model: entry,
           request: request.body as Record<string, unknown>,

@@ -1,16 +1,36 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { JobService } from '../../services/jobs.js';
-import { JOB_STATUSES } from '../../services/states.js';
-import { rejectUnknown } from '../../services/list-query.js';
-import type { RawQuery } from '../../services/list-query.js';
+import type { Catalog } from '../../services/catalog/catalog.js';
 import { StringEnum } from '../../services/catalog/schema-kit.js';
+import { invalid } from '../../services/errors.js';
+import type { JobListQuery, JobService } from '../../services/jobs.js';
+import { JOB_STATUSES, isJobStatus } from '../../services/states.js';
+import { PAGE_LIMIT, parseDateTime, parseLimit, rejectUnknown, single } from '../query.js';
+import type { RawQuery } from '../query.js';
 import { requireAuth } from '../plugins/auth.js';
 import { DeletedJob, Job, JobPage, errorResponses } from '../schemas.js';
 
+/** GET /jobs query parameters (spec 4.1), each checked with a message that names it. */
+function parseJobListQuery(query: RawQuery, catalog: Catalog): JobListQuery {
+  rejectUnknown(query, ['cursor', 'limit', 'types', 'status']);
+  const status = single(query, 'status');
+  if (status !== undefined && !isJobStatus(status)) {
+    throw invalid(`query parameter 'status' must be one of ${JOB_STATUSES.join(', ')}, got '${status}'`);
+  }
+  const typesRaw = single(query, 'types');
+  const types = typesRaw?.split(',').map((t) => t.trim());
+  const unknown = types?.find((t) => !catalog.get(t));
+  if (unknown !== undefined) {
+    throw invalid(
+      `query parameter 'types' must be a comma-separated list of job types such as image/vendor-a/model-a-2/medium; unknown type '${unknown}'`,
+    );
+  }
+  return { limit: parseLimit(query), before: parseDateTime(query, 'cursor'), types, status };
+}
+
 const IdParam = Type.Object({ id: Type.String({ description: 'Job identifier (UUID)' }) });
 
-export function registerJobRoutes(app: FastifyInstance, jobs: JobService): void {
+export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalog: Catalog): void {
   app.get(
     '/jobs',
     {
@@ -20,14 +40,14 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService): void 
         tags: ['jobs'],
         querystring: Type.Object({
           cursor: Type.Optional(Type.String({ format: 'date-time', description: 'Only jobs created before this time' })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+          limit: Type.Optional(Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default })),
           types: Type.Optional(Type.String({ description: 'Comma-separated job types (model paths)' })),
           status: Type.Optional(StringEnum(JOB_STATUSES)),
         }),
         response: { 200: JobPage, ...errorResponses(400, 401, 403) },
       },
     },
-    (request) => jobs.list(requireAuth(request.auth), request.query as RawQuery),
+    (request) => jobs.list(requireAuth(request.auth), parseJobListQuery(request.query as RawQuery, catalog)),
   );
 
   app.get(

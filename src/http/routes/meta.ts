@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { resolveUrl } from '../../lib/urls.js';
 import type { Catalog } from '../../services/catalog/catalog.js';
 
 const DeprecationList = Type.Object({
@@ -42,7 +43,7 @@ export function registerMetaRoutes(app: FastifyInstance, catalog: Catalog, publi
           model: e.path,
           sunset_date: e.deprecation!.sunsetDate,
           ...(e.deprecation!.replacement ? { replacement: e.deprecation!.replacement } : {}),
-          migration_url: new URL(e.deprecation!.migrationUrl, publicUrl()).toString(),
+          migration_url: resolveUrl(e.deprecation!.migrationUrl, publicUrl()),
         })),
     }),
   );

@@ -2,13 +2,8 @@ import { parseDateOnly } from '../../lib/time.js';
 import { ALIAS_SUNSET_DATE, MODELS } from './models.js';
 import type { ModelSpec } from './models.js';
 import type { Deprecation } from './deprecation.js';
+import type { DeprecationOverride } from '../../config/options.js';
 
-export interface DeprecationOverride {
-  readonly model: string;
-  readonly sunset_date: string;
-  readonly replacement?: string;
-  readonly migration_url?: string;
-}
 
 export interface CatalogEntry extends Omit<ModelSpec, 'deprecation'> {
   readonly deprecation?: Deprecation;
@@ -44,6 +39,10 @@ export function buildCatalog(opts: {
     }
     overrides.set(d.model, d);
   }
+  for (const m of models) {
+    // A model either takes requests (and then has a price) or exists only to answer 410.
+    if (m.request ? !m.price : !m.deprecation) throw new Error(`catalog: ${m.path} needs a request schema and a price, or a deprecation`);
+  }
   const entries = models.map((m): CatalogEntry => {
     const o = overrides.get(m.path);
     const dep = o
@@ -54,7 +53,7 @@ export function buildCatalog(opts: {
       sunsetDate: dep.sunsetDate,
       sunsetMs: dateMs(dep.sunsetDate, `deprecation of ${m.path}`),
       ...(dep.replacement ? { replacement: dep.replacement } : {}),
-      migrationUrl: dep.migrationUrl ?? `/deprecations#${m.path}`,
+      migrationUrl: dep.migrationUrl ?? `deprecations#${m.path}`,
     });
     return Object.freeze({ ...m, deprecation });
   });

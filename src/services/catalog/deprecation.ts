@@ -1,22 +1,21 @@
 import { AppError } from '../errors.js';
 import { formatHttpDate } from '../../lib/time.js';
+import { resolveUrl } from '../../lib/urls.js';
 
 export interface Deprecation {
   /** YYYY-MM-DD. The model answers 410 from 00:00:00 UTC of this date. */
   readonly sunsetDate: string;
   readonly sunsetMs: number;
   readonly replacement?: string;
-  /** Absolute, or relative to the server's public URL. */
+  /** Absolute, or relative to the server's public URL (resolved with lib/urls.ts). */
   readonly migrationUrl: string;
 }
 
-const absolute = (url: string, base: string) => new URL(url, base).toString();
 
-export type Availability = 'active' | 'deprecated' | 'sunset';
 
-export function availability(dep: Deprecation | undefined, nowMs: number): Availability {
-  if (!dep) return 'active';
-  return nowMs >= dep.sunsetMs ? 'sunset' : 'deprecated';
+/** Sunset takes effect at the first instant of the sunset date. */
+export function isSunset(dep: Deprecation, nowMs: number): boolean {
+  return nowMs >= dep.sunsetMs;
 }
 
 /** The headers of spec section 9 for every successful response of a deprecated model. */
@@ -24,7 +23,7 @@ export function deprecationHeaders(dep: Deprecation, publicUrl: string): Record<
   return {
     deprecation: 'true',
     sunset: formatHttpDate(dep.sunsetMs),
-    link: `<${absolute(dep.migrationUrl, publicUrl)}>; rel="deprecation"`,
+    link: `<${resolveUrl(dep.migrationUrl, publicUrl)}>; rel="deprecation"`,
   };
 }
 
@@ -38,7 +37,7 @@ export function sunsetError(path: string, dep: Deprecation, publicUrl: string): 
       reason: 'deprecated',
       message,
       sunset_date: dep.sunsetDate,
-      ...(dep.replacement ? { replacement: dep.replacement, migration_url: absolute(dep.migrationUrl, publicUrl) } : {}),
+      ...(dep.replacement ? { replacement: dep.replacement, migration_url: resolveUrl(dep.migrationUrl, publicUrl) } : {}),
     },
   });
 }

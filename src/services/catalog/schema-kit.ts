@@ -20,8 +20,7 @@ export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = 
   return Type.Union([schema, Type.Null()], options);
 }
 
-/** A request body: unknown properties are an error, never silently dropped. */
-export const Body = Type.Object;
+/** For request objects: unknown properties are an error, never silently dropped. */
 export const closed = { additionalProperties: false } as const;
 
 /**

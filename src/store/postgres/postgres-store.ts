@@ -6,11 +6,16 @@ import { createSqlStore } from '../sql/sql-store.js';
 import type { Transact } from '../sql/transact.js';
 
 /**
- * The shared store for scaled-out deployments: any number of api and worker processes on one
- * PostgreSQL database. Same query modules as SQLite; only connection and transactions differ.
+ * The shared store for scaled-out deployments: any number of server processes on one PostgreSQL
+ * database. Same query modules as SQLite; only connection and transactions differ.
  */
 export async function openPostgresStore(url: string, opts: { poolSize?: number } = {}): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolSize ?? 10,
+    // BIGINT columns hold microsecond times, far below 2^53: read them as numbers, as SQLite does.
+    types: { getTypeParser: (oid: number, format?: string) => (oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format as 'text')) },
+  });
   // An idle connection dropped by the server (a restart, a failover) is replaced by the pool; without
   // a listener its 'error' event would end the process.
   pool.on('error', () => undefined);
@@ -18,5 +23,5 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
   // Row locks taken by the statements themselves serialise what must be serial; READ COMMITTED suffices.
   const transact: Transact = (fn) => db.transaction().execute(fn);
 
-  return createSqlStore(db, transact);
+  return createSqlStore({ db, transact, migrationsNeedWriteLock: false });
 }

@@ -43,12 +43,6 @@ export class SqlIdentityStore implements IdentityStore {
 
   createWorkspace(input: NewWorkspace): Promise<Workspace | undefined> {
     return this.#transact(async (db) => {
-      const taken = await db
-        .selectFrom('workspaces')
-        .select('id')
-        .where((eb) => eb.or([eb('name', '=', input.name), eb('id', '=', input.name)]))
-        .executeTakeFirst();
-      if (taken) return undefined;
       const row = {
         id: input.id,
         name: input.name,
@@ -57,7 +51,14 @@ export class SqlIdentityStore implements IdentityStore {
         max_backlogged_jobs: input.maxBackloggedJobs,
         created_at: input.now,
       };
-      await db.insertInto('workspaces').values(row).execute();
+      // The unique name decides a race between two creators on any backend, without a pre-check.
+      const inserted = await db
+        .insertInto('workspaces')
+        .values(row)
+        .onConflict((oc) => oc.column('name').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      if (!inserted) return undefined;
       await db
         .insertInto('members')
         .values({ workspace_id: input.id, email: input.ownerEmail, role: 'owner', created_at: input.now })
@@ -201,7 +202,13 @@ export class SqlIdentityStore implements IdentityStore {
     };
   }
 
-  async touchToken(tokenId: string, now: number): Promise<void> {
-    await this.#db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', tokenId).execute();
+  async touchToken(tokenId: string, now: number, notSince: number): Promise<void> {
+    // Conditional, so that of many concurrent requests with one token only the first writes.
+    await this.#db
+      .updateTable('api_tokens')
+      .set({ last_used_at: now })
+      .where('id', '=', tokenId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', notSince)]))
+      .execute();
   }
 }

@@ -1,18 +1,37 @@
 import { Migrator } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import type { Store } from '../store.js';
+import type { Store, StoreTx } from '../store.js';
 import { SqlIdentityStore } from './identity-queries.js';
 import { SqlJobStore } from './job-queries.js';
 import { migrationProvider } from './migrations.js';
 import type { Transact } from './transact.js';
 
+export interface SqlBackend {
+  readonly db: Kysely<Database>;
+  readonly transact: Transact;
+  /**
+   * Kysely locks migrations on PostgreSQL (an advisory lock) but not on SQLite, where several
+   * processes opening a fresh file at once would each try to create the tables. There the whole
+   * migration runs inside the backend's own write transaction instead.
+   */
+  readonly migrationsNeedWriteLock: boolean;
+}
+
+/** Query modules bound to one transaction: calls inside it join it instead of opening another. */
+function bind(trx: Kysely<Database>): StoreTx {
+  const joined: Transact = (fn) => fn(trx);
+  return { identity: new SqlIdentityStore(trx, joined), jobs: new SqlJobStore(trx, joined) };
+}
+
 /**
  * Migrates a freshly opened database to the latest schema and assembles the Store on it. Each
  * backend supplies only its connection and its write transaction.
  */
-export async function createSqlStore(db: Kysely<Database>, transact: Transact): Promise<Store> {
-  const { error } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+export async function createSqlStore({ db, transact, migrationsNeedWriteLock }: SqlBackend): Promise<Store> {
+  const { error } = migrationsNeedWriteLock
+    ? await transact((trx) => new Migrator({ db: trx, provider: migrationProvider, disableTransactions: true }).migrateToLatest())
+    : await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
   if (error) {
     await db.destroy();
     throw error instanceof Error ? error : new Error(String(error));
@@ -20,6 +39,7 @@ export async function createSqlStore(db: Kysely<Database>, transact: Transact): 
   return {
     identity: new SqlIdentityStore(db, transact),
     jobs: new SqlJobStore(db, transact),
+    transaction: (fn) => transact((trx) => fn(bind(trx))),
     close: () => db.destroy(),
   };
 }

@@ -29,7 +29,8 @@ function withStatementCache(raw: SQLite.Database) {
 
 /**
  * The embedded store: one SQLite file in WAL mode. The server and the admin CLI may have it open
- * at once; busy_timeout makes one wait for the other's write instead of failing.
+ * at once; busy_timeout makes one wait for the other's write instead of failing. better-sqlite3 is
+ * synchronous, so such a wait holds the whole process: every write transaction here is short.
  */
 export async function openSqliteStore(file: string): Promise<Store> {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -55,5 +56,5 @@ export async function openSqliteStore(file: string): Promise<Store> {
       }
     });
 
-  return createSqlStore(db, transact);
+  return createSqlStore({ db, transact, migrationsNeedWriteLock: true });
 }

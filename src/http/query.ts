@@ -1,6 +1,6 @@
 import { parseIsoMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
-import { invalid } from './errors.js';
+import { invalid } from '../services/errors.js';
 
 /**
  * Query-string rules shared by every paginated list (GET /jobs, and the later lists that the
@@ -26,7 +26,10 @@ export function rejectUnknown(query: RawQuery, known: readonly string[]): void {
   }
 }
 
-export function parseLimit(query: RawQuery, max = 1000, fallback = 100): number {
+/** Page sizes of every list (spec section 8): 1 to 1000, default 100. */
+export const PAGE_LIMIT = { min: 1, max: 1000, default: 100 } as const;
+
+export function parseLimit(query: RawQuery, max: number = PAGE_LIMIT.max, fallback: number = PAGE_LIMIT.default): number {
   const raw = single(query, 'limit');
   if (raw === undefined) return fallback;
   if (!/^\d{1,7}$/.test(raw) || +raw < 1 || +raw > max) {
