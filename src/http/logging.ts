@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 
 /**
  * What the request log keeps of a request. Query strings are dropped: a client may put a token or
@@ -12,3 +12,12 @@ export const logSerializers = {
     remoteAddress: request.ip,
   }),
 };
+
+/**
+ * Logs a failure by its message, code and stack only: driver errors can carry row values
+ * (PostgreSQL's `detail`), which may hold a prompt.
+ */
+export function logFailure(log: FastifyBaseLogger, err: unknown, msg: string): void {
+  const e = err as { message?: unknown; code?: unknown; stack?: unknown };
+  log.error({ err: { message: String(e?.message ?? err), code: e?.code, stack: e?.stack } }, msg);
+}

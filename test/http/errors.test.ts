@@ -208,6 +208,20 @@ describe('every error is JSON with an error string', () => {
     }
   });
 
+  it('a failure inside the server is a 500 that says only "internal server error"', async () => {
+    const broken = await createTestApp();
+    try {
+      // A request that authenticates, then finds the store gone.
+      const original = broken.store.jobs.listJobs.bind(broken.store.jobs);
+      broken.store.jobs.listJobs = () => Promise.reject(new Error('relation "jobs" does not exist: secret detail'));
+      const res = await broken.app.inject({ method: 'GET', url: '/jobs', headers: { authorization: `Bearer ${broken.token}` } });
+      expect(errorOf(res, 500)).toBe('internal server error');
+      broken.store.jobs.listJobs = original;
+    } finally {
+      await broken.close();
+    }
+  });
+
   it('random bytes as a body never crash the server', async () => {
     let seed = 42;
     const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);

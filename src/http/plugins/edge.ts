@@ -4,6 +4,7 @@ import { AppError, invalid, notFound } from '../../services/errors.js';
 import type { IdentityService } from '../../services/identity.js';
 import { headerValues } from '../request-headers.js';
 import { sendError, toAppError } from './errors.js';
+import { logFailure } from '../logging.js';
 
 /**
  * The server options that shape what happens before a request reaches a route: requests that
@@ -21,11 +22,11 @@ export function edgeOptions(identity: IdentityService): Partial<FastifyServerOpt
           () => send(notFound('not found: the URL path is not valid percent-encoding')),
           (err: Error) => {
             const appErr = toAppError(err);
-            if (appErr.status >= 500) request.log.error({ err }, 'request failed');
+            if (appErr.status >= 500) logFailure(request.log, err, 'request failed');
             return send(appErr);
           },
         )
-        .catch((err: unknown) => request.log.error({ err }, 'could not answer a malformed URL'));
+        .catch((err: unknown) => logFailure(request.log, err, 'could not answer a malformed URL'));
     },
     // Requests Node's HTTP parser refuses never reach Fastify; they still get a JSON error.
     clientErrorHandler: (err, socket) => {

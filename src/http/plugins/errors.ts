@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, ERROR_CODES, invalid } from '../../services/errors.js';
 import type { ErrorCode } from '../../services/errors.js';
 import { describeBodyErrors } from '../validation.js';
+import { logFailure } from '../logging.js';
 
 const codeForStatus = (status: number): ErrorCode =>
   (Object.keys(ERROR_CODES) as ErrorCode[]).find((c) => ERROR_CODES[c] === status) ?? 'invalid_request';
@@ -33,7 +34,7 @@ export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const appErr = toAppError(err, request.routeOptions.bodyLimit);
-    if (appErr.status >= 500) request.log.error({ err }, 'request failed');
+    if (appErr.status >= 500) logFailure(request.log, err, 'request failed');
     return sendError(reply, appErr);
   });
 
