@@ -32,8 +32,8 @@ export const PAGE_LIMIT = { min: 1, max: 1000, default: 100 } as const;
 export function parseLimit(query: RawQuery, max: number = PAGE_LIMIT.max, fallback: number = PAGE_LIMIT.default): number {
   const raw = single(query, 'limit');
   if (raw === undefined) return fallback;
-  if (!/^\d{1,7}$/.test(raw) || +raw < 1 || +raw > max) {
-    throw invalid(`query parameter 'limit' must be an integer from 1 to ${max}, got '${raw}'`);
+  if (!/^\d{1,7}$/.test(raw) || +raw < PAGE_LIMIT.min || +raw > max) {
+    throw invalid(`query parameter 'limit' must be an integer from ${PAGE_LIMIT.min} to ${max}, got '${raw}'`);
   }
   return +raw;
 }

@@ -1,6 +1,6 @@
 /**
- * Job statuses of spec section 3: a closed, frozen set. The transition table that moves jobs
- * between them belongs here too, with the runner.
+ * Job statuses of spec section 3: a closed, frozen set. The terminal set and the transition table
+ * that moves jobs between them belong here too, and arrive with the runner.
  */
 export const JOB_STATUSES = Object.freeze([
   'backlogged',
@@ -15,8 +15,6 @@ export const JOB_STATUSES = Object.freeze([
 ] as const);
 
 export type JobStatus = (typeof JOB_STATUSES)[number];
-
-export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['completed', 'failed', 'cancelled']);
 
 export function isJobStatus(value: string): value is JobStatus {
   return (JOB_STATUSES as readonly string[]).includes(value);

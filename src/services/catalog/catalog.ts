@@ -4,7 +4,6 @@ import type { ModelSpec } from './models.js';
 import type { Deprecation } from './deprecation.js';
 import type { DeprecationOverride } from '../../config/options.js';
 
-
 export interface CatalogEntry extends Omit<ModelSpec, 'deprecation'> {
   readonly deprecation?: Deprecation;
 }

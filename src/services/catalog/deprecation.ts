@@ -11,8 +11,6 @@ export interface Deprecation {
   readonly migrationUrl: string;
 }
 
-
-
 /** Sunset takes effect at the first instant of the sunset date. */
 export function isSunset(dep: Deprecation, nowMs: number): boolean {
   return nowMs >= dep.sunsetMs;
