@@ -1,0 +1,76 @@
+/**
+ * The contract between the job runner and whatever makes the media: the built-in local engine
+ * today, a remote GPU worker or a vendor proxy later. The runner owns statuses, leases, timeouts
+ * and storage; an engine only turns one validated request into files, reporting its stages.
+ */
+
+/** One job as an engine sees it. */
+export interface EngineJob {
+  readonly id: string;
+  /** The catalog model path, e.g. `image/vendor-a/model-a-2/medium`. */
+  readonly model: string;
+  /** The validated request body, defaults applied, aliases already renamed. */
+  readonly request: Readonly<Record<string, unknown>>;
+}
+
+/** A file the engine wrote into its output directory. */
+export interface OutputFile {
+  /** A plain file name inside `outDir` (no directories), e.g. `output.png`. */
+  readonly name: string;
+  readonly contentType: string;
+}
+
+/**
+ * Stages an engine reports, in this order. `processing`: every input is fetched and checked.
+ * `sampling`: generation has started. `intermediate-complete`: a preview file exists.
+ */
+export type EngineStage = 'processing' | 'sampling' | 'intermediate-complete';
+
+export interface EngineContext {
+  /** Aborts when the job is cancelled, times out, loses its lease or the worker shuts down. */
+  readonly signal: AbortSignal;
+  /** An empty directory owned by this run; every output and preview is written here. */
+  readonly outDir: string;
+  /**
+   * Loads an input the request names (`field` is its JSON path, for messages): a `data:` URI is
+   * decoded, an http(s) URL fetched with the size cap, timeout and address guard. Failures throw
+   * an EngineError whose code is `input_fetch_failed` or `input_invalid`.
+   */
+  loadInput(url: string, field: string): Promise<Buffer>;
+  /**
+   * Records that the run reached `stage`. With `intermediate-complete`, `preview` names a file
+   * already in `outDir`. Rejects (with the signal's reason) if the job can no longer advance,
+   * for instance because it was cancelled; the engine then stops.
+   */
+  stage(stage: EngineStage, preview?: OutputFile): Promise<void>;
+}
+
+export interface Engine {
+  readonly name: string;
+  /** Makes the job's outputs in `ctx.outDir` and returns them, the main output first. */
+  run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]>;
+}
+
+/**
+ * Codes a job can fail with (`error.code` of the job, spec 2.3). One list, documented in
+ * docs/errors.md; a test checks both agree.
+ */
+export const JOB_ERROR_CODES = Object.freeze({
+  input_fetch_failed: 'an input URL could not be fetched (refused address, HTTP error, timeout, too large)',
+  input_invalid: 'an input was fetched but is not a usable image or video, or a data: URI is malformed',
+  timeout: "the job ran longer than its model's timeout",
+  worker_lost: 'the job was reclaimed after its worker stopped too many times',
+  engine_failed: 'the engine failed for a reason of its own',
+} as const);
+
+export type JobErrorCode = keyof typeof JOB_ERROR_CODES;
+
+/** A failure that ends the job with `error: {code, message}`; the message is shown to the client. */
+export class EngineError extends Error {
+  readonly code: JobErrorCode;
+  constructor(code: JobErrorCode, message: string) {
+    super(message);
+    this.name = 'EngineError';
+    this.code = code;
+  }
+}
