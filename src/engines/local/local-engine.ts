@@ -1,0 +1,108 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Clock } from '../../lib/clock.js';
+import { EngineError } from '../engine.js';
+import type { Engine, EngineContext, EngineJob, OutputFile } from '../engine.js';
+import { locateFfmpeg } from '../ffmpeg.js';
+import { renderModelA2 } from './model-a2.js';
+import { renderModelB1 } from './model-b1.js';
+import { renderModelCEdit } from './model-c-edit.js';
+import type { ModelRenderer, RenderEnv } from './render-types.js';
+import { renderModelDFast, renderModelE1, renderModelF } from './video-models.js';
+
+export interface LocalEngineOptions {
+  readonly clock: Clock;
+  /**
+   * Simulated provider time, spread in three equal waits over scheduled → processing → sampling →
+   * intermediate-complete; rendering time comes on top.
+   */
+  readonly latencyMs: number;
+  /** An ffmpeg binary to use instead of the one found on PATH or shipped by npm. */
+  readonly ffmpegPath?: string;
+}
+
+const RENDERERS: ReadonlyMap<string, ModelRenderer> = new Map([
+  ['image/vendor-a/model-a-2/medium', renderModelA2],
+  ['image/vendor-a/model-a-2/large', renderModelA2],
+  ['image/vendor-a/model-a-2/medium-turbo', renderModelA2],
+  ['image/vendor-b/model-b-1', renderModelB1],
+  ['video/vendor-c/model-c-edit', renderModelCEdit],
+  ['video/vendor-d/model-d-fast', renderModelDFast],
+  ['video/vendor-e/model-e-1', renderModelE1],
+  ['video/vendor-f/model-f', renderModelF],
+]);
+
+/** Scratch files live beside the outputs (same disk) in a directory no output name can match. */
+const WORK_DIR_PREFIX = '.work-';
+
+/**
+ * The built-in engine: real, deterministic media made on this machine with sharp and ffmpeg,
+ * standing in for the vendors' models. docs/engine.md describes what each model produces.
+ */
+export class LocalEngine implements Engine {
+  /** The catalog paths this engine renders. */
+  static readonly models: readonly string[] = [...RENDERERS.keys()];
+
+  readonly name = 'local';
+  readonly #clock: Clock;
+  readonly #waits: readonly [number, number, number];
+  readonly #ffmpegPath: string | undefined;
+
+  constructor(opts: LocalEngineOptions) {
+    this.#clock = opts.clock;
+    const total = Math.max(0, Math.round(opts.latencyMs));
+    const third = Math.floor(total / 3);
+    this.#waits = [third, third, total - 2 * third];
+    this.#ffmpegPath = opts.ffmpegPath;
+  }
+
+  async run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]> {
+    const renderer = RENDERERS.get(job.model);
+    if (!renderer) throw new EngineError('engine_failed', `the local engine has no model ${job.model}`);
+    const { signal } = ctx;
+    const [toProcessing, toSampling, toPreview] = this.#waits;
+
+    await this.#clock.sleep(toProcessing, signal);
+    signal.throwIfAborted();
+    const workDir = await mkdtemp(join(ctx.outDir, WORK_DIR_PREFIX));
+    try {
+      const env: RenderEnv = { ctx, workDir, ffmpeg: () => this.#ffmpeg() };
+      const prepared = await guard(signal, 'reading the inputs', () => renderer(job.model, job.request, env));
+      await ctx.stage('processing');
+      await this.#clock.sleep(toSampling, signal);
+      signal.throwIfAborted();
+      await ctx.stage('sampling');
+      const rendered = await guard(signal, 'rendering', () => prepared.render());
+      await this.#clock.sleep(toPreview, signal);
+      signal.throwIfAborted();
+      await ctx.stage('intermediate-complete', rendered.preview);
+      return [...rendered.outputs];
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  async #ffmpeg(): Promise<string> {
+    try {
+      return await locateFfmpeg(this.#ffmpegPath);
+    } catch (err) {
+      throw new EngineError('engine_failed', (err as Error).message);
+    }
+  }
+}
+
+/**
+ * Aborts surface as the signal's reason, EngineErrors as themselves (including the context's own
+ * input errors); anything else is the engine's own failure.
+ */
+async function guard<T>(signal: AbortSignal, doing: string, work: () => Promise<T>): Promise<T> {
+  try {
+    const result = await work();
+    signal.throwIfAborted();
+    return result;
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    if (err instanceof EngineError) throw err;
+    throw new EngineError('engine_failed', `local engine failed while ${doing}: ${(err as Error).message}`);
+  }
+}

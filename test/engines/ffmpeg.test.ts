@@ -1,0 +1,51 @@
+import { describe, expect, it, vi } from 'vitest';
+import { FfmpegError, locateFfmpeg, runFfmpeg } from '../../src/engines/ffmpeg.js';
+
+describe('locateFfmpeg', () => {
+  it('finds an ffmpeg that runs, and prefers an explicit path', async () => {
+    const path = await locateFfmpeg();
+    const stderr = await runFfmpeg(['-f', 'lavfi', '-i', 'nullsrc=d=0.1', '-f', 'null', '-'], {
+      signal: new AbortController().signal,
+      ffmpegPath: path,
+    });
+    expect(stderr).toBe('');
+    expect(await locateFfmpeg('/opt/custom/ffmpeg')).toBe('/opt/custom/ffmpeg');
+  });
+});
+
+describe('runFfmpeg', () => {
+  it('rejects with the exit code and the last lines of stderr when ffmpeg fails', async () => {
+    const run = runFfmpeg(['-i', '/nonexistent/input.mp4', '-f', 'null', '-'], {
+      signal: new AbortController().signal,
+      ffmpegPath: await locateFfmpeg(),
+    });
+    await expect(run).rejects.toBeInstanceOf(FfmpegError);
+    await expect(run).rejects.toMatchObject({ exitCode: 1, stderrTail: expect.stringContaining('/nonexistent/input.mp4') });
+  });
+
+  it('rejects clearly when the binary cannot be started', async () => {
+    const run = runFfmpeg(['-version'], { signal: new AbortController().signal, ffmpegPath: '/nonexistent/ffmpeg' });
+    await expect(run).rejects.toThrow(/cannot run ffmpeg at \/nonexistent\/ffmpeg/);
+  });
+
+  it('kills the child on abort and rejects with the signal’s reason once it has exited', async () => {
+    const controller = new AbortController();
+    const run = runFfmpeg(['-re', '-f', 'lavfi', '-i', 'nullsrc=d=60', '-f', 'null', '-'], {
+      signal: controller.signal,
+      ffmpegPath: await locateFfmpeg(),
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await expect(run).rejects.toBe(reason);
+    // The child has exited; Node releases its handle a moment later, in the loop's close phase.
+    await vi.waitFor(() => expect(process.getActiveResourcesInfo()).not.toContain('ProcessWrap'), { timeout: 200 });
+  });
+
+  it('does not start at all when the signal has already aborted', async () => {
+    const controller = new AbortController();
+    const reason = new Error('too late');
+    controller.abort(reason);
+    await expect(runFfmpeg(['-version'], { signal: controller.signal, ffmpegPath: '/nonexistent/ffmpeg' })).rejects.toBe(reason);
+  });
+});
