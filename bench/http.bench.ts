@@ -15,6 +15,7 @@ import { buildApp } from '../src/http/app.js';
 import { systemClock } from '../src/lib/clock.js';
 import { buildCatalog } from '../src/services/catalog/catalog.js';
 import { createServices } from '../src/services/services.js';
+import { OutputFiles } from '../src/store/files/output-files.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -40,7 +41,12 @@ const baseUrl = await listen(baseline);
 
 const dir = mkdtempSync(join(tmpdir(), 'mediagen-bench-'));
 const store = await openSqliteStore(join(dir, 'mediagen.db'));
-const services = createServices(store, buildCatalog({}), systemClock, { maxConcurrentJobs: 4, maxBackloggedJobs: 100 });
+// No worker runs here: jobs pile up as queued, so the limits are set high enough never to say 429.
+const services = createServices(store, buildCatalog({}), systemClock, {
+  limits: { maxConcurrentJobs: 100_000, maxBackloggedJobs: 1_000_000 },
+  outputs: new OutputFiles(join(dir, 'outputs')),
+  runPolicy: { leaseMs: 30_000, maxAttempts: 3, timeoutMs: () => 180_000 },
+});
 const boot = (await services.identity.bootstrap())!;
 let url = '';
 const app = await buildApp({ ...services, publicUrl: () => url });

@@ -1,12 +1,33 @@
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { systemClock } from '../lib/clock.js';
 import type { Clock } from '../lib/clock.js';
 import { buildCatalog } from '../services/catalog/catalog.js';
+import type { Catalog } from '../services/catalog/catalog.js';
+import type { RunPolicy } from '../services/job-runs.js';
 import { createServices } from '../services/services.js';
 import type { Services } from '../services/services.js';
+import { OutputFiles } from '../store/files/output-files.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
+
+/** A job is given this many claims; a worker dying more often than that on one job gives up on it. */
+export const MAX_ATTEMPTS = 3;
+
+/** Where job outputs live inside the data dir. */
+export const OUTPUTS_DIR = 'outputs';
+
+export function runPolicyFor(config: Config, catalog: Catalog): RunPolicy {
+  for (const model of Object.keys(config.modelTimeoutsMs)) {
+    if (!catalog.get(model)?.request) throw new ConfigError(`job_timeouts_ms: unknown model '${model}'`);
+  }
+  return {
+    leaseMs: config.leaseMs,
+    maxAttempts: MAX_ATTEMPTS,
+    timeoutMs: (model) => config.modelTimeoutsMs[model] ?? config.jobTimeoutMs,
+  };
+}
 
 /** Config, store and services, wired the same way for `serve` and `admin`. */
 export async function openContext(
@@ -15,6 +36,7 @@ export async function openContext(
 ): Promise<{ config: Config; store: Store; services: Services }> {
   const config = loadConfig({ flags, configFile: flags.config as string | undefined });
   const catalog = buildCatalog({ deprecations: config.deprecations });
+  const runPolicy = runPolicyFor(config, catalog);
   let store: Store;
   try {
     store = await openStore(config);
@@ -23,8 +45,9 @@ export async function openContext(
     throw new ConfigError(`cannot open ${where}: ${(err as Error).message}`);
   }
   const services = createServices(store, catalog, clock, {
-    maxConcurrentJobs: config.maxConcurrentJobs,
-    maxBackloggedJobs: config.maxBackloggedJobs,
+    limits: { maxConcurrentJobs: config.maxConcurrentJobs, maxBackloggedJobs: config.maxBackloggedJobs },
+    outputs: new OutputFiles(join(config.dataDir, OUTPUTS_DIR)),
+    runPolicy,
   });
   return { config, store, services };
 }

@@ -1,15 +1,21 @@
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
+import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
 import { ConfigError, publicUrlFor } from '../config/config.js';
+import type { Config } from '../config/config.js';
 import { OPTIONS } from '../config/options.js';
 import { buildApp } from '../http/app.js';
 import { logSerializers } from '../http/logging.js';
+import type { Services } from '../services/services.js';
+import type { Store } from '../store/store.js';
 import { openContext } from './context.js';
 import { drain, firstSignal, trackInFlight } from './graceful-shutdown.js';
+import { startWorker } from './start-worker.js';
 
 export const SERVE_HELP = `Usage: mediagen serve [options]
 
-Runs the HTTP API on the embedded store. Every option can also be set by environment
+Runs the HTTP API and the job runner (see --role) on the embedded store or PostgreSQL. Every option can also be set by environment
 variable or config file key (docs/config.md).
 
 Options:
@@ -64,13 +70,39 @@ export async function serve(argv: string[]): Promise<void> {
   }
   const signal = firstSignal();
   const { config, store, services } = await openContext(values);
+  // stdout is for the operator (the banner); the JSON log goes to stderr.
+  const log = pino({ level: config.logLevel, serializers: logSerializers }, process.stderr);
+  const http = config.role === 'worker' ? undefined : await startHttp(config, services, store, log);
+  const runner = config.role === 'api' ? undefined : startWorker(config, services, log);
+  if (http) {
+    // Only once listening: a token created by a start that then fails would never be shown.
+    const created = await services.identity.bootstrap();
+    process.stdout.write(banner(http.boundUrl, http.publicUrl, config.dataDir, created && { name: created.workspace.name, secret: created.secret }));
+  }
+  process.stdout.write(
+    runner
+      ? `mediagen: running up to ${config.workerConcurrency} jobs at once${http ? '' : ` (worker only, store ${config.databaseUrl ? 'PostgreSQL' : config.dataDir})`}\n`
+      : 'mediagen: API only; jobs run in processes started with --role worker\n',
+  );
+
+  const received = await signal;
+  log.info({ signal: received, inFlight: http?.inFlight.size ?? 0, runningJobs: runner?.worker.running ?? 0 }, 'shutting down');
+  const [drained] = await Promise.all([
+    http ? drain(() => http.app.close(), http.app.server, http.inFlight) : Promise.resolve(true),
+    runner?.stop(),
+  ]);
+  if (!drained) log.warn('grace period over: cut the connections of unfinished requests');
+  await store.close();
+  process.exit(drained ? 0 : 1);
+}
+
+async function startHttp(config: Config, services: Services, store: Store, log: FastifyBaseLogger) {
   let publicUrl = config.publicUrl ?? '';
   const app = await buildApp({
     ...services,
     publicUrl: () => publicUrl,
     bodyLimitBytes: config.bodyLimitBytes,
-    // stdout is for the operator (the banner); the JSON request log goes to stderr.
-    logger: { level: config.logLevel, stream: process.stderr, serializers: logSerializers },
+    loggerInstance: log,
   });
   const inFlight = trackInFlight(app.server);
   try {
@@ -83,16 +115,5 @@ export async function serve(argv: string[]): Promise<void> {
   }
   const port = (app.server.address() as AddressInfo).port;
   publicUrl = publicUrlFor(config, port);
-  // Only once listening: a token created by a start that then fails would never be shown.
-  const created = await services.identity.bootstrap();
-  process.stdout.write(
-    banner(publicUrlFor({ ...config, publicUrl: undefined }, port), publicUrl, config.dataDir, created && { name: created.workspace.name, secret: created.secret }),
-  );
-
-  const received = await signal;
-  app.log.info({ signal: received, inFlight: inFlight.size }, 'draining in-flight requests');
-  const drained = await drain(() => app.close(), app.server, inFlight);
-  if (!drained) app.log.warn('grace period over: cut the connections of unfinished requests');
-  await store.close();
-  process.exit(drained ? 0 : 1);
+  return { app, inFlight, publicUrl, boundUrl: publicUrlFor({ ...config, publicUrl: undefined }, port) };
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseDateOnly } from '../lib/time.js';
 import { DEFAULTS, OPTIONS } from './options.js';
@@ -18,6 +19,16 @@ export interface Config {
   readonly maxConcurrentJobs: number;
   readonly maxBackloggedJobs: number;
   readonly logLevel: string;
+  readonly role: 'all' | 'api' | 'worker';
+  readonly workerConcurrency: number;
+  readonly jobTimeoutMs: number;
+  /** Per-model timeouts from the config file's `job_timeouts_ms`, by model path. */
+  readonly modelTimeoutsMs: Readonly<Record<string, number>>;
+  readonly leaseMs: number;
+  readonly pollIntervalMs: number;
+  readonly shutdownGraceMs: number;
+  readonly inputMaxBytes: number;
+  readonly inputTimeoutMs: number;
   readonly deprecations: readonly DeprecationOverride[];
 }
 
@@ -92,6 +103,18 @@ function readDeprecations(raw: unknown, file: string): DeprecationOverride[] {
   });
 }
 
+const TIMEOUT_SPEC = OPTIONS.find((o) => o.key === 'job_timeout_ms')!;
+
+/** `job_timeouts_ms`: model path -> milliseconds. Model paths are checked against the catalog later. */
+function readModelTimeouts(raw: unknown, file: string): Record<string, number> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError(`${file}: job_timeouts_ms must be an object of model path to milliseconds`);
+  }
+  return Object.fromEntries(
+    Object.entries(raw).map(([model, ms]) => [model, coerce(TIMEOUT_SPEC, ms, `${file}: job_timeouts_ms.${model}`) as number]),
+  );
+}
+
 /**
  * Settings from, in rising precedence: defaults, the JSON config file, MEDIAGEN_* environment
  * variables, command-line flags. The only reader of process.env and config files.
@@ -105,6 +128,7 @@ export function loadConfig(opts: {
   const flags = opts.flags ?? {};
   const values: Record<string, Value | undefined> = { ...DEFAULTS };
   let deprecations: DeprecationOverride[] = [];
+  let modelTimeoutsMs: Record<string, number> = {};
 
   const file = opts.configFile ?? env.MEDIAGEN_CONFIG;
   if (file) {
@@ -120,6 +144,10 @@ export function loadConfig(opts: {
     for (const [key, raw] of Object.entries(parsed)) {
       if (key === 'deprecations') {
         deprecations = readDeprecations(raw, file);
+        continue;
+      }
+      if (key === 'job_timeouts_ms') {
+        modelTimeoutsMs = readModelTimeouts(raw, file);
         continue;
       }
       const spec = OPTIONS.find((o) => o.key === key);
@@ -148,6 +176,15 @@ export function loadConfig(opts: {
     maxConcurrentJobs: values.max_concurrent_jobs as number,
     maxBackloggedJobs: values.max_backlogged_jobs as number,
     logLevel: values.log_level as string,
+    role: values.role as Config['role'],
+    workerConcurrency: (values.worker_concurrency as number | undefined) ?? availableParallelism(),
+    jobTimeoutMs: values.job_timeout_ms as number,
+    modelTimeoutsMs: Object.freeze(modelTimeoutsMs),
+    leaseMs: values.lease_ms as number,
+    pollIntervalMs: values.poll_interval_ms as number,
+    shutdownGraceMs: values.shutdown_grace_ms as number,
+    inputMaxBytes: values.input_max_bytes as number,
+    inputTimeoutMs: values.input_timeout_ms as number,
     deprecations: Object.freeze(deprecations),
   });
 }

@@ -42,6 +42,14 @@ export const OPTIONS = [
   { key: 'body_limit_bytes', flag: 'body-limit-bytes', env: 'MEDIAGEN_BODY_LIMIT_BYTES', type: 'integer', min: 1024, max: 64 * 1024 * 1024, help: 'largest accepted request body' },
   { key: 'max_concurrent_jobs', flag: 'max-concurrent-jobs', env: 'MEDIAGEN_MAX_CONCURRENT_JOBS', type: 'integer', ...WORKSPACE_LIMITS.maxConcurrentJobs, help: 'default per-workspace concurrency for new workspaces' },
   { key: 'max_backlogged_jobs', flag: 'max-backlogged-jobs', env: 'MEDIAGEN_MAX_BACKLOGGED_JOBS', type: 'integer', ...WORKSPACE_LIMITS.maxBackloggedJobs, help: 'default per-workspace backlog for new workspaces' },
+  { key: 'role', flag: 'role', env: 'MEDIAGEN_ROLE', type: 'string', oneOf: ['all', 'api', 'worker'], help: 'all (API and worker), api (HTTP only) or worker (runs jobs only)' },
+  { key: 'worker_concurrency', flag: 'worker-concurrency', env: 'MEDIAGEN_WORKER_CONCURRENCY', type: 'integer', min: 1, max: 1024, help: 'jobs this process runs at once (default: number of cores)' },
+  { key: 'job_timeout_ms', flag: 'job-timeout-ms', env: 'MEDIAGEN_JOB_TIMEOUT_MS', type: 'integer', min: 1000, max: 86_400_000, help: 'a job still running this long after its first claim fails with timeout' },
+  { key: 'lease_ms', flag: 'lease-ms', env: 'MEDIAGEN_LEASE_MS', type: 'integer', min: 300, max: 3_600_000, help: "how long a worker's claim lasts without a heartbeat" },
+  { key: 'poll_interval_ms', flag: 'poll-interval-ms', env: 'MEDIAGEN_POLL_INTERVAL_MS', type: 'integer', min: 10, max: 600_000, help: 'backstop poll for jobs, expired leases and backlogs' },
+  { key: 'shutdown_grace_ms', flag: 'shutdown-grace-ms', env: 'MEDIAGEN_SHUTDOWN_GRACE_MS', type: 'integer', min: 0, max: 3_600_000, help: 'on SIGTERM, how long running jobs may finish before they are handed back' },
+  { key: 'input_max_bytes', flag: 'input-max-bytes', env: 'MEDIAGEN_INPUT_MAX_BYTES', type: 'integer', min: 1024, max: 1024 * 1024 * 1024, help: 'largest input file (image_url, init_video, ...) fetched or decoded' },
+  { key: 'input_timeout_ms', flag: 'input-timeout-ms', env: 'MEDIAGEN_INPUT_TIMEOUT_MS', type: 'integer', min: 100, max: 600_000, help: 'time limit for fetching one input URL' },
   { key: 'log_level', flag: 'log-level', env: 'MEDIAGEN_LOG_LEVEL', type: 'string', oneOf: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], help: 'fatal, error, warn, info, debug, trace or silent' },
 ] as const satisfies readonly OptionSpec[];
 
@@ -56,5 +64,13 @@ export const DEFAULTS = {
   body_limit_bytes: 1024 * 1024,
   max_concurrent_jobs: 4,
   max_backlogged_jobs: 100,
+  role: 'all',
+  worker_concurrency: undefined as number | undefined,
+  job_timeout_ms: 180_000,
+  lease_ms: 30_000,
+  poll_interval_ms: 1000,
+  shutdown_grace_ms: 30_000,
+  input_max_bytes: 50 * 1024 * 1024,
+  input_timeout_ms: 30_000,
   log_level: 'info',
 };

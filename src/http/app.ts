@@ -1,10 +1,11 @@
 import swagger from '@fastify/swagger';
 import Fastify from 'fastify';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Clock } from '../lib/clock.js';
 import type { Catalog } from '../services/catalog/catalog.js';
 import type { IdentityService } from '../services/identity.js';
 import type { JobService } from '../services/jobs.js';
+import type { OutputFiles } from '../store/files/output-files.js';
 import { registerAuth } from './plugins/auth.js';
 import { edgeOptions, registerEdgeHooks } from './plugins/edge.js';
 import { registerErrorHandling } from './plugins/errors.js';
@@ -12,6 +13,7 @@ import { registerJsonBody } from './plugins/json-body.js';
 import { registerGenerateRoutes } from './routes/generate.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerMetaRoutes } from './routes/meta.js';
+import { registerOutputRoutes } from './routes/outputs.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppDeps {
@@ -23,12 +25,16 @@ export interface AppDeps {
   readonly publicUrl: () => string;
   readonly bodyLimitBytes?: number;
   readonly logger?: FastifyServerOptions['logger'];
+  /** A logger shared with the rest of the process (the worker); wins over `logger`. */
+  readonly loggerInstance?: FastifyBaseLogger;
+  /** Job output files, served without auth under /outputs; absent, the route is not registered. */
+  readonly outputs?: OutputFiles;
 }
 
 /** The HTTP API as an un-listened Fastify instance: main.ts listens, tests use inject(). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: deps.logger ?? false,
+    ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? false }),
     bodyLimit: deps.bodyLimitBytes ?? 1024 * 1024,
     ...edgeOptions(deps.identity),
   });
@@ -53,9 +59,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerJsonBody(app);
   registerAuth(app, deps.identity);
-  registerJobRoutes(app, deps.jobs, deps.catalog);
+  registerJobRoutes(app, deps.jobs, deps.catalog, deps.publicUrl);
   registerGenerateRoutes(app, deps);
   registerMetaRoutes(app, deps.catalog, deps.publicUrl);
+  if (deps.outputs) registerOutputRoutes(app, deps.outputs);
   await app.ready();
   return app;
 }

@@ -3,12 +3,12 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 /**
  * What the request log keeps of a request. Query strings are dropped: a client may put a token or
  * a prompt there (`?access_token=...`), and the log must never hold either. Bodies and headers are
- * never logged.
+ * never logged. The key of an output URL is its only credential, so it is masked too.
  */
 export const logSerializers = {
   req: (request: FastifyRequest) => ({
     method: request.method,
-    url: request.url.split('?')[0],
+    url: request.url.split('?')[0]!.replace(/^\/outputs\/[^/]+/, '/outputs/***'),
     remoteAddress: request.ip,
   }),
 };

@@ -12,6 +12,8 @@ export const ERROR_CODES = {
   model_unavailable: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  range_not_satisfiable: 416,
+  too_many_jobs: 429,
   headers_too_large: 431,
   internal: 500,
   unavailable: 503,

@@ -4,12 +4,22 @@ import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { Store } from '../store/store.js';
 import type { CatalogEntry } from './catalog/catalog.js';
-import { notFound } from './errors.js';
+import { admit, promote } from './admission.js';
+import { AppError, notFound } from './errors.js';
+import type { JobSignals } from './job-signals.js';
 import type { AuthContext } from './identity.js';
 import { toJobView } from './job-view.js';
 import type { JobView } from './job-view.js';
-import { INITIAL_STATUS } from './states.js';
+import { NON_TERMINAL_STATUSES } from './states.js';
 import type { JobStatus } from './states.js';
+
+/** Seconds a client told 429 should wait: about one short job's time. */
+export const FULL_RETRY_AFTER_S = 5;
+
+/** Where job outputs live; the job service only ever removes them. */
+export interface OutputRemover {
+  remove(outputKey: string): Promise<void>;
+}
 
 export interface JobPage {
   items: JobView[];
@@ -37,26 +47,44 @@ export interface JobListQuery {
 export class JobService {
   readonly #store: Store;
   readonly #clock: Clock;
+  readonly #signals: JobSignals;
+  readonly #outputs: OutputRemover;
 
-  constructor(store: Store, clock: Clock) {
+  constructor(store: Store, clock: Clock, signals: JobSignals, outputs: OutputRemover) {
     this.#store = store;
     this.#clock = clock;
+    this.#signals = signals;
+    this.#outputs = outputs;
   }
 
+  /** Admits the job (queued or backlogged) in the same transaction that stores it, or refuses 429. */
   async create(auth: AuthContext, input: CreateJob): Promise<JobView> {
-    const job = await this.#store.jobs.insertJob(
-      {
-        id: newId(),
-        workspaceId: auth.workspace.id,
-        apiUserId: auth.apiUserId,
-        type: input.model.path,
-        status: INITIAL_STATUS,
-        request: input.request,
-        webhookUrl: input.webhookUrl,
-        zeroDataRetention: input.zeroDataRetention,
-      },
-      msToMicros(this.#clock.nowMs()),
-    );
+    const now = msToMicros(this.#clock.nowMs());
+    const job = await this.#store.transaction(async (tx) => {
+      const status = await admit(tx, auth.workspace.id, now);
+      if (!status) return undefined;
+      return tx.jobs.insertJob(
+        {
+          id: newId(),
+          workspaceId: auth.workspace.id,
+          apiUserId: auth.apiUserId,
+          type: input.model.path,
+          status,
+          request: input.request,
+          webhookUrl: input.webhookUrl,
+          zeroDataRetention: input.zeroDataRetention,
+        },
+        now,
+      );
+    });
+    if (!job) {
+      throw new AppError(
+        'too_many_jobs',
+        'too many jobs: the workspace is running its maximum number of concurrent jobs and its backlog is full; retry later',
+        { headers: { 'Retry-After': String(FULL_RETRY_AFTER_S) } },
+      );
+    }
+    if (job.status === 'queued') this.#signals.queued();
     return toJobView(job);
   }
 
@@ -67,10 +95,35 @@ export class JobService {
     return toJobView(job);
   }
 
+  /**
+   * Deletes the job and its outputs. A job still in progress is cancelled first, in the same
+   * transaction: its status becomes `cancelled` (what a webhook will report), its worker is told
+   * to abort, and its concurrency slot goes to the next backlogged job.
+   */
   async delete(auth: AuthContext, id: string): Promise<{ job_id: string; deleted: true }> {
-    const deleted = isUuid(id) && (await this.#store.jobs.deleteJob(auth.apiUserId, id.toLowerCase()));
+    const job = isUuid(id) ? await this.#store.jobs.getJob(auth.apiUserId, id.toLowerCase()) : undefined;
+    if (!job) throw notFound(`job '${id}' not found`);
+    const now = msToMicros(this.#clock.nowMs());
+    const { deleted, stopped, promoted } = await this.#store.transaction(async (tx) => {
+      // Workspace row first, then job rows: the order every admission transaction takes them in.
+      await tx.queue.lockWorkspace(job.workspaceId);
+      const stopped = await tx.queue.moveJob({
+        id: job.id,
+        from: NON_TERMINAL_STATUSES,
+        to: 'cancelled',
+        patch: { completedAt: now, clearLease: true, eraseRequest: job.zeroDataRetention },
+        now,
+      });
+      const gone = await tx.jobs.deleteJob(auth.apiUserId, job.id);
+      return { deleted: gone, stopped, promoted: stopped ? await promote(tx, job.workspaceId, now) : 0 };
+    });
     if (!deleted) throw notFound(`job '${id}' not found`);
-    return { job_id: id.toLowerCase(), deleted: true };
+    if (stopped) this.#signals.cancelled(job.id);
+    if (promoted > 0) this.#signals.queued();
+    // A claim between the read above and the cancel may just have given the job its key.
+    const outputKey = stopped?.outputKey ?? job.outputKey;
+    if (outputKey) await this.#outputs.remove(outputKey);
+    return { job_id: job.id, deleted: true };
   }
 
   async list(auth: AuthContext, query: JobListQuery): Promise<JobPage> {

@@ -52,6 +52,15 @@ export interface JobsTable {
   zero_data_retention: number;
   result: string | null;
   error: string | null;
+  /** Random per claim: only the holder of the current lease may move a running job. */
+  lease_id: string | null;
+  lease_expires_at: number | null;
+  /** How many times a worker has claimed the job. */
+  attempts: number;
+  /** When the first claim started the job; its timeout counts from here. */
+  started_at: number | null;
+  /** Names the job's output directory and URLs; random, set by the first claim. */
+  output_key: string | null;
 }
 
 export interface Database {

@@ -52,6 +52,11 @@ export interface JobRecord {
   readonly zeroDataRetention: boolean;
   readonly result: Readonly<Record<string, unknown>> | null;
   readonly error: Readonly<{ code: string; message?: string }> | null;
+  readonly leaseId: string | null;
+  readonly leaseExpiresAt: Micros | null;
+  readonly attempts: number;
+  readonly startedAt: Micros | null;
+  readonly outputKey: string | null;
 }
 
 export interface NewWorkspace {
@@ -129,10 +134,68 @@ export interface JobStore {
   deleteJob(apiUserId: string, id: string): Promise<boolean>;
 }
 
+export interface WorkspaceLimits {
+  readonly maxConcurrentJobs: number;
+  readonly maxBackloggedJobs: number;
+}
+
+export interface NewClaim {
+  readonly leaseId: string;
+  readonly leaseExpiresAt: Micros;
+  /** Used only if the job has no output key yet (its first claim). */
+  readonly outputKey: string;
+  readonly now: Micros;
+}
+
+/** What a guarded move writes besides the status; absent fields are left as they are. */
+export interface JobPatch {
+  readonly result?: Readonly<Record<string, unknown>> | null;
+  readonly error?: Readonly<{ code: string; message?: string }> | null;
+  readonly completedAt?: Micros;
+  /** Ends the lease (the job is handed back or finished). */
+  readonly clearLease?: boolean;
+  /** Zero data retention: the request body (prompt and inputs) is erased. */
+  readonly eraseRequest?: boolean;
+}
+
+export interface JobMove {
+  readonly id: string;
+  /** The guard: the statuses the job must be in for the move to happen. */
+  readonly from: readonly string[];
+  readonly to: string;
+  /** When given, the move also requires this lease (a running job moved by its worker). */
+  readonly leaseId?: string;
+  readonly patch?: JobPatch;
+  readonly now: Micros;
+}
+
+/**
+ * The runner's queries. Every status change is one guarded UPDATE that returns the row only if
+ * the guard held, so two writers can never both move the same job.
+ */
+export interface QueueStore {
+  /** Locks the workspace row until the transaction ends (admission is serial per workspace). */
+  lockWorkspace(workspaceId: string): Promise<WorkspaceLimits | undefined>;
+  countJobs(workspaceId: string, statuses: readonly string[]): Promise<number>;
+  /** Atomically takes the oldest queued job, moving it to `scheduled` under a new lease. */
+  claim(claim: NewClaim): Promise<JobRecord | undefined>;
+  /** False when the lease is gone: the job was cancelled, deleted, finished or reaped. */
+  extendLease(id: string, leaseId: string, expiresAt: Micros): Promise<boolean>;
+  moveJob(move: JobMove): Promise<JobRecord | undefined>;
+  /** Running jobs whose lease ran out before `now`, oldest lease first. */
+  expiredLeases(now: Micros, limit: number): Promise<JobRecord[]>;
+  /** Ids of the workspace's oldest backlogged jobs, in creation order. */
+  oldestBacklogged(workspaceId: string, limit: number): Promise<string[]>;
+  workspacesWithBacklog(): Promise<string[]>;
+  /** Any job by id, whoever owns it (the runner's view). */
+  findJob(id: string): Promise<JobRecord | undefined>;
+}
+
 /** The stores as seen inside one transaction. */
 export interface StoreTx {
   readonly identity: IdentityStore;
   readonly jobs: JobStore;
+  readonly queue: QueueStore;
 }
 
 export interface Store extends StoreTx {

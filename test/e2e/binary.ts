@@ -98,7 +98,10 @@ export interface Server {
 const SERVING_RE = /^mediagen: serving (http:\/\/\S+) /;
 
 /** Starts `mediagen serve ...args` and waits for its first stdout line. */
-export async function startServer(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<Server> {
+export async function startServer(
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string; firstLine?: RegExp } = {},
+): Promise<Server> {
   const child = track(['serve', ...args], opts);
   let out = '';
   let err = '';
@@ -137,11 +140,11 @@ export async function startServer(args: string[], opts: { env?: Record<string, s
 
   await waitForStdout(/\n/);
   const first = out.split('\n')[0]!;
-  const m = SERVING_RE.exec(first);
+  const m = (opts.firstLine ?? SERVING_RE).exec(first);
   if (!m) throw new Error(`first stdout line is not the serving line: ${JSON.stringify(first)}; stderr: ${err}`);
   return {
     child,
-    url: m[1]!,
+    url: m[1] ?? '',
     stdout: () => out,
     stderr: () => err,
     waitForStdout,

@@ -8,7 +8,14 @@ import { buildCatalog } from '../../src/services/catalog/catalog.js';
 import type { DeprecationOverride } from '../../src/config/options.js';
 import { createServices } from '../../src/services/services.js';
 import type { Services } from '../../src/services/services.js';
+import { OutputFiles } from '../../src/store/files/output-files.js';
 import type { Store } from '../../src/store/store.js';
+import type { Engine } from '../../src/engines/engine.js';
+import type { RunPolicy } from '../../src/services/job-runs.js';
+import { createInputLoader } from '../../src/worker/input-loader.js';
+import type { InputLoader } from '../../src/worker/input-loader.js';
+import type { Log } from '../../src/worker/run-job.js';
+import { Worker } from '../../src/worker/worker.js';
 import { sqliteBackend } from './backends.js';
 import type { Backend } from './backends.js';
 
@@ -20,6 +27,10 @@ export interface TestApp {
   readonly services: Services;
   readonly clock: ManualClock;
   readonly dir: string;
+  /** Output files under `<dir>/outputs`, served at /outputs. */
+  readonly outputs: OutputFiles;
+  /** The job runner, when the app was made with `worker`; started already. */
+  readonly worker: Worker | undefined;
   /** A bearer token of workspace `default` (owner owner@localhost). */
   readonly token: string;
   readonly workspaceId: string;
@@ -34,26 +45,53 @@ export interface TestApp {
  * The default time is after the alias sunset, as in production today.
  */
 export async function createTestApp(
-  opts: { now?: string; deprecations?: DeprecationOverride[]; bodyLimitBytes?: number; backend?: Backend } = {},
+  opts: {
+    now?: string;
+    deprecations?: DeprecationOverride[];
+    bodyLimitBytes?: number;
+    backend?: Backend;
+    /** Limits of the default workspace (and of workspaces made with newWorkspace). */
+    limits?: { maxConcurrentJobs: number; maxBackloggedJobs: number };
+    runPolicy?: Partial<RunPolicy>;
+    /** Runs jobs in this process with this engine (default: none, jobs stay queued). */
+    worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean };
+  } = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mediagen-test-'));
   const clock = new ManualClock(opts.now ?? '2026-11-22T12:00:00Z');
   const database = await (opts.backend ?? sqliteBackend).create();
   const store = await database.open();
   const catalog = buildCatalog({ deprecations: opts.deprecations });
-  const services = createServices(store, catalog, clock, { maxConcurrentJobs: 4, maxBackloggedJobs: 100 });
+  const outputs = new OutputFiles(join(dir, 'outputs'));
+  const services = createServices(store, catalog, clock, {
+    limits: opts.limits ?? { maxConcurrentJobs: 4, maxBackloggedJobs: 100 },
+    outputs,
+    runPolicy: { leaseMs: 30_000, maxAttempts: 3, timeoutMs: () => 180_000, ...opts.runPolicy },
+  });
   const app = await buildApp({
     ...services,
     publicUrl: () => PUBLIC_URL,
     ...(opts.bodyLimitBytes ? { bodyLimitBytes: opts.bodyLimitBytes } : {}),
   });
   const boot = (await services.identity.bootstrap())!;
+  let worker: Worker | undefined;
+  let inputs: InputLoader | undefined;
+  if (opts.worker) {
+    inputs = createInputLoader({ allowPrivate: opts.worker.allowPrivateUrls ?? false, maxBytes: 50 * 1024 * 1024, timeoutMs: 10_000 });
+    worker = new Worker(
+      { ...services, engine: opts.worker.engine, loadInput: inputs.load, log: silentLog },
+      { concurrency: opts.worker.concurrency ?? 2, pollMs: opts.worker.pollMs ?? 1000 },
+    );
+    worker.start();
+  }
   return {
     app,
     store,
     services,
     clock,
     dir,
+    outputs,
+    worker,
     token: boot.secret,
     workspaceId: boot.workspace.id,
     async newWorkspace(name: string) {
@@ -63,6 +101,8 @@ export async function createTestApp(
       return { workspaceId: ws.id, token: secret };
     },
     async close() {
+      await worker?.stop(0);
+      await inputs?.close();
       await app.close();
       await store.close();
       await database.drop();
@@ -70,6 +110,8 @@ export async function createTestApp(
     },
   };
 }
+
+export const silentLog: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 export type Json = Record<string, unknown>;
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { JOB_ERROR_CODES } from '../../src/engines/engine.js';
 import { ERROR_CODES } from '../../src/services/errors.js';
 
 describe('error catalogue', () => {
@@ -8,5 +9,10 @@ describe('error catalogue', () => {
     for (const [code, status] of Object.entries(ERROR_CODES)) {
       expect(doc, code).toMatch(new RegExp(`\\|\\s*\`${code}\`\\s*\\|\\s*${status}\\s*\\|`));
     }
+  });
+
+  it('docs/errors.md documents every job error code', () => {
+    const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+    for (const code of Object.keys(JOB_ERROR_CODES)) expect(doc, code).toMatch(new RegExp(`\\|\\s*\`${code}\`\\s*\\|`));
   });
 });

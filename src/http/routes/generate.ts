@@ -68,7 +68,7 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
             ? { ...errorResponses(401, 403), 410: SunsetBody }
             : {
                 200: entry.deprecation ? { ...CreatedJob, headers: DeprecationHeaders } : CreatedJob,
-                ...errorResponses(400, 401, 403, 413, 415),
+                ...errorResponses(400, 401, 403, 413, 415, 429),
                 ...(entry.deprecation ? { 410: SunsetBody } : {}),
               },
         },

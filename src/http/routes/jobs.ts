@@ -4,6 +4,7 @@ import type { Catalog } from '../../services/catalog/catalog.js';
 import { StringEnum } from '../../services/catalog/schema-kit.js';
 import { invalid } from '../../services/errors.js';
 import type { JobListQuery, JobService } from '../../services/jobs.js';
+import { presentJob } from '../job-present.js';
 import { JOB_STATUSES, isJobStatus } from '../../services/states.js';
 import { PAGE_LIMIT, parseDateTime, parseLimit, rejectUnknown, single } from '../query.js';
 import type { RawQuery } from '../query.js';
@@ -30,7 +31,7 @@ function parseJobListQuery(query: RawQuery, catalog: Catalog): JobListQuery {
 
 const IdParam = Type.Object({ id: Type.String({ description: 'Job identifier (UUID)' }) });
 
-export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalog: Catalog): void {
+export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalog: Catalog, publicUrl: () => string): void {
   app.get(
     '/jobs',
     {
@@ -47,7 +48,10 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
         response: { 200: JobPage, ...errorResponses(400, 401, 403) },
       },
     },
-    (request) => jobs.list(requireAuth(request.auth), parseJobListQuery(request.query as RawQuery, catalog)),
+    async (request) => {
+      const page = await jobs.list(requireAuth(request.auth), parseJobListQuery(request.query as RawQuery, catalog));
+      return { ...page, items: page.items.map((job) => presentJob(job, publicUrl())) };
+    },
   );
 
   app.get(
@@ -61,9 +65,9 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
         response: { 200: Job, ...errorResponses(401, 403, 404) },
       },
     },
-    (request) => {
+    async (request) => {
       rejectUnknown(request.query as RawQuery, []);
-      return jobs.get(requireAuth(request.auth), (request.params as { id: string }).id);
+      return presentJob(await jobs.get(requireAuth(request.auth), (request.params as { id: string }).id), publicUrl());
     },
   );
 
@@ -72,7 +76,7 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
     {
       schema: {
         operationId: 'deleteJob',
-        summary: 'Delete a job',
+        summary: 'Delete a job and its outputs; a job still in progress is cancelled first',
         tags: ['jobs'],
         params: IdParam,
         response: { 200: DeletedJob, ...errorResponses(401, 403, 404) },

@@ -23,5 +23,5 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
   // Row locks taken by the statements themselves serialise what must be serial; READ COMMITTED suffices.
   const transact: Transact = (fn) => db.transaction().execute(fn);
 
-  return createSqlStore({ db, transact, migrationsNeedWriteLock: false });
+  return createSqlStore({ db, transact, migrationsNeedWriteLock: false, skipLocked: true });
 }

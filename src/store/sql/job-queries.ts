@@ -20,6 +20,11 @@ export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
   zeroDataRetention: Number(r.zero_data_retention) === 1,
   result: parse(r.result),
   error: parse(r.error),
+  leaseId: r.lease_id,
+  leaseExpiresAt: r.lease_expires_at === null ? null : Number(r.lease_expires_at),
+  attempts: Number(r.attempts),
+  startedAt: r.started_at === null ? null : Number(r.started_at),
+  outputKey: r.output_key,
 });
 
 export class SqlJobStore implements JobStore {
@@ -58,6 +63,11 @@ export class SqlJobStore implements JobStore {
         zero_data_retention: job.zeroDataRetention ? 1 : 0,
         result: null,
         error: null,
+        lease_id: null,
+        lease_expires_at: null,
+        attempts: 0,
+        started_at: null,
+        output_key: null,
       };
       await db.insertInto('jobs').values(row).execute();
       return toJobRecord(row);

@@ -75,6 +75,19 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0003_runner': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('jobs').addColumn('lease_id', 'text').execute();
+      await db.schema.alterTable('jobs').addColumn('lease_expires_at', 'bigint').execute();
+      await db.schema.alterTable('jobs').addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('jobs').addColumn('started_at', 'bigint').execute();
+      await db.schema.alterTable('jobs').addColumn('output_key', 'text').execute();
+      // The claim takes the oldest queued job; admission counts a workspace's jobs by status.
+      await db.schema.createIndex('jobs_status_created').on('jobs').columns(['status', 'created_at']).execute();
+      await db.schema.createIndex('jobs_workspace_status').on('jobs').columns(['workspace_id', 'status', 'created_at']).execute();
+      await db.schema.createIndex('jobs_lease_expiry').on('jobs').column('lease_expires_at').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -5,6 +5,7 @@ import type { Store, StoreTx } from '../store.js';
 import { SqlIdentityStore } from './identity-queries.js';
 import { SqlJobStore } from './job-queries.js';
 import { migrationProvider } from './migrations.js';
+import { SqlQueueStore } from './queue-queries.js';
 import type { Transact } from './transact.js';
 
 export interface SqlBackend {
@@ -16,19 +17,25 @@ export interface SqlBackend {
    * migration runs inside the backend's own write transaction instead.
    */
   readonly migrationsNeedWriteLock: boolean;
+  /** Claims can pass each other's row locks (FOR UPDATE SKIP LOCKED). */
+  readonly skipLocked: boolean;
 }
 
 /** Query modules bound to one transaction: calls inside it join it instead of opening another. */
-function bind(trx: Kysely<Database>): StoreTx {
+function bind(trx: Kysely<Database>, skipLocked: boolean): StoreTx {
   const joined: Transact = (fn) => fn(trx);
-  return { identity: new SqlIdentityStore(trx, joined), jobs: new SqlJobStore(trx, joined) };
+  return {
+    identity: new SqlIdentityStore(trx, joined),
+    jobs: new SqlJobStore(trx, joined),
+    queue: new SqlQueueStore(trx, skipLocked),
+  };
 }
 
 /**
  * Migrates a freshly opened database to the latest schema and assembles the Store on it. Each
  * backend supplies only its connection and its write transaction.
  */
-export async function createSqlStore({ db, transact, migrationsNeedWriteLock }: SqlBackend): Promise<Store> {
+export async function createSqlStore({ db, transact, migrationsNeedWriteLock, skipLocked }: SqlBackend): Promise<Store> {
   const { error } = migrationsNeedWriteLock
     ? await transact((trx) => new Migrator({ db: trx, provider: migrationProvider, disableTransactions: true }).migrateToLatest())
     : await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
@@ -39,7 +46,8 @@ export async function createSqlStore({ db, transact, migrationsNeedWriteLock }: 
   return {
     identity: new SqlIdentityStore(db, transact),
     jobs: new SqlJobStore(db, transact),
-    transaction: (fn) => transact((trx) => fn(bind(trx))),
+    queue: new SqlQueueStore(db, skipLocked),
+    transaction: (fn) => transact((trx) => fn(bind(trx, skipLocked))),
     close: () => db.destroy(),
   };
 }

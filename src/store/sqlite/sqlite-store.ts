@@ -56,5 +56,5 @@ export async function openSqliteStore(file: string): Promise<Store> {
       }
     });
 
-  return createSqlStore({ db, transact, migrationsNeedWriteLock: true });
+  return createSqlStore({ db, transact, migrationsNeedWriteLock: true, skipLocked: false });
 }

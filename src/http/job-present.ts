@@ -1,0 +1,12 @@
+import { resolveUrl } from '../lib/urls.js';
+import type { JobView } from '../services/job-view.js';
+
+/**
+ * The store keeps output URLs relative (`outputs/<key>/<name>`), so a job written by a worker on
+ * another machine, or before the public URL changed, is shown at this server's public URL.
+ */
+export function presentJob(view: JobView, publicUrl: string): JobView {
+  const urls = view.result?.urls;
+  if (!Array.isArray(urls)) return view;
+  return { ...view, result: { ...view.result, urls: urls.map((u: string) => resolveUrl(u.replace(/^\/+/, ''), publicUrl)) } };
+}

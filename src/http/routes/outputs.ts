@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, notFound } from '../../services/errors.js';
+import { OUTPUTS_PATH, contentTypeOf } from '../../store/files/output-files.js';
+import type { OutputFileStat, OutputFiles } from '../../store/files/output-files.js';
+
+/**
+ * The bytes under an output URL never change, so a browser may reuse them for an hour without
+ * asking. Shared caches may not keep them at all: the URL is the only credential, and the file
+ * must stop being served once its job is deleted.
+ */
+const CACHE_CONTROL = 'private, max-age=3600, immutable';
+
+type Params = { key: string; name: string };
+type ByteRange = { readonly start: number; readonly end: number };
+
+/**
+ * Strong, since a file is written once and a rewrite (a job reclaimed after a crash) changes its
+ * mtime. The key and name keep two jobs' files of equal size and time from sharing a tag.
+ */
+function etagOf(key: string, name: string, file: OutputFileStat): string {
+  const digest = createHash('sha256').update(`${key}/${name}\n${file.size}\n${file.mtimeMs}`).digest('base64url');
+  return `"${digest.slice(0, 27)}"`;
+}
+
+/** If-None-Match uses the weak comparison (RFC 9110 13.1.2): W/"x" matches "x". */
+function noneMatch(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+/** RFC 9110 13.2.2: If-None-Match wins over If-Modified-Since; HTTP dates have whole seconds. */
+function notModified(request: FastifyRequest, etag: string, mtimeMs: number): boolean {
+  const inm = request.headers['if-none-match'];
+  if (inm !== undefined) return noneMatch(inm, etag);
+  const since = Date.parse(request.headers['if-modified-since'] ?? '');
+  return !Number.isNaN(since) && Math.floor(mtimeMs / 1000) * 1000 <= since;
+}
+
+/**
+ * The one range asked for; undefined sends the whole file. RFC 9110 14.2 lets a server ignore a
+ * Range it does not handle, so a malformed header, another unit or several ranges get a plain 200
+ * rather than a multipart body.
+ */
+function parseRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | undefined {
+  if (header === undefined) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/i.exec(header.trim());
+  if (!m) return undefined;
+  const [, first = '', last = ''] = m;
+  if (first === '') {
+    if (last === '') return undefined;
+    const suffix = Number(last);
+    // A zero-length suffix, or any range of an empty file, selects no byte (RFC 9110 14.1.1).
+    if (suffix === 0 || size === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(first);
+  if (last !== '' && Number(last) < start) return undefined; // invalid, hence ignored
+  if (start >= size) return 'unsatisfiable';
+  return { start, end: last === '' ? size - 1 : Math.min(Number(last), size - 1) };
+}
+
+/** If-Range takes a strong entity tag only; a date or a stale tag asks for the whole file. */
+function requestedRange(request: FastifyRequest, etag: string, size: number): ByteRange | 'unsatisfiable' | undefined {
+  const ifRange = request.headers['if-range'];
+  // Node types an unlisted header as possibly repeated; a repeated If-Range matches nothing.
+  if (ifRange !== undefined && (typeof ifRange !== 'string' || ifRange.trim() !== etag)) return undefined;
+  return parseRange(request.headers.range, size);
+}
+
+async function serve(outputs: OutputFiles, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply): Promise<FastifyReply> {
+  const { key, name } = request.params;
+  // GET opens before deciding, so the headers describe the very bytes streamed; HEAD reads nothing.
+  const head = request.method === 'HEAD';
+  const opened = head ? undefined : await outputs.open(key, name);
+  const file = head ? await outputs.stat(key, name) : opened;
+  if (!file) throw notFound('no such output file; it may have been deleted with its job');
+  const handle = opened?.handle;
+  let streaming = false;
+  try {
+    const etag = etagOf(key, name, file);
+    const lastModified = new Date(file.mtimeMs).toUTCString();
+    if (notModified(request, etag, file.mtimeMs)) {
+      return reply.code(304).headers({ etag, 'last-modified': lastModified, 'cache-control': CACHE_CONTROL }).send();
+    }
+    // Range is defined for GET only (RFC 9110 14.2); HEAD answers as the whole-file GET would.
+    const range = handle ? requestedRange(request, etag, file.size) : undefined;
+    if (range === 'unsatisfiable') {
+      throw new AppError('range_not_satisfiable', `the requested range is outside the file's ${file.size} bytes`, {
+        headers: { 'content-range': `bytes */${file.size}` },
+      });
+    }
+    const start = range?.start ?? 0;
+    const end = range?.end ?? file.size - 1;
+    reply.code(range ? 206 : 200).headers({
+      'content-type': contentTypeOf(name),
+      'content-length': String(end - start + 1),
+      'accept-ranges': 'bytes',
+      etag,
+      'last-modified': lastModified,
+      'cache-control': CACHE_CONTROL,
+      'x-content-type-options': 'nosniff',
+      ...(range ? { 'content-range': `bytes ${start}-${end}/${file.size}` } : {}),
+    });
+    if (!handle || file.size === 0) return reply.send();
+    // autoClose: the handle closes when the stream ends, fails, or is destroyed because the client left.
+    const stream = createReadStream(file.path, { fd: handle, start, end });
+    streaming = true;
+    return reply.send(stream);
+  } finally {
+    if (handle && !streaming) await handle.close();
+  }
+}
+
+/** Job output files: public, because the URL carries 192 random bits; kept out of the OpenAPI document. */
+export function registerOutputRoutes(app: FastifyInstance, outputs: OutputFiles): void {
+  app.route<{ Params: Params }>({
+    method: ['GET', 'HEAD'],
+    url: `${OUTPUTS_PATH}/:key/:name`,
+    config: { public: true },
+    schema: { hide: true },
+    handler: (request, reply) => serve(outputs, request, reply),
+  });
+}

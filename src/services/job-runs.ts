@@ -1,0 +1,161 @@
+import type { Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
+import { msToMicros } from '../lib/time.js';
+import type { Micros } from '../lib/time.js';
+import { OutputFiles } from '../store/files/output-files.js';
+import type { JobPatch, JobRecord, Store } from '../store/store.js';
+import { promote } from './admission.js';
+import type { JobSignals } from './job-signals.js';
+import { RUNNING_STATUSES, assertTransition, predecessorsOf } from './states.js';
+import type { JobStatus } from './states.js';
+
+/** A job a worker holds: its lease id and output key are set. */
+export type ClaimedJob = JobRecord & { readonly leaseId: string; readonly outputKey: string; readonly startedAt: Micros };
+
+export interface JobError {
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface RunPolicy {
+  /** How long a claim lasts without a heartbeat. */
+  readonly leaseMs: number;
+  /** Claims after which a job whose worker keeps disappearing fails with `worker_lost`. */
+  readonly maxAttempts: number;
+  /** A model's timeout, counted from the job's first claim. */
+  timeoutMs(model: string): number;
+}
+
+/**
+ * The job runner's side of the state machine. Every move is checked against the transition table
+ * and written as one guarded UPDATE that also requires the worker's lease, so a worker that lost
+ * its job (cancelled, reaped, deleted) can never move it again. A job's end, and the promotion of
+ * the workspace's next backlogged job, commit in one transaction.
+ */
+export class JobRuns {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #signals: JobSignals;
+  readonly policy: RunPolicy;
+
+  constructor(store: Store, clock: Clock, signals: JobSignals, policy: RunPolicy) {
+    this.#store = store;
+    this.#clock = clock;
+    this.#signals = signals;
+    this.policy = policy;
+  }
+
+  #now(): Micros {
+    return msToMicros(this.#clock.nowMs());
+  }
+
+  /** The job's deadline: its first claim plus its model's timeout. */
+  deadline(job: ClaimedJob): Micros {
+    return job.startedAt + this.policy.timeoutMs(job.type) * 1000;
+  }
+
+  async claim(): Promise<ClaimedJob | undefined> {
+    const now = this.#now();
+    const job = await this.#store.queue.claim({
+      leaseId: newId(),
+      leaseExpiresAt: now + this.policy.leaseMs * 1000,
+      outputKey: OutputFiles.newKey(),
+      now,
+    });
+    return job as ClaimedJob | undefined;
+  }
+
+  heartbeat(job: ClaimedJob): Promise<boolean> {
+    return this.#store.queue.extendLease(job.id, job.leaseId, this.#now() + this.policy.leaseMs * 1000);
+  }
+
+  /** Moves a running job one step; undefined when the worker no longer holds it. */
+  async advance(job: ClaimedJob, from: JobStatus, to: JobStatus, patch?: JobPatch): Promise<JobRecord | undefined> {
+    assertTransition(from, to);
+    return this.#store.queue.moveJob({ id: job.id, from: [from], to, leaseId: job.leaseId, patch, now: this.#now() });
+  }
+
+  complete(job: ClaimedJob, from: JobStatus, result: Readonly<Record<string, unknown>>): Promise<JobRecord | undefined> {
+    assertTransition(from, 'completed');
+    return this.#end(job, [from], 'completed', { result, error: null });
+  }
+
+  /** Fails the job from whatever running status it is in. */
+  fail(job: ClaimedJob, error: JobError): Promise<JobRecord | undefined> {
+    return this.#end(job, RUNNING_STATUSES, 'failed', { result: null, error });
+  }
+
+  /** Returns a job to the queue (its worker is stopping); its preview, if any, is gone with it. */
+  async handBack(job: ClaimedJob): Promise<boolean> {
+    const moved = await this.#store.queue.moveJob({
+      id: job.id,
+      from: predecessorsOf('queued').filter((s) => RUNNING_STATUSES.includes(s)),
+      to: 'queued',
+      leaseId: job.leaseId,
+      patch: { result: null, clearLease: true },
+      now: this.#now(),
+    });
+    if (moved) this.#signals.queued();
+    return moved !== undefined;
+  }
+
+  /** The job as it is now, whoever holds it. */
+  find(id: string): Promise<JobRecord | undefined> {
+    return this.#store.queue.findJob(id);
+  }
+
+  /**
+   * Returns jobs whose worker stopped heartbeating to the queue, or fails them when they are past
+   * their timeout or have used up their attempts. Returns how many it moved.
+   */
+  async reap(limit = 100): Promise<number> {
+    const now = this.#now();
+    let moved = 0;
+    for (const job of await this.#store.queue.expiredLeases(now, limit)) {
+      const claimed = job as ClaimedJob;
+      if (now >= this.deadline(claimed)) {
+        if (await this.fail(claimed, timeoutError(this.policy.timeoutMs(job.type)))) moved++;
+      } else if (job.attempts >= this.policy.maxAttempts) {
+        const message = `the job's worker stopped ${job.attempts} times; giving up`;
+        if (await this.fail(claimed, { code: 'worker_lost', message })) moved++;
+      } else if (await this.handBack(claimed)) {
+        moved++;
+      }
+    }
+    return moved;
+  }
+
+  /** Fills free slots from backlogs (a finished job does this itself; this is the backstop). */
+  async promoteAll(): Promise<number> {
+    let moved = 0;
+    for (const workspaceId of await this.#store.queue.workspacesWithBacklog()) {
+      moved += await this.#store.transaction((tx) => promote(tx, workspaceId, this.#now()));
+    }
+    if (moved > 0) this.#signals.queued();
+    return moved;
+  }
+
+  async #end(job: ClaimedJob, from: readonly JobStatus[], to: JobStatus, patch: JobPatch): Promise<JobRecord | undefined> {
+    for (const f of from) assertTransition(f, to);
+    const now = this.#now();
+    const { ended, promoted } = await this.#store.transaction(async (tx) => {
+      // Workspace row first, then job rows: the order every admission transaction takes them in.
+      await tx.queue.lockWorkspace(job.workspaceId);
+      const ended = await tx.queue.moveJob({
+        id: job.id,
+        from,
+        to,
+        leaseId: job.leaseId,
+        patch: { ...patch, completedAt: now, clearLease: true, eraseRequest: job.zeroDataRetention },
+        now,
+      });
+      return { ended, promoted: ended ? await promote(tx, job.workspaceId, now) : 0 };
+    });
+    if (promoted > 0) this.#signals.queued();
+    return ended;
+  }
+}
+
+export function timeoutError(timeoutMs: number): JobError {
+  return { code: 'timeout', message: `the job ran longer than its model's timeout of ${Math.round(timeoutMs / 1000)} s` };
+}

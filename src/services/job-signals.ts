@@ -1,0 +1,34 @@
+import { EventEmitter } from 'node:events';
+
+/**
+ * In-process wake-ups between the API and the workers of one process: a new or promoted job wakes
+ * the claim loop at once, a cancelled job aborts its run at once. Other processes learn the same
+ * through their slow poll and their heartbeat; these signals only save the wait.
+ */
+export class JobSignals {
+  readonly #events = new EventEmitter();
+
+  constructor() {
+    // One listener per worker and per running job: many are expected.
+    this.#events.setMaxListeners(0);
+  }
+
+  queued(): void {
+    this.#events.emit('queued');
+  }
+
+  cancelled(jobId: string): void {
+    this.#events.emit('cancelled', jobId);
+  }
+
+  /** Returns the unsubscribe function. */
+  onQueued(fn: () => void): () => void {
+    this.#events.on('queued', fn);
+    return () => this.#events.off('queued', fn);
+  }
+
+  onCancelled(fn: (jobId: string) => void): () => void {
+    this.#events.on('cancelled', fn);
+    return () => this.#events.off('cancelled', fn);
+  }
+}

@@ -1,0 +1,136 @@
+import { sql } from 'kysely';
+import type { Kysely, Updateable } from 'kysely';
+import type { Database, JobsTable } from '../schema.js';
+import type { JobMove, JobRecord, NewClaim, QueueStore, WorkspaceLimits } from '../store.js';
+import { toJobRecord } from './job-queries.js';
+
+const RUNNING = ['scheduled', 'processing', 'sampling', 'intermediate-complete'];
+
+/**
+ * The runner's queries (graphile-worker's habit: each state change is its own small query, and the
+ * runner never builds SQL). The only backend difference is a capability: PostgreSQL claims with
+ * FOR UPDATE SKIP LOCKED so concurrent claimers pass each other; SQLite's write lock already makes
+ * the claim serial.
+ */
+export class SqlQueueStore implements QueueStore {
+  readonly #db: Kysely<Database>;
+  readonly #skipLocked: boolean;
+
+  constructor(db: Kysely<Database>, skipLocked: boolean) {
+    this.#db = db;
+    this.#skipLocked = skipLocked;
+  }
+
+  async lockWorkspace(workspaceId: string): Promise<WorkspaceLimits | undefined> {
+    // A no-op UPDATE: a row lock on PostgreSQL, and SQLite's write transaction is serial anyway.
+    const r = await this.#db
+      .updateTable('workspaces')
+      .set({ id: sql<string>`id` })
+      .where('id', '=', workspaceId)
+      .returning(['max_concurrent_jobs', 'max_backlogged_jobs'])
+      .executeTakeFirst();
+    return r && { maxConcurrentJobs: Number(r.max_concurrent_jobs), maxBackloggedJobs: Number(r.max_backlogged_jobs) };
+  }
+
+  async countJobs(workspaceId: string, statuses: readonly string[]): Promise<number> {
+    const r = await this.#db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('status', 'in', [...statuses])
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async claim(c: NewClaim): Promise<JobRecord | undefined> {
+    // One statement: pick the oldest queued job and take it, guarded by its status.
+    const r = await this.#db
+      .updateTable('jobs')
+      .set({
+        status: 'scheduled',
+        lease_id: c.leaseId,
+        lease_expires_at: c.leaseExpiresAt,
+        attempts: sql<number>`attempts + 1`,
+        started_at: sql<number>`COALESCE(started_at, ${c.now})`,
+        output_key: sql<string>`COALESCE(output_key, ${c.outputKey})`,
+        updated_at: c.now,
+      })
+      .where('id', '=', (eb) => {
+        const oldest = eb
+          .selectFrom('jobs')
+          .select('id')
+          .where('status', '=', 'queued')
+          .orderBy('created_at')
+          .orderBy('id')
+          .limit(1);
+        return this.#skipLocked ? oldest.forUpdate().skipLocked() : oldest;
+      })
+      .where('status', '=', 'queued')
+      .returningAll()
+      .executeTakeFirst();
+    return r && toJobRecord(r);
+  }
+
+  async extendLease(id: string, leaseId: string, expiresAt: number): Promise<boolean> {
+    const r = await this.#db
+      .updateTable('jobs')
+      .set({ lease_expires_at: expiresAt })
+      .where('id', '=', id)
+      .where('lease_id', '=', leaseId)
+      .where('status', 'in', RUNNING)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async moveJob(m: JobMove): Promise<JobRecord | undefined> {
+    const p = m.patch ?? {};
+    const set: Updateable<JobsTable> = { status: m.to, updated_at: m.now };
+    if (p.result !== undefined) set.result = p.result === null ? null : JSON.stringify(p.result);
+    if (p.error !== undefined) set.error = p.error === null ? null : JSON.stringify(p.error);
+    if (p.completedAt !== undefined) set.completed_at = p.completedAt;
+    if (p.clearLease) {
+      set.lease_id = null;
+      set.lease_expires_at = null;
+    }
+    if (p.eraseRequest) set.request = '{}';
+    let q = this.#db.updateTable('jobs').set(set).where('id', '=', m.id).where('status', 'in', [...m.from]);
+    if (m.leaseId !== undefined) q = q.where('lease_id', '=', m.leaseId);
+    const r = await q.returningAll().executeTakeFirst();
+    return r && toJobRecord(r);
+  }
+
+  async expiredLeases(now: number, limit: number): Promise<JobRecord[]> {
+    const rows = await this.#db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('lease_expires_at', '<', now)
+      .where('status', 'in', RUNNING)
+      .orderBy('lease_expires_at')
+      .limit(limit)
+      .execute();
+    return rows.map(toJobRecord);
+  }
+
+  async oldestBacklogged(workspaceId: string, limit: number): Promise<string[]> {
+    const rows = await this.#db
+      .selectFrom('jobs')
+      .select('id')
+      .where('workspace_id', '=', workspaceId)
+      .where('status', '=', 'backlogged')
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  async workspacesWithBacklog(): Promise<string[]> {
+    const rows = await this.#db.selectFrom('jobs').select('workspace_id').distinct().where('status', '=', 'backlogged').execute();
+    return rows.map((r) => r.workspace_id);
+  }
+
+  async findJob(id: string): Promise<JobRecord | undefined> {
+    const r = await this.#db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toJobRecord(r);
+  }
+}

@@ -1,0 +1,143 @@
+import type { Engine, EngineContext, EngineStage, OutputFile } from '../engines/engine.js';
+import { EngineError } from '../engines/engine.js';
+import type { Clock } from '../lib/clock.js';
+import type { JobSignals } from '../services/job-signals.js';
+import { timeoutError } from '../services/job-runs.js';
+import type { ClaimedJob, JobRuns } from '../services/job-runs.js';
+import type { JobStatus } from '../services/states.js';
+
+/** Where a run's files go; OutputFiles in production. */
+export interface RunOutputs {
+  reset(key: string): Promise<string>;
+  remove(key: string): Promise<void>;
+  removeFile(key: string, name: string): Promise<void>;
+  urlPath(key: string, name: string): string;
+}
+
+export interface Log {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface RunDeps {
+  readonly runs: JobRuns;
+  readonly engine: Engine;
+  readonly outputs: RunOutputs;
+  readonly clock: Clock;
+  readonly signals: JobSignals;
+  loadInput(url: string, field: string, signal: AbortSignal): Promise<Buffer>;
+  readonly log: Log;
+}
+
+/** Why a run was stopped from outside the engine. */
+export class RunStopped extends Error {
+  constructor(readonly why: 'cancelled' | 'lost' | 'timeout' | 'shutdown') {
+    super(`run stopped: ${why}`);
+    this.name = 'RunStopped';
+  }
+}
+
+/**
+ * Runs one claimed job to its end: heartbeats keep the lease, a timer enforces the model's
+ * timeout, each engine stage becomes a guarded status write, and whatever stops the run (cancel,
+ * lost lease, timeout, shutdown, engine error) ends in exactly one outcome for the job.
+ */
+export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSignal): Promise<void> {
+  const { runs, clock, outputs, log } = deps;
+  const run = new AbortController();
+  const stop = (why: RunStopped['why']) => {
+    if (!run.signal.aborted) run.abort(new RunStopped(why));
+  };
+  // Ends the heartbeat and the timeout timer when the run is over.
+  const background = new AbortController();
+  const offCancel = deps.signals.onCancelled((id) => id === job.id && stop('cancelled'));
+  const onShutdown = () => stop('shutdown');
+  shutdown.addEventListener('abort', onShutdown, { once: true });
+
+  let status: JobStatus = 'scheduled';
+  let preview: string | undefined;
+  try {
+    const left = job.startedAt / 1000 + runs.policy.timeoutMs(job.type) - clock.nowMs();
+    if (left <= 0) throw new RunStopped('timeout');
+    if (shutdown.aborted) throw new RunStopped('shutdown');
+    clock.sleep(left, background.signal).then(() => stop('timeout'), () => undefined);
+    void heartbeat(job, deps, background.signal, () => stop('lost'));
+
+    const ctx: EngineContext = {
+      signal: run.signal,
+      outDir: await outputs.reset(job.outputKey),
+      loadInput: (url, field) => deps.loadInput(url, field, run.signal),
+      stage: async (stage: EngineStage, file?: OutputFile) => {
+        run.signal.throwIfAborted();
+        const patch = file ? { result: { urls: [outputs.urlPath(job.outputKey, file.name)] } } : undefined;
+        if (!(await runs.advance(job, status, stage, patch))) stop('lost');
+        run.signal.throwIfAborted();
+        status = stage;
+        if (file) preview = file.name;
+      },
+    };
+    const files = await deps.engine.run({ id: job.id, model: job.type, request: job.request }, ctx);
+    run.signal.throwIfAborted();
+    const urls = files.map((f) => outputs.urlPath(job.outputKey, f.name));
+    if (!(await runs.complete(job, status, { urls }))) throw new RunStopped('lost');
+    if (preview && !files.some((f) => f.name === preview)) await outputs.removeFile(job.outputKey, preview);
+    log.info({ jobId: job.id, model: job.type, attempt: job.attempts }, 'job completed');
+  } catch (err) {
+    await settle(job, deps, run.signal.aborted ? run.signal.reason : err);
+  } finally {
+    background.abort();
+    offCancel();
+    shutdown.removeEventListener('abort', onShutdown);
+  }
+}
+
+async function heartbeat(job: ClaimedJob, deps: RunDeps, signal: AbortSignal, lost: () => void): Promise<void> {
+  try {
+    for (;;) {
+      await deps.clock.sleep(deps.runs.policy.leaseMs / 3, signal);
+      if (!(await deps.runs.heartbeat(job))) return lost();
+    }
+  } catch {
+    // The run ended (its signal aborted) or the store failed; a missed beat only risks a reclaim.
+  }
+}
+
+/** The one outcome of a run that did not complete. */
+async function settle(job: ClaimedJob, deps: RunDeps, reason: unknown): Promise<void> {
+  const { runs, outputs, log } = deps;
+  const meta = { jobId: job.id, model: job.type, attempt: job.attempts };
+  if (reason instanceof RunStopped && reason.why === 'shutdown') {
+    if (await runs.handBack(job)) log.info(meta, 'job handed back at shutdown');
+    return;
+  }
+  if (reason instanceof RunStopped && (reason.why === 'cancelled' || reason.why === 'lost')) {
+    await letGo(job, deps);
+    log.info({ ...meta, why: reason.why }, 'job run stopped');
+    return;
+  }
+  const error =
+    reason instanceof RunStopped
+      ? timeoutError(runs.policy.timeoutMs(job.type))
+      : reason instanceof EngineError
+        ? { code: reason.code, message: reason.message }
+        : { code: 'engine_failed', message: 'the engine failed unexpectedly' };
+  if (!(reason instanceof RunStopped) && !(reason instanceof EngineError)) {
+    log.error({ ...meta, err: { message: (reason as Error)?.message, stack: (reason as Error)?.stack } }, 'engine failed');
+  }
+  if (await runs.fail(job, error)) {
+    log.info({ ...meta, code: error.code }, 'job failed');
+    await outputs.remove(job.outputKey);
+  } else {
+    await letGo(job, deps);
+  }
+}
+
+/**
+ * The worker no longer holds the job: someone else decided its fate. If it is cancelled or gone,
+ * its files go too; if another worker reclaimed it, the directory is that worker's now.
+ */
+async function letGo(job: ClaimedJob, deps: RunDeps): Promise<void> {
+  const now = await deps.runs.find(job.id);
+  if (!now || now.status === 'cancelled') await deps.outputs.remove(job.outputKey);
+}

@@ -1,0 +1,130 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { newId } from '../../src/lib/ids.js';
+import type { Store } from '../../src/store/store.js';
+import { backends } from '../helpers/backends.js';
+
+const T0 = Date.UTC(2026, 10, 22) * 1000;
+const SEC = 1_000_000;
+const RUNNING = ['scheduled', 'processing', 'sampling', 'intermediate-complete'];
+
+describe.each(backends)('queue store contract: $name', (backend) => {
+  let db: Awaited<ReturnType<typeof backend.create>>;
+  let store: Store;
+  const extra: Store[] = [];
+  let ws: { id: string; apiUserId: string };
+
+  beforeEach(async () => {
+    db = await backend.create();
+    store = await db.open();
+    const apiUserId = newId();
+    const w = await store.identity.createWorkspace({
+      id: newId(),
+      name: 'ws',
+      ownerEmail: 'o@ws.test',
+      apiUserId,
+      maxConcurrentJobs: 2,
+      maxBackloggedJobs: 3,
+      now: T0,
+    });
+    ws = { id: w!.id, apiUserId };
+  });
+  afterEach(async () => {
+    for (const s of extra.splice(0)) await s.close();
+    await store.close();
+    await db.drop();
+  });
+
+  const insert = (status = 'queued', at = T0) =>
+    store.jobs.insertJob(
+      { id: newId(), workspaceId: ws.id, apiUserId: ws.apiUserId, type: 'image/vendor-b/model-b-1', status, request: { prompt: 'p' }, webhookUrl: null, zeroDataRetention: false },
+      at,
+    );
+  const claim = (s: Store = store, now = T0 + SEC) =>
+    s.queue.claim({ leaseId: newId(), leaseExpiresAt: now + 30 * SEC, outputKey: newId(), now });
+
+  it('claims the oldest queued job under a lease, and nothing when the queue is empty', async () => {
+    await insert('backlogged');
+    const a = await insert();
+    await insert();
+    const c = await claim();
+    expect(c).toMatchObject({ id: a.id, status: 'scheduled', attempts: 1, startedAt: T0 + SEC, leaseExpiresAt: T0 + 31 * SEC });
+    expect(c!.leaseId).toBeTruthy();
+    expect(c!.outputKey).toBeTruthy();
+    await claim();
+    expect(await claim()).toBeUndefined();
+  });
+
+  it('keeps the first start time and output key when a job is claimed again', async () => {
+    await insert();
+    const first = await claim();
+    const back = await store.queue.moveJob({ id: first!.id, from: RUNNING, to: 'queued', leaseId: first!.leaseId!, patch: { clearLease: true }, now: T0 + 2 * SEC });
+    expect(back).toMatchObject({ status: 'queued', leaseId: null, leaseExpiresAt: null });
+    const second = await claim(store, T0 + 5 * SEC);
+    expect(second).toMatchObject({ id: first!.id, attempts: 2, startedAt: first!.startedAt, outputKey: first!.outputKey });
+    expect(second!.leaseId).not.toBe(first!.leaseId);
+  });
+
+  it('moves a job only from the status and lease it expects', async () => {
+    await insert();
+    const c = (await claim())!;
+    const wrongStatus = await store.queue.moveJob({ id: c.id, from: ['processing'], to: 'sampling', leaseId: c.leaseId!, now: T0 });
+    expect(wrongStatus).toBeUndefined();
+    const wrongLease = await store.queue.moveJob({ id: c.id, from: ['scheduled'], to: 'processing', leaseId: newId(), now: T0 });
+    expect(wrongLease).toBeUndefined();
+    const moved = await store.queue.moveJob({ id: c.id, from: ['scheduled'], to: 'processing', leaseId: c.leaseId!, now: T0 + 7 });
+    expect(moved).toMatchObject({ status: 'processing', updatedAt: T0 + 7 });
+    const done = await store.queue.moveJob({
+      id: c.id,
+      from: ['processing'],
+      to: 'completed',
+      leaseId: c.leaseId!,
+      patch: { result: { urls: ['outputs/k/output.png'] }, completedAt: T0 + 9, clearLease: true, eraseRequest: true },
+      now: T0 + 9,
+    });
+    expect(done).toMatchObject({ status: 'completed', completedAt: T0 + 9, result: { urls: ['outputs/k/output.png'] }, request: {}, leaseId: null });
+  });
+
+  it('extends a lease only while its holder still has the running job', async () => {
+    await insert();
+    const c = (await claim())!;
+    expect(await store.queue.extendLease(c.id, c.leaseId!, T0 + 60 * SEC)).toBe(true);
+    expect((await store.queue.findJob(c.id))!.leaseExpiresAt).toBe(T0 + 60 * SEC);
+    expect(await store.queue.extendLease(c.id, newId(), T0 + 90 * SEC)).toBe(false);
+    await store.queue.moveJob({ id: c.id, from: RUNNING, to: 'cancelled', patch: { clearLease: true }, now: T0 });
+    expect(await store.queue.extendLease(c.id, c.leaseId!, T0 + 90 * SEC)).toBe(false);
+  });
+
+  it('lists running jobs whose lease ran out, oldest expiry first', async () => {
+    await insert();
+    await insert();
+    const a = (await store.queue.claim({ leaseId: newId(), leaseExpiresAt: T0 + 20 * SEC, outputKey: 'a', now: T0 }))!;
+    const b = (await store.queue.claim({ leaseId: newId(), leaseExpiresAt: T0 + 10 * SEC, outputKey: 'b', now: T0 }))!;
+    expect(await store.queue.expiredLeases(T0 + 10 * SEC, 10)).toEqual([]);
+    expect((await store.queue.expiredLeases(T0 + 11 * SEC, 10)).map((j) => j.id)).toEqual([b.id]);
+    expect((await store.queue.expiredLeases(T0 + 21 * SEC, 10)).map((j) => j.id)).toEqual([b.id, a.id]);
+  });
+
+  it('counts by status, finds backlogged jobs in creation order, and locks the workspace', async () => {
+    const b1 = await insert('backlogged');
+    const b2 = await insert('backlogged');
+    await insert();
+    expect(await store.queue.countJobs(ws.id, ['backlogged'])).toBe(2);
+    expect(await store.queue.countJobs(ws.id, ['queued', 'backlogged'])).toBe(3);
+    expect(await store.queue.oldestBacklogged(ws.id, 5)).toEqual([b1.id, b2.id]);
+    expect(await store.queue.oldestBacklogged(ws.id, 1)).toEqual([b1.id]);
+    expect(await store.queue.workspacesWithBacklog()).toEqual([ws.id]);
+    expect(await store.transaction((tx) => tx.queue.lockWorkspace(ws.id))).toEqual({ maxConcurrentJobs: 2, maxBackloggedJobs: 3 });
+    expect(await store.queue.lockWorkspace(newId())).toBeUndefined();
+  });
+
+  // Two handles in one process only work where lock waits do not block the event loop.
+  it.skipIf(!backend.asyncLocks)('never gives one job to two claimers racing on separate connections', async () => {
+    for (let i = 0; i < 30; i++) await insert();
+    const handles = [store, ...(await Promise.all([db.open(), db.open(), db.open()]))];
+    extra.push(...handles.slice(1));
+    const claims = await Promise.all(Array.from({ length: 40 }, (_, i) => claim(handles[i % handles.length])));
+    const got = claims.filter((c) => c !== undefined).map((c) => c!.id);
+    expect(got).toHaveLength(30);
+    expect(new Set(got).size).toBe(30);
+  });
+});
