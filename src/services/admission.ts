@@ -16,15 +16,16 @@ export async function admit(tx: StoreTx, workspaceId: string, now: Micros): Prom
   await promote(tx, workspaceId, now);
   const limits = await tx.queue.lockWorkspace(workspaceId);
   if (!limits) return undefined;
-  if ((await tx.queue.countJobs(workspaceId, ACTIVE_STATUSES)) < limits.maxConcurrentJobs) return 'queued';
-  return (await tx.queue.countJobs(workspaceId, ['backlogged'])) < limits.maxBackloggedJobs ? 'backlogged' : undefined;
+  if ((await tx.queue.countJobs(workspaceId, ACTIVE_STATUSES, limits.maxConcurrentJobs)) < limits.maxConcurrentJobs) return 'queued';
+  const backlogged = await tx.queue.countJobs(workspaceId, ['backlogged'], limits.maxBackloggedJobs);
+  return backlogged < limits.maxBackloggedJobs ? 'backlogged' : undefined;
 }
 
 /** Moves the oldest backlogged jobs into free slots; returns how many moved. */
 export async function promote(tx: StoreTx, workspaceId: string, now: Micros): Promise<number> {
   const limits = await tx.queue.lockWorkspace(workspaceId);
   if (!limits) return 0;
-  const free = limits.maxConcurrentJobs - (await tx.queue.countJobs(workspaceId, ACTIVE_STATUSES));
+  const free = limits.maxConcurrentJobs - (await tx.queue.countJobs(workspaceId, ACTIVE_STATUSES, limits.maxConcurrentJobs));
   if (free <= 0) return 0;
   let moved = 0;
   for (const id of await tx.queue.oldestBacklogged(workspaceId, free)) {

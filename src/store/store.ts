@@ -176,7 +176,8 @@ export interface JobMove {
 export interface QueueStore {
   /** Locks the workspace row until the transaction ends (admission is serial per workspace). */
   lockWorkspace(workspaceId: string): Promise<WorkspaceLimits | undefined>;
-  countJobs(workspaceId: string, statuses: readonly string[]): Promise<number>;
+  /** How many of the workspace's jobs are in `statuses`, counting no further than `atMost`. */
+  countJobs(workspaceId: string, statuses: readonly string[], atMost: number): Promise<number>;
   /** Atomically takes the oldest queued job, moving it to `scheduled` under a new lease. */
   claim(claim: NewClaim): Promise<JobRecord | undefined>;
   /** False when the lease is gone: the job was cancelled, deleted, finished or reaped. */

@@ -108,8 +108,10 @@ describe.each(backends)('queue store contract: $name', (backend) => {
     const b1 = await insert('backlogged');
     const b2 = await insert('backlogged');
     await insert();
-    expect(await store.queue.countJobs(ws.id, ['backlogged'])).toBe(2);
-    expect(await store.queue.countJobs(ws.id, ['queued', 'backlogged'])).toBe(3);
+    expect(await store.queue.countJobs(ws.id, ['backlogged'], 10)).toBe(2);
+    expect(await store.queue.countJobs(ws.id, ['queued', 'backlogged'], 10)).toBe(3);
+    // Counting stops at the bound: admission only asks whether a limit is reached.
+    expect(await store.queue.countJobs(ws.id, ['queued', 'backlogged'], 2)).toBe(2);
     expect(await store.queue.oldestBacklogged(ws.id, 5)).toEqual([b1.id, b2.id]);
     expect(await store.queue.oldestBacklogged(ws.id, 1)).toEqual([b1.id]);
     expect(await store.queue.workspacesWithBacklog()).toEqual([ws.id]);

@@ -1,0 +1,53 @@
+/**
+ * Job creation time against the depth of the workspace's queue. Admission counts the workspace's
+ * admitted and backlogged jobs in every create; counting stops at the limit, so with realistic
+ * limits a deep queue costs nothing, while a workspace whose limit is as deep as its queue pays for
+ * every row. Times are per create through inject() (no sockets), 500 creates per point.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp } from '../src/http/app.js';
+import { systemClock } from '../src/lib/clock.js';
+import { buildCatalog } from '../src/services/catalog/catalog.js';
+import { createServices } from '../src/services/services.js';
+import { OutputFiles } from '../src/store/files/output-files.js';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
+
+const DEPTHS = [0, 2_000, 10_000];
+const PER_POINT = 500;
+
+async function measure(limits: { maxConcurrentJobs: number; maxBackloggedJobs: number }): Promise<number[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'mediagen-bench-'));
+  const store = await openSqliteStore(join(dir, 'mediagen.db'));
+  const services = createServices(store, buildCatalog({}), systemClock, {
+    limits,
+    outputs: new OutputFiles(join(dir, 'outputs')),
+    runPolicy: { leaseMs: 30_000, maxAttempts: 3, timeoutMs: () => 180_000 },
+  });
+  const boot = (await services.identity.bootstrap())!;
+  const app = await buildApp({ ...services, publicUrl: () => 'http://bench' });
+  const headers = { authorization: `Bearer ${boot.secret}`, 'content-type': 'application/json' };
+  const payload = JSON.stringify({ prompt: 'p', aspect_ratio: '1:1', resolution: '1K' });
+  const create = () => app.inject({ method: 'POST', url: '/generate/image/vendor-a/model-a-2/medium', headers, payload });
+  const out: number[] = [];
+  let made = 0;
+  for (const depth of DEPTHS) {
+    for (; made < depth; made++) await create();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < PER_POINT; i++) await create();
+    made += PER_POINT;
+    out.push(Number(process.hrtime.bigint() - t0) / PER_POINT / 1000);
+  }
+  await app.close();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  return out;
+}
+
+// Default concurrency and a backlog deep enough to hold every job: the counts stop at 4 and 1M.
+const bounded = await measure({ maxConcurrentJobs: 4, maxBackloggedJobs: 1_000_000 });
+console.log('\njob creation time (µs) by jobs already waiting in the workspace:');
+console.log(`  depth              ${DEPTHS.map((d) => String(d).padStart(8)).join('')}`);
+console.log(`  per create         ${bounded.map((us) => us.toFixed(0).padStart(8)).join('')}`);
+console.log(`  ratio to depth 0   ${bounded.map((us) => (us / bounded[0]!).toFixed(2).padStart(8)).join('')}`);
