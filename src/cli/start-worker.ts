@@ -1,6 +1,7 @@
 import type { Config } from '../config/config.js';
 import { LocalEngine } from '../engines/local/local-engine.js';
 import type { Services } from '../services/services.js';
+import type { Store } from '../store/store.js';
 import { createInputLoader } from '../worker/input-loader.js';
 import type { Log } from '../worker/run-job.js';
 import { Worker } from '../worker/worker.js';
@@ -11,8 +12,11 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** The job runner of a `serve` process with role `all` or `worker`: the local engine on this store. */
-export function startWorker(config: Config, services: Services, log: Log): RunningWorker {
+/**
+ * The job runner of a `serve` process with role `all` or `worker`: the local engine on this store.
+ * On PostgreSQL it also hears other processes' new and cancelled jobs at once (LISTEN).
+ */
+export async function startWorker(config: Config, services: Services, store: Store, log: Log): Promise<RunningWorker> {
   const inputs = createInputLoader({
     allowPrivate: config.allowPrivateUrls,
     maxBytes: config.inputMaxBytes,
@@ -30,11 +34,13 @@ export function startWorker(config: Config, services: Services, log: Log): Runni
     },
     { concurrency: config.workerConcurrency, pollMs: config.pollIntervalMs },
   );
+  const stopListening = await store.listen?.((event) => services.signals.relay(event));
   worker.start();
   return {
     worker,
     async stop() {
       await worker.stop(config.shutdownGraceMs);
+      await stopListening?.();
       await inputs.close();
     },
   };

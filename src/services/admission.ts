@@ -31,5 +31,6 @@ export async function promote(tx: StoreTx, workspaceId: string, now: Micros): Pr
   for (const id of await tx.queue.oldestBacklogged(workspaceId, free)) {
     if (await tx.queue.moveJob({ id, from: ['backlogged'], to: 'queued', now })) moved++;
   }
+  if (moved > 0) await tx.queue.notify({ kind: 'queued' });
   return moved;
 }

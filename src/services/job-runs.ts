@@ -95,7 +95,10 @@ export class JobRuns {
       patch: { result: null, clearLease: true },
       now: this.#now(),
     });
-    if (moved) this.#signals.queued();
+    if (moved) {
+      await this.#store.queue.notify({ kind: 'queued' });
+      this.#signals.queued();
+    }
     return moved !== undefined;
   }
 

@@ -1,9 +1,11 @@
 import { EventEmitter } from 'node:events';
+import type { JobEvent } from '../store/store.js';
 
 /**
  * In-process wake-ups between the API and the workers of one process: a new or promoted job wakes
  * the claim loop at once, a cancelled job aborts its run at once. Other processes learn the same
- * through their slow poll and their heartbeat; these signals only save the wait.
+ * through PostgreSQL NOTIFY (relayed here), or else through their slow poll and their heartbeat;
+ * these signals only save the wait.
  */
 export class JobSignals {
   readonly #events = new EventEmitter();
@@ -19,6 +21,12 @@ export class JobSignals {
 
   cancelled(jobId: string): void {
     this.#events.emit('cancelled', jobId);
+  }
+
+  /** An event from another process (PostgreSQL NOTIFY), raised here as if it were local. */
+  relay(event: JobEvent): void {
+    if (event.kind === 'queued') this.queued();
+    else this.cancelled(event.jobId);
   }
 
   /** Returns the unsubscribe function. */

@@ -63,6 +63,7 @@ export class JobService {
     const job = await this.#store.transaction(async (tx) => {
       const status = await admit(tx, auth.workspace.id, now);
       if (!status) return undefined;
+      if (status === 'queued') await tx.queue.notify({ kind: 'queued' });
       return tx.jobs.insertJob(
         {
           id: newId(),
@@ -114,6 +115,7 @@ export class JobService {
         patch: { completedAt: now, clearLease: true, eraseRequest: job.zeroDataRetention },
         now,
       });
+      if (stopped) await tx.queue.notify({ kind: 'cancelled', jobId: job.id });
       const gone = await tx.jobs.deleteJob(auth.apiUserId, job.id);
       return { deleted: gone, stopped, promoted: stopped ? await promote(tx, job.workspaceId, now) : 0 };
     });

@@ -190,7 +190,15 @@ export interface QueueStore {
   workspacesWithBacklog(): Promise<string[]>;
   /** Any job by id, whoever owns it (the runner's view). */
   findJob(id: string): Promise<JobRecord | undefined>;
+  /**
+   * Tells other processes' workers, when the transaction commits (nothing if it rolls back).
+   * A no-op where the backend has no cross-process notifications (SQLite: the poll finds it).
+   */
+  notify(event: JobEvent): Promise<void>;
 }
+
+/** What a process tells the others sharing the store. */
+export type JobEvent = { readonly kind: 'queued' } | { readonly kind: 'cancelled'; readonly jobId: string };
 
 /** The stores as seen inside one transaction. */
 export interface StoreTx {
@@ -205,5 +213,10 @@ export interface Store extends StoreTx {
    * at all. Services own transactions; a single store call is its own transaction.
    */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /**
+   * Receives the events other processes `notify` (PostgreSQL LISTEN). Absent where the backend
+   * has none. Returns the function that stops listening.
+   */
+  readonly listen?: (fn: (event: JobEvent) => void) => Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

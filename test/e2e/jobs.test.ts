@@ -110,32 +110,71 @@ describe('jobs on the compiled binary', { timeout: 90_000 }, () => {
 
   interface SharedStore {
     readonly name: string;
+    /** PostgreSQL wakes workers by NOTIFY, so its workers' poll is set too slow to matter. */
+    readonly pollMs: string;
     open(): Promise<{ flags: string[]; drop(): Promise<void> }>;
   }
   const stores: SharedStore[] = [
-    { name: 'SQLite', open: async () => ({ flags: [], drop: async () => undefined }) },
+    { name: 'SQLite', pollMs: '100', open: async () => ({ flags: [], drop: async () => undefined }) },
     ...(TEST_DATABASE_URL
-      ? [{ name: 'PostgreSQL', open: async () => { const pg = await createPostgresDatabase(); return { flags: ['--database-url', pg.url], drop: pg.drop }; } }]
+      ? [
+          {
+            name: 'PostgreSQL',
+            pollMs: '600000',
+            open: async () => {
+              const pg = await createPostgresDatabase();
+              return { flags: ['--database-url', pg.url], drop: pg.drop };
+            },
+          },
+        ]
       : []),
   ];
-  describe.each(stores)('scaled out on $name', ({ open: database }) => {
+
+  describe.each(stores)('scaled out on $name', ({ name, pollMs, open: database }) => {
+    /** An api process and a worker process on one store, with the worker's extra flags. */
+    async function pair(db: { flags: string[] }, workerFlags: string[]) {
+      const dir = tempDir();
+      const apiProcess = await startServer(['--role', 'api', '--port', '0', '--data-dir', dir, ...db.flags]);
+      const token = await tokenOf(apiProcess);
+      await apiProcess.waitForStdout(/API only/);
+      const worker = await startServer(['--role', 'worker', '--data-dir', dir, '--poll-interval-ms', pollMs, ...workerFlags, ...db.flags], {
+        firstLine: WORKER_LINE,
+      });
+      return { apiProcess, worker, token };
+    }
+
     it('an api process takes jobs and a separate worker process runs them', async () => {
       const db = await database();
       try {
-        const dir = tempDir();
-        const api1 = await startServer(['--role', 'api', '--port', '0', '--data-dir', dir, ...db.flags]);
-        const token = await tokenOf(api1);
-        await api1.waitForStdout(/API only/);
-        const worker = await startServer(['--role', 'worker', '--data-dir', dir, '--engine-latency-ms', '0', '--poll-interval-ms', '100', ...db.flags], {
-          firstLine: WORKER_LINE,
-        });
-        const id = await create(api1.url, token);
-        const done = await waitForJob(api1.url, token, id, (j) => j.status === 'completed');
+        const { apiProcess, worker, token } = await pair(db, ['--engine-latency-ms', '0']);
+        const id = await create(apiProcess.url, token);
+        const done = await waitForJob(apiProcess.url, token, id, (j) => j.status === 'completed', 20_000);
         const output = await fetch(done.result!.urls[0]!);
         expect(output.status).toBe(200);
         expect((await output.arrayBuffer()).byteLength).toBeGreaterThan(1000);
         expect(await worker.stop()).toEqual({ code: 0, signal: null });
-        expect(await api1.stop()).toEqual({ code: 0, signal: null });
+        expect(await apiProcess.stop()).toEqual({ code: 0, signal: null });
+      } finally {
+        await cleanup();
+        await db.drop();
+      }
+    });
+
+    it.runIf(name === 'PostgreSQL')('a DELETE on the api process stops the run in the worker process at once', async () => {
+      const db = await database();
+      try {
+        // Heartbeats come every 10 s here: only the NOTIFY can stop the run sooner.
+        const { apiProcess, worker, token } = await pair(db, ['--engine-latency-ms', '60000', '--lease-ms', '30000']);
+        const id = await create(apiProcess.url, token);
+        await waitForJob(apiProcess.url, token, id, (j) => j.status === 'scheduled');
+        const asked = Date.now();
+        expect((await api(apiProcess.url, `/jobs/${id}`, token, { method: 'DELETE' })).status).toBe(200);
+        const until = Date.now() + 5_000;
+        while (!/"why":"cancelled"/.test(worker.stderr()) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+        expect(worker.stderr()).toMatch(/"why":"cancelled"/);
+        expect(Date.now() - asked).toBeLessThan(5_000);
+        expect(await worker.stop()).toEqual({ code: 0, signal: null });
+        expect(await apiProcess.stop()).toEqual({ code: 0, signal: null });
       } finally {
         await cleanup();
         await db.drop();

@@ -119,6 +119,32 @@ describe.each(backends)('queue store contract: $name', (backend) => {
     expect(await store.queue.lockWorkspace(newId())).toBeUndefined();
   });
 
+  it('delivers events to other handles only when their transaction commits (where the backend has them)', async () => {
+    if (!store.listen) {
+      // SQLite: nothing crosses processes; notify is accepted and does nothing.
+      await store.queue.notify({ kind: 'queued' });
+      return;
+    }
+    const other = await db.open();
+    extra.push(other);
+    const heard: unknown[] = [];
+    const stop = await other.listen!((e) => heard.push(e));
+    await store.transaction(async (tx) => {
+      await tx.queue.notify({ kind: 'cancelled', jobId: 'j1' });
+      expect(heard).toEqual([]);
+    });
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.queue.notify({ kind: 'queued' });
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    await store.queue.notify({ kind: 'queued' });
+    for (let i = 0; i < 100 && heard.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(heard).toEqual([{ kind: 'cancelled', jobId: 'j1' }, { kind: 'queued' }]);
+    await stop();
+  });
+
   // Two handles in one process only work where lock waits do not block the event loop.
   it.skipIf(!backend.asyncLocks)('never gives one job to two claimers racing on separate connections', async () => {
     for (let i = 0; i < 30; i++) await insert();

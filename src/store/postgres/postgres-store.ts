@@ -2,7 +2,9 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../schema.js';
 import type { Store } from '../store.js';
+import { JOB_EVENTS_CHANNEL } from '../sql/queue-queries.js';
 import { createSqlStore } from '../sql/sql-store.js';
+import { PgListener } from './pg-listener.js';
 import type { Transact } from '../sql/transact.js';
 
 /**
@@ -23,5 +25,13 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
   // Row locks taken by the statements themselves serialise what must be serial; READ COMMITTED suffices.
   const transact: Transact = (fn) => db.transaction().execute(fn);
 
-  return createSqlStore({ db, transact, migrationsNeedWriteLock: false, skipLocked: true });
+  const listener = new PgListener(url, JOB_EVENTS_CHANNEL);
+  return createSqlStore({
+    db,
+    transact,
+    migrationsNeedWriteLock: false,
+    skipLocked: true,
+    listen: (fn) => listener.listen(fn),
+    closeExtra: () => listener.close(),
+  });
 }

@@ -1,24 +1,33 @@
 import { sql } from 'kysely';
 import type { Kysely, Updateable } from 'kysely';
 import type { Database, JobsTable } from '../schema.js';
-import type { JobMove, JobRecord, NewClaim, QueueStore, WorkspaceLimits } from '../store.js';
+import type { JobEvent, JobMove, JobRecord, NewClaim, QueueStore, WorkspaceLimits } from '../store.js';
 import { toJobRecord } from './job-queries.js';
 
 const RUNNING = ['scheduled', 'processing', 'sampling', 'intermediate-complete'];
+
+/** The PostgreSQL channel that carries JobEvents between processes. */
+export const JOB_EVENTS_CHANNEL = 'mediagen_jobs';
 
 /**
  * The runner's queries (graphile-worker's habit: each state change is its own small query, and the
  * runner never builds SQL). The only backend difference is a capability: PostgreSQL claims with
  * FOR UPDATE SKIP LOCKED so concurrent claimers pass each other; SQLite's write lock already makes
- * the claim serial.
+ * the claim serial; and it carries events to other processes with NOTIFY, delivered at commit.
  */
 export class SqlQueueStore implements QueueStore {
   readonly #db: Kysely<Database>;
   readonly #skipLocked: boolean;
+  readonly #notifies: boolean;
 
-  constructor(db: Kysely<Database>, skipLocked: boolean) {
+  constructor(db: Kysely<Database>, caps: { skipLocked: boolean; notifies: boolean }) {
     this.#db = db;
-    this.#skipLocked = skipLocked;
+    this.#skipLocked = caps.skipLocked;
+    this.#notifies = caps.notifies;
+  }
+
+  async notify(event: JobEvent): Promise<void> {
+    if (this.#notifies) await sql`SELECT pg_notify(${JOB_EVENTS_CHANNEL}, ${JSON.stringify(event)})`.execute(this.#db);
   }
 
   async lockWorkspace(workspaceId: string): Promise<WorkspaceLimits | undefined> {

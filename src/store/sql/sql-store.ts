@@ -19,15 +19,21 @@ export interface SqlBackend {
   readonly migrationsNeedWriteLock: boolean;
   /** Claims can pass each other's row locks (FOR UPDATE SKIP LOCKED). */
   readonly skipLocked: boolean;
+  /** Cross-process events: NOTIFY on the way out, and this to LISTEN (PostgreSQL only). */
+  readonly listen?: Store['listen'];
+  /** Ends what the backend holds besides Kysely's pool (the LISTEN connection). */
+  readonly closeExtra?: () => Promise<void>;
 }
 
 /** Query modules bound to one transaction: calls inside it join it instead of opening another. */
-function bind(trx: Kysely<Database>, skipLocked: boolean): StoreTx {
+type QueueCaps = ConstructorParameters<typeof SqlQueueStore>[1];
+
+function bind(trx: Kysely<Database>, caps: QueueCaps): StoreTx {
   const joined: Transact = (fn) => fn(trx);
   return {
     identity: new SqlIdentityStore(trx, joined),
     jobs: new SqlJobStore(trx, joined),
-    queue: new SqlQueueStore(trx, skipLocked),
+    queue: new SqlQueueStore(trx, caps),
   };
 }
 
@@ -35,7 +41,8 @@ function bind(trx: Kysely<Database>, skipLocked: boolean): StoreTx {
  * Migrates a freshly opened database to the latest schema and assembles the Store on it. Each
  * backend supplies only its connection and its write transaction.
  */
-export async function createSqlStore({ db, transact, migrationsNeedWriteLock, skipLocked }: SqlBackend): Promise<Store> {
+export async function createSqlStore({ db, transact, migrationsNeedWriteLock, skipLocked, listen, closeExtra }: SqlBackend): Promise<Store> {
+  const caps: QueueCaps = { skipLocked, notifies: listen !== undefined };
   const { error } = migrationsNeedWriteLock
     ? await transact((trx) => new Migrator({ db: trx, provider: migrationProvider, disableTransactions: true }).migrateToLatest())
     : await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
@@ -46,8 +53,12 @@ export async function createSqlStore({ db, transact, migrationsNeedWriteLock, sk
   return {
     identity: new SqlIdentityStore(db, transact),
     jobs: new SqlJobStore(db, transact),
-    queue: new SqlQueueStore(db, skipLocked),
-    transaction: (fn) => transact((trx) => fn(bind(trx, skipLocked))),
-    close: () => db.destroy(),
+    queue: new SqlQueueStore(db, caps),
+    transaction: (fn) => transact((trx) => fn(bind(trx, caps))),
+    ...(listen ? { listen } : {}),
+    close: async () => {
+      await closeExtra?.();
+      await db.destroy();
+    },
   };
 }
