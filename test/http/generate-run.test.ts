@@ -100,6 +100,9 @@ describe('every endpoint runs to a real file', { timeout: 120_000 }, () => {
   it('model-f then model-c-edit: the edit of a fetched video keeps its length at the requested ratio', async () => {
     const source = await run('video/vendor-f/model-f', { prompt: 'a street' });
     const sourceInfo = readMp4Info(source.file);
+    // model-f has one fixed shape (docs/engine.md): 1280x720, 5 s, no audio.
+    expect(sourceInfo.tracks.map((tr) => [tr.kind, tr.width, tr.height])).toEqual([['video', 1280, 720]]);
+    expect(sourceInfo.tracks[0]!.durationSec).toBeCloseTo(5, 2);
     served.set('/source.mp4', source.file);
     const edit = await run('video/vendor-c/model-c-edit', { prompt: 'make it night', init_video: `${inputBase}/source.mp4`, ratio: '960:960' });
     const info = readMp4Info(edit.file);
