@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../src/http/app.js';
 import { systemClock } from '../src/lib/clock.js';
+import { runPolicyFor } from '../src/cli/context.js';
+import { loadConfig } from '../src/config/config.js';
 import { buildCatalog } from '../src/services/catalog/catalog.js';
 import { createServices } from '../src/services/services.js';
 import { OutputFiles } from '../src/store/files/output-files.js';
@@ -20,10 +22,11 @@ const PER_POINT = 500;
 async function measure(limits: { maxConcurrentJobs: number; maxBackloggedJobs: number }): Promise<number[]> {
   const dir = mkdtempSync(join(tmpdir(), 'mediagen-bench-'));
   const store = await openSqliteStore(join(dir, 'mediagen.db'));
-  const services = createServices(store, buildCatalog({}), systemClock, {
+  const catalog = buildCatalog({});
+  const services = createServices(store, catalog, systemClock, {
     limits,
     outputs: new OutputFiles(join(dir, 'outputs')),
-    runPolicy: { leaseMs: 30_000, maxAttempts: 3, timeoutMs: () => 180_000 },
+    runPolicy: runPolicyFor(loadConfig({ env: {} }), catalog),
   });
   const boot = (await services.identity.bootstrap())!;
   const app = await buildApp({ ...services, publicUrl: () => 'http://bench' });

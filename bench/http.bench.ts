@@ -13,6 +13,8 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/http/app.js';
 import { systemClock } from '../src/lib/clock.js';
+import { runPolicyFor } from '../src/cli/context.js';
+import { loadConfig } from '../src/config/config.js';
 import { buildCatalog } from '../src/services/catalog/catalog.js';
 import { createServices } from '../src/services/services.js';
 import { OutputFiles } from '../src/store/files/output-files.js';
@@ -42,10 +44,11 @@ const baseUrl = await listen(baseline);
 const dir = mkdtempSync(join(tmpdir(), 'mediagen-bench-'));
 const store = await openSqliteStore(join(dir, 'mediagen.db'));
 // No worker runs here: jobs pile up as queued, so the limits are set high enough never to say 429.
-const services = createServices(store, buildCatalog({}), systemClock, {
+const catalog = buildCatalog({});
+const services = createServices(store, catalog, systemClock, {
   limits: { maxConcurrentJobs: 100_000, maxBackloggedJobs: 1_000_000 },
   outputs: new OutputFiles(join(dir, 'outputs')),
-  runPolicy: { leaseMs: 30_000, maxAttempts: 3, timeoutMs: () => 180_000 },
+  runPolicy: runPolicyFor(loadConfig({ env: {} }), catalog),
 });
 const boot = (await services.identity.bootstrap())!;
 let url = '';

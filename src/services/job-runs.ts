@@ -4,9 +4,9 @@ import { msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import { OutputFiles } from '../store/files/output-files.js';
 import type { JobPatch, JobRecord, Store } from '../store/store.js';
-import { promote } from './admission.js';
+import { fillSlots, promote } from './admission.js';
 import type { JobSignals } from './job-signals.js';
-import { RUNNING_STATUSES, assertTransition, predecessorsOf } from './states.js';
+import { RUNNING_STATUSES, assertTransition } from './states.js';
 import type { JobStatus } from './states.js';
 
 /** A job a worker holds: its lease id and output key are set. */
@@ -87,9 +87,10 @@ export class JobRuns {
 
   /** Returns a job to the queue (its worker is stopping); its preview, if any, is gone with it. */
   async handBack(job: ClaimedJob): Promise<boolean> {
+    for (const f of RUNNING_STATUSES) assertTransition(f, 'queued');
     const moved = await this.#store.queue.moveJob({
       id: job.id,
-      from: predecessorsOf('queued').filter((s) => RUNNING_STATUSES.includes(s)),
+      from: RUNNING_STATUSES,
       to: 'queued',
       leaseId: job.leaseId,
       patch: { result: null, clearLease: true },
@@ -143,7 +144,7 @@ export class JobRuns {
     const now = this.#now();
     const { ended, promoted } = await this.#store.transaction(async (tx) => {
       // Workspace row first, then job rows: the order every admission transaction takes them in.
-      await tx.queue.lockWorkspace(job.workspaceId);
+      const limits = await tx.queue.lockWorkspace(job.workspaceId);
       const ended = await tx.queue.moveJob({
         id: job.id,
         from,
@@ -152,7 +153,7 @@ export class JobRuns {
         patch: { ...patch, completedAt: now, clearLease: true, eraseRequest: job.zeroDataRetention },
         now,
       });
-      return { ended, promoted: ended ? await promote(tx, job.workspaceId, now) : 0 };
+      return { ended, promoted: ended && limits ? (await fillSlots(tx, job.workspaceId, limits, now)).moved : 0 };
     });
     if (promoted > 0) this.#signals.queued();
     return ended;

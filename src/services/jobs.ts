@@ -4,7 +4,7 @@ import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { Store } from '../store/store.js';
 import type { CatalogEntry } from './catalog/catalog.js';
-import { admit, promote } from './admission.js';
+import { admit, fillSlots } from './admission.js';
 import { AppError, notFound } from './errors.js';
 import type { JobSignals } from './job-signals.js';
 import type { AuthContext } from './identity.js';
@@ -107,7 +107,7 @@ export class JobService {
     const now = msToMicros(this.#clock.nowMs());
     const { deleted, stopped, promoted } = await this.#store.transaction(async (tx) => {
       // Workspace row first, then job rows: the order every admission transaction takes them in.
-      await tx.queue.lockWorkspace(job.workspaceId);
+      const limits = await tx.queue.lockWorkspace(job.workspaceId);
       const stopped = await tx.queue.moveJob({
         id: job.id,
         from: NON_TERMINAL_STATUSES,
@@ -117,7 +117,8 @@ export class JobService {
       });
       if (stopped) await tx.queue.notify({ kind: 'cancelled', jobId: job.id });
       const gone = await tx.jobs.deleteJob(auth.apiUserId, job.id);
-      return { deleted: gone, stopped, promoted: stopped ? await promote(tx, job.workspaceId, now) : 0 };
+      const promoted = stopped && limits ? (await fillSlots(tx, job.workspaceId, limits, now)).moved : 0;
+      return { deleted: gone, stopped, promoted };
     });
     if (!deleted) throw notFound(`job '${id}' not found`);
     if (stopped) this.#signals.cancelled(job.id);

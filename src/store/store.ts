@@ -180,7 +180,10 @@ export interface QueueStore {
   countJobs(workspaceId: string, statuses: readonly string[], atMost: number): Promise<number>;
   /** Atomically takes the oldest queued job, moving it to `scheduled` under a new lease. */
   claim(claim: NewClaim): Promise<JobRecord | undefined>;
-  /** False when the lease is gone: the job was cancelled, deleted, finished or reaped. */
+  /**
+   * False when the lease is gone: the job was cancelled, deleted, finished or reaped. A lease
+   * exists only while its job runs: every move out of a running status clears it.
+   */
   extendLease(id: string, leaseId: string, expiresAt: Micros): Promise<boolean>;
   moveJob(move: JobMove): Promise<JobRecord | undefined>;
   /** Running jobs whose lease ran out before `now`, oldest lease first. */

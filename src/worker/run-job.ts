@@ -58,7 +58,7 @@ export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSign
   let status: JobStatus = 'scheduled';
   let preview: string | undefined;
   try {
-    const left = job.startedAt / 1000 + runs.policy.timeoutMs(job.type) - clock.nowMs();
+    const left = runs.deadline(job) / 1000 - clock.nowMs();
     if (left <= 0) throw new RunStopped('timeout');
     if (shutdown.aborted) throw new RunStopped('shutdown');
     clock.sleep(left, background.signal).then(() => stop('timeout'), () => undefined);

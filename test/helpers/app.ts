@@ -12,6 +12,8 @@ import { OutputFiles } from '../../src/store/files/output-files.js';
 import type { Store } from '../../src/store/store.js';
 import type { Engine } from '../../src/engines/engine.js';
 import type { RunPolicy } from '../../src/services/job-runs.js';
+import { runPolicyFor } from '../../src/cli/context.js';
+import { loadConfig } from '../../src/config/config.js';
 import { createInputLoader } from '../../src/worker/input-loader.js';
 import type { InputLoader } from '../../src/worker/input-loader.js';
 import type { Log } from '../../src/worker/run-job.js';
@@ -66,7 +68,7 @@ export async function createTestApp(
   const services = createServices(store, catalog, clock, {
     limits: opts.limits ?? { maxConcurrentJobs: 4, maxBackloggedJobs: 100 },
     outputs,
-    runPolicy: { leaseMs: 30_000, maxAttempts: 3, timeoutMs: () => 180_000, ...opts.runPolicy },
+    runPolicy: { ...runPolicyFor(loadConfig({ env: {} }), catalog), ...opts.runPolicy },
   });
   const app = await buildApp({
     ...services,

@@ -4,8 +4,6 @@ import type { Database, JobsTable } from '../schema.js';
 import type { JobEvent, JobMove, JobRecord, NewClaim, QueueStore, WorkspaceLimits } from '../store.js';
 import { toJobRecord } from './job-queries.js';
 
-const RUNNING = ['scheduled', 'processing', 'sampling', 'intermediate-complete'];
-
 /** The PostgreSQL channel that carries JobEvents between processes. */
 export const JOB_EVENTS_CHANNEL = 'mediagen_jobs';
 
@@ -94,7 +92,6 @@ export class SqlQueueStore implements QueueStore {
       .set({ lease_expires_at: expiresAt })
       .where('id', '=', id)
       .where('lease_id', '=', leaseId)
-      .where('status', 'in', RUNNING)
       .executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
   }
@@ -121,7 +118,6 @@ export class SqlQueueStore implements QueueStore {
       .selectFrom('jobs')
       .selectAll()
       .where('lease_expires_at', '<', now)
-      .where('status', 'in', RUNNING)
       .orderBy('lease_expires_at')
       .limit(limit)
       .execute();
