@@ -15,8 +15,9 @@ import { startWorker } from './start-worker.js';
 
 export const SERVE_HELP = `Usage: mediagen serve [options]
 
-Runs the HTTP API and the job runner (see --role) on the embedded store or PostgreSQL. Every option can also be set by environment
-variable or config file key (docs/config.md).
+Runs the HTTP API and the job runner (see --role) on the embedded store or on
+PostgreSQL. Every option can also be set by environment variable or config file key
+(docs/config.md).
 
 Options:
   --config FILE                JSON config file (env MEDIAGEN_CONFIG)
@@ -102,7 +103,7 @@ async function startHttp(config: Config, services: Services, store: Store, log: 
     ...services,
     publicUrl: () => publicUrl,
     bodyLimitBytes: config.bodyLimitBytes,
-    loggerInstance: log,
+    logger: log,
   });
   const inFlight = trackInFlight(app.server);
   try {

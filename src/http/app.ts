@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import Fastify from 'fastify';
-import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Clock } from '../lib/clock.js';
 import type { Catalog } from '../services/catalog/catalog.js';
 import type { IdentityService } from '../services/identity.js';
@@ -24,9 +24,8 @@ export interface AppDeps {
   /** The base URL clients reach this server at; known only after listening when the port is 0. */
   readonly publicUrl: () => string;
   readonly bodyLimitBytes?: number;
-  readonly logger?: FastifyServerOptions['logger'];
-  /** A logger shared with the rest of the process (the worker); wins over `logger`. */
-  readonly loggerInstance?: FastifyBaseLogger;
+  /** The process's logger, shared with the worker; absent, nothing is logged (tests). */
+  readonly logger?: FastifyBaseLogger;
   /** Job output files, served without auth under /outputs; absent, the route is not registered. */
   readonly outputs?: OutputFiles;
 }
@@ -34,7 +33,7 @@ export interface AppDeps {
 /** The HTTP API as an un-listened Fastify instance: main.ts listens, tests use inject(). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? false }),
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     bodyLimit: deps.bodyLimitBytes ?? 1024 * 1024,
     ...edgeOptions(deps.identity),
   });

@@ -3,7 +3,7 @@
  * process. Every process and temporary directory made here is tracked, and `cleanup()` (call it in
  * afterEach) kills what is still running and removes the directories.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -197,4 +197,13 @@ export function oneLineError(r: RunResult): string {
     throw new Error(`expected a one-line 'mediagen: ...' message, got: ${JSON.stringify(r.stderr)}`);
   }
   return lines[0]!;
+}
+
+/** Runs a shell command line (a printed curl line, say), bounded in time. */
+export function bash(command: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('bash', ['-c', command], { timeout: RUN_TIMEOUT_MS }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
 }

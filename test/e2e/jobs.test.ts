@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/backends.js';
 import { readPngSize } from '../helpers/media.js';
-import { RUN_TIMEOUT_MS, api, cleanup, startServer, tempDir } from './binary.js';
+import { api, bash, cleanup, startServer, tempDir } from './binary.js';
 import type { Server } from './binary.js';
 
 const MODEL = 'image/vendor-a/model-a-2/medium';
@@ -17,10 +16,11 @@ async function tokenOf(server: Server): Promise<string> {
   return token!;
 }
 
-function bash(command: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('bash', ['-c', command], { timeout: RUN_TIMEOUT_MS }, (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout)));
-  });
+/** stdout of a command that must succeed. */
+async function sh(command: string): Promise<string> {
+  const r = await bash(command);
+  if (r.code !== 0) throw new Error(`${command} exited ${r.code}: ${r.stderr}`);
+  return r.stdout;
 }
 
 type Job = { job_id: string; status: string; result: { urls: string[] } | null; error?: { code: string } };
@@ -50,12 +50,12 @@ describe('jobs on the compiled binary', { timeout: 90_000 }, () => {
     const server = await startServer(['--port', '0', '--data-dir', tempDir(), '--engine-latency-ms', '300']);
     const [, curl] = await server.waitForStdout(/^ {2}(curl .+)\n/m);
     const token = await tokenOf(server);
-    const created = JSON.parse(await bash(curl!)) as Job;
+    const created = JSON.parse(await sh(curl!)) as Job;
     const second = `curl -s ${server.url}/jobs/${created.job_id} -H "Authorization: Bearer ${token}"`;
-    let job = JSON.parse(await bash(second)) as Job;
+    let job = JSON.parse(await sh(second)) as Job;
     for (let i = 0; i < 300 && job.status !== 'completed'; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      job = JSON.parse(await bash(second)) as Job;
+      job = JSON.parse(await sh(second)) as Job;
     }
     expect(job.status).toBe('completed');
     const url = job.result!.urls[0]!;

@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OPTIONS } from '../../src/config/options.js';
-import { RUN_TIMEOUT_MS, adminJson, api, cleanup, oneLineError, run, startServer, tempDir } from './binary.js';
+import { RUN_TIMEOUT_MS, adminJson, api, bash, cleanup, oneLineError, run, startServer, tempDir } from './binary.js';
 import type { Server } from './binary.js';
 
 const MODEL = 'image/vendor-a/model-a-2/medium';
@@ -37,14 +36,6 @@ async function freePort(): Promise<number> {
 }
 
 const portOf = (url: string) => Number(new URL(url).port);
-
-function bash(command: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile('bash', ['-c', command], { timeout: RUN_TIMEOUT_MS }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
