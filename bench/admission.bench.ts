@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../src/http/app.js';
 import { systemClock } from '../src/lib/clock.js';
-import { runPolicyFor } from '../src/cli/context.js';
+import { priceTableFor, runPolicyFor } from '../src/cli/context.js';
 import { loadConfig } from '../src/config/config.js';
 import { buildCatalog } from '../src/services/catalog/catalog.js';
 import { createServices } from '../src/services/services.js';
@@ -27,8 +27,11 @@ async function measure(limits: { maxConcurrentJobs: number; maxBackloggedJobs: n
     limits,
     outputs: new OutputFiles(join(dir, 'outputs')),
     runPolicy: runPolicyFor(loadConfig({ env: {} }), catalog),
+    prices: priceTableFor(loadConfig({ env: {} })),
   });
   const boot = (await services.identity.bootstrap())!;
+  // Enough API balance that the bench measures admission, never a 402.
+  await store.billing.topUp({ workspaceId: boot.workspace.id, amountMicros: 1e12, createdBy: 'bench', now: 0 });
   const app = await buildApp({ ...services, publicUrl: () => 'http://bench' });
   const headers = { authorization: `Bearer ${boot.secret}`, 'content-type': 'application/json' };
   const payload = JSON.stringify({ prompt: 'p', aspect_ratio: '1:1', resolution: '1K' });

@@ -13,7 +13,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/http/app.js';
 import { systemClock } from '../src/lib/clock.js';
-import { runPolicyFor } from '../src/cli/context.js';
+import { priceTableFor, runPolicyFor } from '../src/cli/context.js';
 import { loadConfig } from '../src/config/config.js';
 import { buildCatalog } from '../src/services/catalog/catalog.js';
 import { createServices } from '../src/services/services.js';
@@ -49,8 +49,11 @@ const services = createServices(store, catalog, systemClock, {
   limits: { maxConcurrentJobs: 100_000, maxBackloggedJobs: 1_000_000 },
   outputs: new OutputFiles(join(dir, 'outputs')),
   runPolicy: runPolicyFor(loadConfig({ env: {} }), catalog),
+  prices: priceTableFor(loadConfig({ env: {} })),
 });
 const boot = (await services.identity.bootstrap())!;
+// Enough API balance that the bench measures admission, never a 402.
+await store.billing.topUp({ workspaceId: boot.workspace.id, amountMicros: 1e12, createdBy: 'bench', now: 0 });
 let url = '';
 const app = await buildApp({ ...services, publicUrl: () => url });
 url = await listen(app);

@@ -1,9 +1,11 @@
 import { parseArgs } from 'node:util';
-import { formatMicros } from '../lib/time.js';
 import { invalid } from '../services/errors.js';
 import { normalizeEmail } from '../services/identity.js';
-import type { Services } from '../services/services.js';
 import type { ApiToken, Workspace } from '../store/store.js';
+import { iso, need, wholeNumber } from './admin-args.js';
+import type { Command } from './admin-args.js';
+import { BALANCE_COMMANDS, BALANCE_HELP } from './admin-balance.js';
+import { NODE_APP_COMMANDS, NODE_APP_HELP } from './admin-node-apps.js';
 import { openContext } from './context.js';
 
 export const ADMIN_HELP = `Usage: mediagen admin <command> [options] [--data-dir DIR | --database-url URL] [--config FILE] [--json]
@@ -16,27 +18,9 @@ Works on the same store as a running server.
   token create --workspace W --name N --as EMAIL                          (owners and admins)
   token list --workspace W
   token revoke --workspace W --token-id T --as EMAIL                      (owners and admins)
-
+${BALANCE_HELP}${NODE_APP_HELP}
 W is a workspace id or name. --json prints the result as JSON. A refused command exits 1.
 `;
-
-type Flags = Record<string, string | boolean | undefined>;
-type Command = (s: Services, f: Flags) => Promise<{ json: unknown; text: string }>;
-
-function need(f: Flags, name: string): string {
-  const v = f[name];
-  if (typeof v !== 'string' || v === '') throw invalid(`--${name} is required`);
-  return v;
-}
-
-function wholeNumber(f: Flags, name: string): number | undefined {
-  const v = f[name];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !/^\d+$/.test(v)) throw invalid(`--${name} must be a whole number`);
-  return Number(v);
-}
-
-const iso = (us: number | null) => (us === null ? null : formatMicros(us));
 
 const tokenJson = (t: ApiToken) => ({
   token_id: t.id,
@@ -56,6 +40,8 @@ const workspaceJson = (w: Workspace) => ({
 });
 
 const COMMANDS: Record<string, Command> = {
+  ...BALANCE_COMMANDS,
+  ...NODE_APP_COMMANDS,
   'workspace create': async (s, f) => {
     const owner = normalizeEmail(need(f, 'owner'));
     const ws = await s.identity.createWorkspace(need(f, 'name'), owner);
@@ -125,6 +111,13 @@ export async function admin(argv: string[]): Promise<void> {
       'api-access': { type: 'string' },
       'max-concurrent-jobs': { type: 'string' },
       'max-backlogged-jobs': { type: 'string' },
+      usd: { type: 'string' },
+      slug: { type: 'string' },
+      description: { type: 'string' },
+      'node-app': { type: 'string' },
+      'input-schema': { type: 'string' },
+      'output-schema': { type: 'string' },
+      'example-output': { type: 'string', multiple: true },
     },
     strict: true,
     allowPositionals: true,

@@ -5,6 +5,8 @@ import { systemClock } from '../lib/clock.js';
 import type { Clock } from '../lib/clock.js';
 import { buildCatalog } from '../services/catalog/catalog.js';
 import type { Catalog } from '../services/catalog/catalog.js';
+import { PriceError, buildPriceTable } from '../services/catalog/prices.js';
+import type { PriceTable } from '../services/catalog/prices.js';
 import type { RunPolicy } from '../services/job-runs.js';
 import { createServices } from '../services/services.js';
 import type { Services } from '../services/services.js';
@@ -29,6 +31,16 @@ export function runPolicyFor(config: Config, catalog: Catalog): RunPolicy {
   };
 }
 
+/** The spec's prices with the config file's `prices` applied; a typo in a model or rate name is a config error. */
+export function priceTableFor(config: Config): PriceTable {
+  try {
+    return buildPriceTable(config.prices);
+  } catch (err) {
+    if (err instanceof PriceError) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
 /** Config, store and services, wired the same way for `serve` and `admin`. */
 export async function openContext(
   flags: Record<string, unknown>,
@@ -37,6 +49,7 @@ export async function openContext(
   const config = loadConfig({ flags, configFile: flags.config as string | undefined });
   const catalog = buildCatalog({ deprecations: config.deprecations });
   const runPolicy = runPolicyFor(config, catalog);
+  const prices = priceTableFor(config);
   let store: Store;
   try {
     store = await openStore(config);
@@ -48,6 +61,7 @@ export async function openContext(
     limits: { maxConcurrentJobs: config.maxConcurrentJobs, maxBackloggedJobs: config.maxBackloggedJobs },
     outputs: new OutputFiles(join(config.dataDir, OUTPUTS_DIR)),
     runPolicy,
+    prices,
   });
   return { config, store, services };
 }

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { parseUsd } from '../lib/money.js';
+import type { MicroUsd } from '../lib/money.js';
 import { parseDateOnly } from '../lib/time.js';
 import { DEFAULTS, OPTIONS } from './options.js';
 import type { DeprecationOverride, OptionSpec } from './options.js';
@@ -30,6 +32,8 @@ export interface Config {
   readonly inputMaxBytes: number;
   readonly inputTimeoutMs: number;
   readonly deprecations: readonly DeprecationOverride[];
+  /** The config file's `prices`: model path -> rate name -> micro-USD. Names are checked later. */
+  readonly prices: Readonly<Record<string, Readonly<Record<string, MicroUsd>>>>;
 }
 
 export class ConfigError extends Error {}
@@ -115,6 +119,29 @@ function readModelTimeouts(raw: unknown, file: string): Record<string, number> {
   );
 }
 
+/** `prices`: {model path: {rate: USD}}, each USD a decimal string (or number) with at most 6 places. */
+function readPrices(raw: unknown, file: string): Record<string, Record<string, MicroUsd>> {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(raw)) throw new ConfigError(`${file}: prices must be an object of model path to {rate: USD}`);
+  return Object.fromEntries(
+    Object.entries(raw).map(([model, rates]) => {
+      if (!isObject(rates)) throw new ConfigError(`${file}: prices.${model} must be an object of rate name to USD`);
+      return [
+        model,
+        Object.fromEntries(
+          Object.entries(rates).map(([name, usd]) => {
+            const micros = typeof usd === 'string' || typeof usd === 'number' ? parseUsd(String(usd)) : undefined;
+            if (micros === undefined) {
+              throw new ConfigError(`${file}: prices.${model}.${name} must be a USD amount such as "0.035" (at most 6 decimal places), got ${JSON.stringify(usd)}`);
+            }
+            return [name, micros];
+          }),
+        ),
+      ];
+    }),
+  );
+}
+
 /**
  * Settings from, in rising precedence: defaults, the JSON config file, MEDIAGEN_* environment
  * variables, command-line flags. The only reader of process.env and config files.
@@ -129,6 +156,7 @@ export function loadConfig(opts: {
   const values: Record<string, Value | undefined> = { ...DEFAULTS };
   let deprecations: DeprecationOverride[] = [];
   let modelTimeoutsMs: Record<string, number> = {};
+  let prices: Record<string, Record<string, MicroUsd>> = {};
 
   const file = opts.configFile ?? env.MEDIAGEN_CONFIG;
   if (file) {
@@ -144,6 +172,10 @@ export function loadConfig(opts: {
     for (const [key, raw] of Object.entries(parsed)) {
       if (key === 'deprecations') {
         deprecations = readDeprecations(raw, file);
+        continue;
+      }
+      if (key === 'prices') {
+        prices = readPrices(raw, file);
         continue;
       }
       if (key === 'job_timeouts_ms') {
@@ -186,6 +218,7 @@ export function loadConfig(opts: {
     inputMaxBytes: values.input_max_bytes as number,
     inputTimeoutMs: values.input_timeout_ms as number,
     deprecations: Object.freeze(deprecations),
+    prices: Object.freeze(prices),
   });
 }
 

@@ -4,7 +4,9 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Clock } from '../lib/clock.js';
 import type { Catalog } from '../services/catalog/catalog.js';
 import type { IdentityService } from '../services/identity.js';
+import type { BillingService } from '../services/billing.js';
 import type { JobService } from '../services/jobs.js';
+import type { NodeAppService } from '../services/node-apps.js';
 import type { OutputFiles } from '../store/files/output-files.js';
 import { registerAuth } from './plugins/auth.js';
 import { edgeOptions, registerEdgeHooks } from './plugins/edge.js';
@@ -13,12 +15,16 @@ import { registerJsonBody } from './plugins/json-body.js';
 import { registerGenerateRoutes } from './routes/generate.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerMetaRoutes } from './routes/meta.js';
+import { registerNodeAppRoutes } from './routes/node-apps.js';
 import { registerOutputRoutes } from './routes/outputs.js';
+import { registerUsageRoutes } from './routes/usage.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppDeps {
   readonly identity: IdentityService;
   readonly jobs: JobService;
+  readonly billing: BillingService;
+  readonly nodeApps: NodeAppService;
   readonly catalog: Catalog;
   readonly clock: Clock;
   /** The base URL clients reach this server at; known only after listening when the port is 0. */
@@ -60,6 +66,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerAuth(app, deps.identity);
   registerJobRoutes(app, deps.jobs, deps.catalog, deps.publicUrl);
   registerGenerateRoutes(app, deps);
+  registerUsageRoutes(app, deps.billing);
+  registerNodeAppRoutes(app, deps.nodeApps);
   registerMetaRoutes(app, deps.catalog, deps.publicUrl);
   if (deps.outputs) registerOutputRoutes(app, deps.outputs);
   await app.ready();

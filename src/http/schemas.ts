@@ -6,6 +6,12 @@ import { StringEnum } from '../services/catalog/schema-kit.js';
 
 export const ErrorBody = Type.Object({ error: Type.String({ minLength: 1 }) }, { description: 'Error' });
 
+/** 402 (spec section 7): the error, and the billing explanation in `message`. */
+export const BalanceBody = Type.Object(
+  { error: Type.String({ minLength: 1 }), message: Type.String({ minLength: 1 }) },
+  { description: 'The API balance does not cover the price of this request' },
+);
+
 export const SunsetBody = Type.Object(
   {
     error: Type.Literal('model_unavailable'),

@@ -10,10 +10,11 @@ import type { JobStatus } from './states.js';
  * are counted one at a time.
  */
 
-/** The status a new job starts in, or undefined when the workspace is full. */
-export async function admit(tx: StoreTx, workspaceId: string, now: Micros): Promise<JobStatus | undefined> {
-  const limits = await tx.queue.lockWorkspace(workspaceId);
-  if (!limits) return undefined;
+/**
+ * The status a new job starts in, or undefined when the workspace is full. The caller has locked
+ * the workspace row (`tx.queue.lockWorkspace`, which gave `limits`).
+ */
+export async function admit(tx: StoreTx, workspaceId: string, limits: WorkspaceLimits, now: Micros): Promise<JobStatus | undefined> {
   // Older backlogged jobs take any free slot first, so promotion stays in creation order.
   const { admitted } = await fillSlots(tx, workspaceId, limits, now);
   if (admitted < limits.maxConcurrentJobs) return 'queued';

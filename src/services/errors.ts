@@ -7,6 +7,7 @@ export const ERROR_CODES = {
   unauthenticated: 401,
   api_access_disabled: 403,
   forbidden: 403,
+  insufficient_balance: 402,
   not_found: 404,
   route_not_found: 404,
   model_unavailable: 410,

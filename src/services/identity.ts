@@ -1,5 +1,6 @@
 import type { Clock } from '../lib/clock.js';
 import { hashToken, isUuid, newId, newToken } from '../lib/ids.js';
+import { MICROS_PER_USD } from '../lib/money.js';
 import { msToMicros } from '../lib/time.js';
 import type { ApiToken, Role, Store, Workspace, WorkspacePatch } from '../store/store.js';
 import { WORKSPACE_LIMITS } from '../config/options.js';
@@ -15,6 +16,9 @@ export interface IdentityLimits {
   readonly maxConcurrentJobs: number;
   readonly maxBackloggedJobs: number;
 }
+
+/** What the zero-setup workspace starts with, so the quick start runs jobs at once: $10.00. */
+export const BOOTSTRAP_BALANCE_MICROS = 10 * MICROS_PER_USD;
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
 const BEARER_RE = /^Bearer +([A-Za-z0-9._~+/=-]+) *$/i;
@@ -87,7 +91,8 @@ export class IdentityService {
     return ws;
   }
 
-  async #requireRole(ws: Workspace, email: string, roles: readonly Role[], action: string): Promise<void> {
+  /** Refuses `email` unless it is a member of `ws` with one of `roles`; `action` completes "only owners can ...". */
+  async requireRole(ws: Workspace, email: string, roles: readonly Role[], action: string): Promise<void> {
     const member = await this.#store.identity.getMember(ws.id, normalizeEmail(email));
     if (!member || !roles.includes(member.role)) {
       const who = member
@@ -116,7 +121,7 @@ export class IdentityService {
   async addMember(workspace: string, email: string, role: string, asEmail: string) {
     if (role !== 'admin' && role !== 'member') throw invalid(`role must be admin or member, not '${role}'`);
     const ws = await this.workspace(workspace);
-    await this.#requireRole(ws, asEmail, ['owner'], 'add members');
+    await this.requireRole(ws, asEmail, ['owner'], 'add members');
     const e = normalizeEmail(email);
     const existing = await this.#store.identity.getMember(ws.id, e);
     if (existing?.role === 'owner') throw forbidden(`${e} is the owner; an owner's role cannot be changed here`);
@@ -126,7 +131,7 @@ export class IdentityService {
   /** Returns the token in clear exactly once; only its hash is stored. */
   async createToken(workspace: string, name: string, asEmail: string): Promise<{ token: ApiToken; secret: string }> {
     const ws = await this.workspace(workspace);
-    await this.#requireRole(ws, asEmail, ['owner', 'admin'], 'create API tokens');
+    await this.requireRole(ws, asEmail, ['owner', 'admin'], 'create API tokens');
     const secret = newToken();
     const token = await this.#store.identity.insertToken({
       id: newId(),
@@ -146,7 +151,7 @@ export class IdentityService {
 
   async revokeToken(workspace: string, tokenId: string, asEmail: string): Promise<ApiToken> {
     const ws = await this.workspace(workspace);
-    await this.#requireRole(ws, asEmail, ['owner', 'admin'], 'revoke API tokens');
+    await this.requireRole(ws, asEmail, ['owner', 'admin'], 'revoke API tokens');
     const token = await this.#store.identity.revokeToken(ws.id, tokenId, this.#now());
     if (!token) throw notFound(`token '${tokenId}' not found in workspace '${ws.name}'`);
     return token;
@@ -160,10 +165,11 @@ export class IdentityService {
   }
 
   /**
-   * On a store with no workspace: workspace `default`, owner owner@localhost, one API token, all
-   * in one transaction, so a crash cannot leave a workspace whose token was never shown.
+   * On a store with no workspace: workspace `default`, owner owner@localhost, one API token and a
+   * $10.00 API balance, all in one transaction, so a crash cannot leave a workspace whose token
+   * was never shown.
    */
-  async bootstrap(): Promise<{ workspace: Workspace; secret: string } | undefined> {
+  async bootstrap(startingBalanceMicros = BOOTSTRAP_BALANCE_MICROS): Promise<{ workspace: Workspace; secret: string } | undefined> {
     if ((await this.#store.identity.countWorkspaces()) > 0) return undefined;
     const owner = 'owner@localhost';
     const secret = newToken();
@@ -173,6 +179,7 @@ export class IdentityService {
       // Another process starting on the same empty store got there first.
       if (!ws) return undefined;
       await tx.identity.insertToken({ id: newId(), workspaceId: ws.id, name: 'default', tokenHash: hashToken(secret), createdBy: owner, now });
+      if (startingBalanceMicros > 0) await tx.billing.topUp({ workspaceId: ws.id, amountMicros: startingBalanceMicros, createdBy: 'bootstrap', now });
       return ws;
     });
     return workspace && { workspace, secret };

@@ -5,6 +5,7 @@ import type { Micros } from '../lib/time.js';
 import { OutputFiles } from '../store/files/output-files.js';
 import type { JobPatch, JobRecord, Store } from '../store/store.js';
 import { fillSlots, promote } from './admission.js';
+import type { BillingService } from './billing.js';
 import type { JobSignals } from './job-signals.js';
 import { RUNNING_STATUSES, assertTransition } from './states.js';
 import type { JobStatus } from './states.js';
@@ -16,6 +17,9 @@ export interface JobError {
   readonly code: string;
   readonly message: string;
 }
+
+/** Thrown to roll back the end of a job its worker no longer holds. */
+const LOST = Symbol('job lost');
 
 export interface RunPolicy {
   /** How long a claim lasts without a heartbeat. */
@@ -36,13 +40,15 @@ export class JobRuns {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #signals: JobSignals;
+  readonly #billing: BillingService;
   readonly policy: RunPolicy;
 
-  constructor(store: Store, clock: Clock, signals: JobSignals, policy: RunPolicy) {
+  constructor(store: Store, clock: Clock, signals: JobSignals, policy: RunPolicy, billing: BillingService) {
     this.#store = store;
     this.#clock = clock;
     this.#signals = signals;
     this.policy = policy;
+    this.#billing = billing;
   }
 
   #now(): Micros {
@@ -142,21 +148,32 @@ export class JobRuns {
   async #end(job: ClaimedJob, from: readonly JobStatus[], to: JobStatus, patch: JobPatch): Promise<JobRecord | undefined> {
     for (const f of from) assertTransition(f, to);
     const now = this.#now();
-    const { ended, promoted } = await this.#store.transaction(async (tx) => {
-      // Workspace row first, then job rows: the order every admission transaction takes them in.
-      const limits = await tx.queue.lockWorkspace(job.workspaceId);
-      const ended = await tx.queue.moveJob({
-        id: job.id,
-        from,
-        to,
-        leaseId: job.leaseId,
-        patch: { ...patch, completedAt: now, clearLease: true, eraseRequest: job.zeroDataRetention },
-        now,
+    const outcome = await this.#store
+      .transaction(async (tx) => {
+        // Workspace row first, then balance and job rows: the order every transaction takes.
+        const limits = await tx.queue.lockWorkspace(job.workspaceId);
+        // The charge comes first because it fixes the completion time: charges are strictly
+        // ordered per workspace, so the usage report's cursor is exact.
+        const entry = await this.#billing.settle(tx, job.id, to, now);
+        const completedAt = to === 'completed' && entry ? entry.at : now;
+        const ended = await tx.queue.moveJob({
+          id: job.id,
+          from,
+          to,
+          leaseId: job.leaseId,
+          patch: { ...patch, completedAt, clearLease: true, eraseRequest: job.zeroDataRetention },
+          now,
+        });
+        // The worker lost the job (cancelled, reaped): undo the ledger entry with the transaction.
+        if (!ended) throw LOST;
+        return { ended, promoted: limits ? (await fillSlots(tx, job.workspaceId, limits, now)).moved : 0 };
+      })
+      .catch((err: unknown) => {
+        if (err === LOST) return { ended: undefined, promoted: 0 };
+        throw err;
       });
-      return { ended, promoted: ended && limits ? (await fillSlots(tx, job.workspaceId, limits, now)).moved : 0 };
-    });
-    if (promoted > 0) this.#signals.queued();
-    return ended;
+    if (outcome.promoted > 0) this.#signals.queued();
+    return outcome.ended;
   }
 }
 

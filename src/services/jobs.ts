@@ -5,6 +5,7 @@ import type { Micros } from '../lib/time.js';
 import type { Store } from '../store/store.js';
 import type { CatalogEntry } from './catalog/catalog.js';
 import { admit, fillSlots } from './admission.js';
+import type { BillingService } from './billing.js';
 import { AppError, notFound } from './errors.js';
 import type { JobSignals } from './job-signals.js';
 import type { AuthContext } from './identity.js';
@@ -15,6 +16,13 @@ import type { JobStatus } from './states.js';
 
 /** Seconds a client told 429 should wait: about one short job's time. */
 export const FULL_RETRY_AFTER_S = 5;
+
+const tooManyJobs = () =>
+  new AppError(
+    'too_many_jobs',
+    'too many jobs: the workspace is running its maximum number of concurrent jobs and its backlog is full; retry later',
+    { headers: { 'Retry-After': String(FULL_RETRY_AFTER_S) } },
+  );
 
 /** Where job outputs live; the job service only ever removes them. */
 export interface OutputRemover {
@@ -49,24 +57,35 @@ export class JobService {
   readonly #clock: Clock;
   readonly #signals: JobSignals;
   readonly #outputs: OutputRemover;
+  readonly #billing: BillingService;
 
-  constructor(store: Store, clock: Clock, signals: JobSignals, outputs: OutputRemover) {
+  constructor(store: Store, clock: Clock, signals: JobSignals, outputs: OutputRemover, billing: BillingService) {
     this.#store = store;
     this.#clock = clock;
     this.#signals = signals;
     this.#outputs = outputs;
+    this.#billing = billing;
   }
 
-  /** Admits the job (queued or backlogged) in the same transaction that stores it, or refuses 429. */
+  /**
+   * Admits the job in the same transaction that stores it: its price is held from the available
+   * balance (or 402), then it is queued or backlogged (or 429). A refusal rolls everything back.
+   */
   async create(auth: AuthContext, input: CreateJob): Promise<JobView> {
     const now = msToMicros(this.#clock.nowMs());
+    const id = newId();
+    const price = this.#billing.priceOf(input.model.path, input.request);
     const job = await this.#store.transaction(async (tx) => {
-      const status = await admit(tx, auth.workspace.id, now);
-      if (!status) return undefined;
+      // Workspace row first, then the balance and job rows: the order every transaction takes.
+      const limits = await tx.queue.lockWorkspace(auth.workspace.id);
+      if (!limits) throw new Error(`workspace ${auth.workspace.id} vanished`);
+      await this.#billing.hold(tx, { workspaceId: auth.workspace.id, jobId: id, type: input.model.path, price }, now);
+      const status = await admit(tx, auth.workspace.id, limits, now);
+      if (!status) throw tooManyJobs();
       if (status === 'queued') await tx.queue.notify({ kind: 'queued' });
       return tx.jobs.insertJob(
         {
-          id: newId(),
+          id,
           workspaceId: auth.workspace.id,
           apiUserId: auth.apiUserId,
           type: input.model.path,
@@ -78,13 +97,6 @@ export class JobService {
         now,
       );
     });
-    if (!job) {
-      throw new AppError(
-        'too_many_jobs',
-        'too many jobs: the workspace is running its maximum number of concurrent jobs and its backlog is full; retry later',
-        { headers: { 'Retry-After': String(FULL_RETRY_AFTER_S) } },
-      );
-    }
     if (job.status === 'queued') this.#signals.queued();
     return toJobView(job);
   }
@@ -115,7 +127,10 @@ export class JobService {
         patch: { completedAt: now, clearLease: true, eraseRequest: job.zeroDataRetention },
         now,
       });
-      if (stopped) await tx.queue.notify({ kind: 'cancelled', jobId: job.id });
+      if (stopped) {
+        await this.#billing.settle(tx, job.id, 'cancelled', now);
+        await tx.queue.notify({ kind: 'cancelled', jobId: job.id });
+      }
       const gone = await tx.jobs.deleteJob(auth.apiUserId, job.id);
       const promoted = stopped && limits ? (await fillSlots(tx, job.workspaceId, limits, now)).moved : 0;
       return { deleted: gone, stopped, promoted };

@@ -63,10 +63,80 @@ export interface JobsTable {
   output_key: string | null;
 }
 
+/**
+ * The money ledger (integer micro-USD), append-only. Each job has at most one entry of each kind:
+ * a hold at admission, then either a charge (completed) or a release (failed, cancelled).
+ */
+export interface LedgerEntriesTable {
+  id: string;
+  workspace_id: string;
+  kind: string;
+  /** Always positive; the kind says which way it moves the balance. */
+  amount_micros: number;
+  /** Null for top-ups. No foreign key: usage outlives the job's deletion. */
+  job_id: string | null;
+  job_type: string | null;
+  /** For charges, strictly increasing per workspace and equal to the job's completed_at. */
+  at: number;
+  /** Who added a top-up (the owner's email, or `bootstrap`). */
+  created_by: string | null;
+}
+
+/**
+ * Running totals of a workspace's ledger, updated in the same transaction as each entry (a test
+ * checks they equal the entries' sums). CHECKs make a negative available balance unwritable.
+ */
+export interface BalancesTable {
+  workspace_id: string;
+  /** Top-ups minus charges. */
+  balance_micros: number;
+  /** Holds not yet charged or released. */
+  held_micros: number;
+  /** Time of the newest charge; the next is strictly later, so a usage cursor is exact. */
+  last_charge_at: number;
+}
+
+/** A workspace's user-built node apps; versions are numbered and timed from counters on this row. */
+export interface NodeAppsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  /** Unique within the workspace. */
+  slug: string;
+  description: string;
+  scope: string;
+  /** The creating member's email. */
+  author_id: string;
+  created_at: number;
+  updated_at: number;
+  /** The newest version's number (0 before the first publish); the next is one more. */
+  last_version: number;
+  /** The newest version's creation time; the next is strictly later, so a version cursor is exact. */
+  last_version_us: number;
+}
+
+export interface NodeAppVersionsTable {
+  id: string;
+  node_app_id: string;
+  version: number;
+  created_at: number;
+  /** JSON objects, as text. */
+  input_schema: string;
+  output_schema: string;
+  /** A JSON array of URL strings. */
+  example_outputs: string;
+  /** The publishing member's email. */
+  published_by: string;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   members: MembersTable;
   api_users: ApiUsersTable;
   api_tokens: ApiTokensTable;
   jobs: JobsTable;
+  ledger_entries: LedgerEntriesTable;
+  balances: BalancesTable;
+  node_apps: NodeAppsTable;
+  node_app_versions: NodeAppVersionsTable;
 }

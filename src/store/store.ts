@@ -1,4 +1,6 @@
 import type { Micros } from '../lib/time.js';
+import type { BillingStore } from './billing-store.js';
+import type { NodeAppStore } from './node-app-store.js';
 
 /**
  * The narrow interfaces the services use. Every backend (sqlite/, postgres/) implements the same
@@ -208,6 +210,8 @@ export interface StoreTx {
   readonly identity: IdentityStore;
   readonly jobs: JobStore;
   readonly queue: QueueStore;
+  readonly billing: BillingStore;
+  readonly nodeApps: NodeAppStore;
 }
 
 export interface Store extends StoreTx {

@@ -12,7 +12,7 @@ import { OutputFiles } from '../../src/store/files/output-files.js';
 import type { Store } from '../../src/store/store.js';
 import type { Engine } from '../../src/engines/engine.js';
 import type { RunPolicy } from '../../src/services/job-runs.js';
-import { runPolicyFor } from '../../src/cli/context.js';
+import { priceTableFor, runPolicyFor } from '../../src/cli/context.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createInputLoader } from '../../src/worker/input-loader.js';
 import type { InputLoader } from '../../src/worker/input-loader.js';
@@ -55,6 +55,13 @@ export async function createTestApp(
     /** Limits of the default workspace (and of workspaces made with newWorkspace). */
     limits?: { maxConcurrentJobs: number; maxBackloggedJobs: number };
     runPolicy?: Partial<RunPolicy>;
+    /**
+     * API balance of the default workspace and of workspaces made with newWorkspace, in micro-USD
+     * (default $1,000, so tests that are not about money never meet a 402).
+     */
+    balanceMicros?: number;
+    /** The config file's `prices` (micro-USD per rate). */
+    prices?: Record<string, Record<string, number>>;
     /** Runs jobs in this process with this engine (default: none, jobs stay queued). */
     worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean };
   } = {},
@@ -69,13 +76,15 @@ export async function createTestApp(
     limits: opts.limits ?? { maxConcurrentJobs: 4, maxBackloggedJobs: 100 },
     outputs,
     runPolicy: { ...runPolicyFor(loadConfig({ env: {} }), catalog), ...opts.runPolicy },
+    prices: priceTableFor({ ...loadConfig({ env: {} }), prices: opts.prices ?? {} }),
   });
   const app = await buildApp({
     ...services,
     publicUrl: () => PUBLIC_URL,
     ...(opts.bodyLimitBytes ? { bodyLimitBytes: opts.bodyLimitBytes } : {}),
   });
-  const boot = (await services.identity.bootstrap())!;
+  const balanceMicros = opts.balanceMicros ?? 1_000_000_000;
+  const boot = (await services.identity.bootstrap(balanceMicros))!;
   let worker: Worker | undefined;
   let inputs: InputLoader | undefined;
   if (opts.worker) {
@@ -100,6 +109,7 @@ export async function createTestApp(
       const owner = `owner@${name}.test`;
       const ws = await services.identity.createWorkspace(name, owner);
       const { secret } = await services.identity.createToken(ws.id, 'test', owner);
+      await store.billing.topUp({ workspaceId: ws.id, amountMicros: balanceMicros, createdBy: 'test', now: 0 });
       return { workspaceId: ws.id, token: secret };
     },
     async close() {
@@ -149,4 +159,25 @@ export function errorOf(res: LightMyRequestResponse, status: number): string {
   const body = res.json() as Json;
   if (typeof body.error !== 'string' || body.error.length === 0) throw new Error(`no error string in ${res.body}`);
   return body.error;
+}
+
+/**
+ * Follows `next_cursor` from `path` (which carries its own query, at least `?limit=N`) to the last
+ * page; each page must hold at most `limit` items. Returns every item in order and the page count.
+ */
+export async function walkPages<T>(t: TestApp, path: string, token: string = t.token): Promise<{ items: T[]; pages: number }> {
+  const limit = Number(new URL(path, 'http://x').searchParams.get('limit') ?? 100);
+  const items: T[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const res = await get(t, `${path}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token);
+    if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode} ${res.body}`);
+    const page = res.json() as { items: T[]; next_cursor: string | null };
+    if (page.items.length > limit) throw new Error(`${path}: ${page.items.length} items on a page of ${limit}`);
+    items.push(...page.items);
+    cursor = page.next_cursor;
+    if (++pages >= 1000) throw new Error(`${path}: more than 1000 pages`);
+  } while (cursor);
+  return { items, pages };
 }

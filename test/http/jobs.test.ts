@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, del, errorOf, generate, get } from '../helpers/app.js';
+import { createTestApp, del, errorOf, generate, get, walkPages } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 
@@ -28,20 +28,8 @@ async function createMany(t: TestApp, n: number, model = A2, body: object = A2_B
 }
 
 async function listAll(t: TestApp, query: string): Promise<{ ids: string[]; pages: number }> {
-  const ids: string[] = [];
-  let cursor: string | null = null;
-  let pages = 0;
-  do {
-    const url: string = `/jobs?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-    const res = await get(t, url);
-    expect(res.statusCode).toBe(200);
-    const page = res.json() as { items: JobJson[]; next_cursor: string | null };
-    ids.push(...page.items.map((j) => j.job_id));
-    cursor = page.next_cursor;
-    pages++;
-    expect(pages).toBeLessThan(1000);
-  } while (cursor);
-  return { ids, pages };
+  const { items, pages } = await walkPages<JobJson>(t, `/jobs?${query}`);
+  return { ids: items.map((j) => j.job_id), pages };
 }
 
 describe.each(backends)('GET /jobs pagination on $name', (backend) => {

@@ -33,6 +33,7 @@ describe('GET /openapi.json', () => {
   it('has every path of spec section 4 with its methods', () => {
     expect(Object.keys(doc.paths['/jobs']!)).toContain('get');
     expect(Object.keys(doc.paths['/jobs/{id}']!).sort()).toEqual(['delete', 'get']);
+    expect(Object.keys(doc.paths['/node-apps/{node_app_id}/versions']!)).toEqual(['get']);
     for (const m of MODELS) expect(doc.paths[`/generate/${m.path}`]?.post, m.path).toBeDefined();
   });
 

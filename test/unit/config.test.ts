@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, publicUrlFor } from '../../src/config/config.js';
 import { OPTIONS } from '../../src/config/options.js';
 import { buildCatalog } from '../../src/services/catalog/catalog.js';
+import { PRICE_RULES } from '../../src/services/catalog/prices.js';
+import { priceTableFor } from '../../src/cli/context.js';
 
 const file = (content: unknown) => {
   const path = join(mkdtempSync(join(tmpdir(), 'mediagen-cfg-')), 'config.json');
@@ -79,5 +81,42 @@ describe('config', () => {
     }
     expect(doc).toContain('MEDIAGEN_CONFIG');
     expect(doc).toContain('deprecations');
+  });
+});
+
+describe('config file prices', () => {
+  it('reads decimal USD strings and numbers into micro-USD exactly', () => {
+    const config = loadConfig({ env: {}, configFile: file({ prices: { 'video/vendor-f/model-f': { per_request: '0.4515' }, 'image/vendor-b/model-b-1': { standard: 0.0175 } } }) });
+    expect(config.prices).toEqual({ 'video/vendor-f/model-f': { per_request: 451_500 }, 'image/vendor-b/model-b-1': { standard: 17_500 } });
+  });
+
+  it.each([
+    [{ prices: [] }, 'prices must be an object of model path to {rate: USD}'],
+    [{ prices: { 'video/vendor-f/model-f': 3 } }, 'prices.video/vendor-f/model-f must be an object of rate name to USD'],
+    [{ prices: { 'video/vendor-f/model-f': { per_request: '-1' } } }, 'prices.video/vendor-f/model-f.per_request must be a USD amount such as "0.035"'],
+    [{ prices: { 'video/vendor-f/model-f': { per_request: '0.0000001' } } }, 'at most 6 decimal places'],
+    [{ prices: { 'video/vendor-f/model-f': { per_request: true } } }, 'got true'],
+  ])('refuses %j', (content, message) => {
+    expect(() => loadConfig({ env: {}, configFile: file(content) })).toThrow(ConfigError);
+    expect(() => loadConfig({ env: {}, configFile: file(content) })).toThrow(message);
+  });
+
+  it('stops the start on an unknown model or rate name', () => {
+    const config = loadConfig({ env: {}, configFile: file({ prices: { 'video/vendor-f/model-f': { per_second: '1' } } }) });
+    expect(() => priceTableFor(config)).toThrow(ConfigError);
+    expect(() => priceTableFor(config)).toThrow("prices.video/vendor-f/model-f: unknown rate 'per_second'; its rates are per_request");
+  });
+
+  it('docs/config.md lists every rate with its default', () => {
+    const doc = readFileSync(new URL('../../docs/config.md', import.meta.url), 'utf8');
+    const table = priceTableFor(loadConfig({ env: {} }));
+    const rows = [...doc.matchAll(/^\| `([a-z0-9/.-]+)` \| ((?:`[a-z_]+`(?:, )?)+) \| ([\d., ]+) \|/gm)];
+    expect(rows.map((r) => r[1]).sort()).toEqual(Object.keys(PRICE_RULES).sort());
+    for (const [, model, names, defaults] of rows) {
+      const documented = Object.fromEntries(
+        names!.split(', ').map((n, i) => [n.replace(/`/g, ''), Math.round(Number(defaults!.split(', ')[i]) * 1_000_000)]),
+      );
+      expect(documented, model).toEqual(table.rates(model!));
+    }
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { PRICES } from '../../src/services/catalog/prices.js';
+import { PRICE_RULES, PriceError, buildPriceTable } from '../../src/services/catalog/prices.js';
+import { MODELS } from '../../src/services/catalog/models.js';
+
+const table = buildPriceTable();
+const PRICES = Object.fromEntries(
+  Object.keys(PRICE_RULES).map((m) => [m, (r: Record<string, unknown>) => table.priceOf(m, r)]),
+) as Record<string, (r: Record<string, unknown>) => number | undefined>;
 
 /** Every figure from the price table of spec section 8, in micro-USD. */
 describe('price table', () => {
@@ -12,7 +18,7 @@ describe('price table', () => {
     ['large', '0.06', '0.065', '0.07'],
     ['medium-turbo', '0.015', '0.0175', '0.02'],
   ] as const)('model-a-2 %s: text-to-image, style references, moodboards', (variant, base, withRefs, withMood) => {
-    const price = PRICES[`image/vendor-a/model-a-2/${variant}`];
+    const price = PRICES[`image/vendor-a/model-a-2/${variant}`]!;
     expect(price({})).toBe(usd(base));
     expect(price({ image_style_references: [] })).toBe(usd(base));
     expect(price({ image_style_references: refs })).toBe(usd(withRefs));
@@ -21,7 +27,7 @@ describe('price table', () => {
   });
 
   it('model-b-1: base per mode plus $0.003 per reference image', () => {
-    const price = PRICES['image/vendor-b/model-b-1'];
+    const price = PRICES['image/vendor-b/model-b-1']!;
     const images = (n: number) => Array.from({ length: n }, () => ({}));
     expect(price({ mode: 'standard', style_images: [] })).toBe(usd('0.0404'));
     expect(price({ mode: 'standard', style_images: images(9) })).toBe(usd('0.0674'));
@@ -30,22 +36,50 @@ describe('price table', () => {
   });
 
   it('model-d-fast: per second, at the audio rate with audio', () => {
-    const price = PRICES['video/vendor-d/model-d-fast'];
+    const price = PRICES['video/vendor-d/model-d-fast']!;
     expect(price({ duration: 8, generate_audio: false })).toBe(usd('0.84'));
     expect(price({ duration: 4, generate_audio: true })).toBe(usd('0.63'));
   });
 
   it("model-e-1: per second at the mode's rate", () => {
-    const price = PRICES['video/vendor-e/model-e-1'];
+    const price = PRICES['video/vendor-e/model-e-1']!;
     expect(price({ duration: 5, mode: 'std' })).toBe(usd('0.1105'));
     expect(price({ duration: 10, mode: 'pro' })).toBe(usd('0.772'));
   });
 
   it('model-f: per request', () => {
-    expect(PRICES['video/vendor-f/model-f']({})).toBe(usd('0.4515'));
+    expect(PRICES['video/vendor-f/model-f']!({})).toBe(usd('0.4515'));
   });
 
   it('every price is a whole number of micro-USD', () => {
     for (const hook of Object.values(PRICES)) expect(Number.isSafeInteger(hook({ duration: 10 }))).toBe(true);
+  });
+
+  it('model-c-edit has the provisional per-request price of docs/decisions.md ($0.50)', () => {
+    expect(PRICES['video/vendor-c/model-c-edit']!({})).toBe(usd('0.50'));
+  });
+
+  it('every model that takes requests has a price, and retired ones none', () => {
+    for (const m of MODELS) expect(table.priceOf(m.path, { duration: 5 }) !== undefined).toBe(m.request !== undefined);
+  });
+});
+
+describe('price overrides from the config file', () => {
+  it('replace only the rates they name', () => {
+    const t = buildPriceTable({ 'image/vendor-a/model-a-2/medium': { moodboards: 45_000 }, 'video/vendor-c/model-c-edit': { per_request: 250_000 } });
+    expect(t.priceOf('image/vendor-a/model-a-2/medium', { moodboards: [{}] })).toBe(45_000);
+    expect(t.priceOf('image/vendor-a/model-a-2/medium', {})).toBe(30_000);
+    expect(t.priceOf('video/vendor-c/model-c-edit', {})).toBe(250_000);
+    expect(t.priceOf('image/vendor-a/model-a-2/large', { moodboards: [{}] })).toBe(70_000);
+  });
+
+  it('can make a model free', () => {
+    expect(buildPriceTable({ 'video/vendor-f/model-f': { per_request: 0 } }).priceOf('video/vendor-f/model-f', {})).toBe(0);
+  });
+
+  it('refuse unknown models and unknown rates, naming what exists', () => {
+    expect(() => buildPriceTable({ 'image/vendor-z/nope': { per_request: 1 } })).toThrow(PriceError);
+    expect(() => buildPriceTable({ 'image/vendor-z/nope': { per_request: 1 } })).toThrow(/unknown model 'image\/vendor-z\/nope'/);
+    expect(() => buildPriceTable({ 'video/vendor-e/model-e-1': { per_second: 1 } })).toThrow(/unknown rate 'per_second'; its rates are std_per_second, pro_per_second/);
   });
 });

@@ -9,7 +9,7 @@ import { requireAuth } from '../plugins/auth.js';
 import { WEBHOOK_URL_MAX, WEBHOOK_URL_PATTERN, webhookUrlFrom, zeroDataRetentionFrom } from '../request-headers.js';
 import { rejectUnknown } from '../query.js';
 import type { RawQuery } from '../query.js';
-import { CreatedJob, SunsetBody, errorResponses } from '../schemas.js';
+import { BalanceBody, CreatedJob, SunsetBody, errorResponses } from '../schemas.js';
 
 export interface GenerateDeps {
   readonly catalog: Catalog;
@@ -69,6 +69,7 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
             : {
                 200: entry.deprecation ? { ...CreatedJob, headers: DeprecationHeaders } : CreatedJob,
                 ...errorResponses(400, 401, 403, 413, 415, 429),
+                402: BalanceBody,
                 ...(entry.deprecation ? { 410: SunsetBody } : {}),
               },
         },

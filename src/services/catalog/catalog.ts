@@ -1,5 +1,6 @@
 import { parseDateOnly } from '../../lib/time.js';
 import { ALIAS_SUNSET_DATE, MODELS } from './models.js';
+import { PRICE_RULES } from './prices.js';
 import type { ModelSpec } from './models.js';
 import type { Deprecation } from './deprecation.js';
 import type { DeprecationOverride } from '../../config/options.js';
@@ -40,7 +41,7 @@ export function buildCatalog(opts: {
   }
   for (const m of models) {
     // A model either takes requests (and then has a price) or exists only to answer 410.
-    if (m.request ? !m.price : !m.deprecation) throw new Error(`catalog: ${m.path} needs a request schema and a price, or a deprecation`);
+    if (m.request ? !PRICE_RULES[m.path] : !m.deprecation) throw new Error(`catalog: ${m.path} needs a request schema and a price, or a deprecation`);
   }
   const entries = models.map((m): CatalogEntry => {
     const o = overrides.get(m.path);

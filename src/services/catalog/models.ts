@@ -1,7 +1,5 @@
 import type { TObject } from '@sinclair/typebox';
 import type { FieldAlias } from './aliases.js';
-import { PRICES } from './prices.js';
-import type { PriceHook } from './prices.js';
 import {
   ModelA2Request,
   ModelB1Request,
@@ -26,7 +24,6 @@ export interface ModelSpec {
   readonly request?: TObject;
   readonly aliases: readonly FieldAlias[];
   readonly zeroDataRetention: boolean;
-  readonly price?: PriceHook;
   readonly deprecation?: {
     readonly sunsetDate: string;
     readonly replacement?: string;
@@ -44,7 +41,6 @@ const modelA2 = (variant: string, summary: string): ModelSpec => ({
   request: ModelA2Request,
   aliases: modelA2Aliases,
   zeroDataRetention: true,
-  price: PRICES[`image/vendor-a/model-a-2/${variant}` as keyof typeof PRICES],
 });
 
 export const MODELS: readonly ModelSpec[] = Object.freeze([
@@ -58,7 +54,6 @@ export const MODELS: readonly ModelSpec[] = Object.freeze([
     request: ModelB1Request,
     aliases: [alias('outputFormat', 'output_format'), alias('webSearch', 'web_search'), alias('styleImages', 'style_images')],
     zeroDataRetention: false,
-    price: PRICES['image/vendor-b/model-b-1'],
   },
   {
     path: 'video/vendor-c/model-c-edit',
@@ -67,7 +62,6 @@ export const MODELS: readonly ModelSpec[] = Object.freeze([
     request: ModelCEditRequest,
     aliases: [],
     zeroDataRetention: false,
-    price: PRICES['video/vendor-c/model-c-edit'],
   },
   {
     path: 'video/vendor-d/model-d-fast',
@@ -76,7 +70,6 @@ export const MODELS: readonly ModelSpec[] = Object.freeze([
     request: ModelDFastRequest,
     aliases: [alias('startImage', 'start_image'), alias('aspectRatio', 'aspect_ratio'), alias('generateAudio', 'generate_audio')],
     zeroDataRetention: false,
-    price: PRICES['video/vendor-d/model-d-fast'],
   },
   {
     path: 'video/vendor-e/model-e-1',
@@ -90,7 +83,6 @@ export const MODELS: readonly ModelSpec[] = Object.freeze([
       alias('endImage', 'end_image'),
     ],
     zeroDataRetention: false,
-    price: PRICES['video/vendor-e/model-e-1'],
   },
   {
     path: 'video/vendor-f/model-f',
@@ -99,7 +91,6 @@ export const MODELS: readonly ModelSpec[] = Object.freeze([
     request: ModelFRequest,
     aliases: [alias('startImage', 'start_image'), alias('expandPrompt', 'expand_prompt')],
     zeroDataRetention: false,
-    price: PRICES['video/vendor-f/model-f'],
   },
   // Retired models of spec section 9: they exist only to answer 410.
   {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 
 /**
@@ -86,6 +87,70 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('jobs_status_created').on('jobs').columns(['status', 'created_at']).execute();
       await db.schema.createIndex('jobs_workspace_status').on('jobs').columns(['workspace_id', 'status', 'created_at']).execute();
       await db.schema.createIndex('jobs_lease_expiry').on('jobs').column('lease_expires_at').execute();
+    },
+  },
+  '0004_billing': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('ledger_entries')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('amount_micros', 'bigint', (c) => c.notNull())
+        .addColumn('job_id', 'text')
+        .addColumn('job_type', 'text')
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addColumn('created_by', 'text')
+        .addCheckConstraint('ledger_amount_positive', sql`amount_micros >= 0`)
+        .addCheckConstraint('ledger_kind', sql`kind IN ('top_up', 'hold', 'charge', 'release')`)
+        .execute();
+      // The rule that makes a double charge impossible. Top-ups have no job; NULLs never collide.
+      await db.schema.createIndex('ledger_job_kind').unique().on('ledger_entries').columns(['job_id', 'kind']).execute();
+      await db.schema.createIndex('ledger_usage').on('ledger_entries').columns(['workspace_id', 'kind', 'at']).execute();
+      await db.schema
+        .createTable('balances')
+        .addColumn('workspace_id', 'text', (c) => c.primaryKey().references('workspaces.id'))
+        .addColumn('balance_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('held_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('last_charge_at', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addCheckConstraint('balances_held_nonnegative', sql`held_micros >= 0`)
+        .addCheckConstraint('balances_covers_holds', sql`balance_micros >= held_micros`)
+        .execute();
+    },
+  },
+  '0005_node_apps': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('node_apps')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('slug', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('author_id', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_version', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('last_version_us', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute();
+      // Decides a race between two creators of one slug, without a pre-check.
+      await db.schema.createIndex('node_apps_workspace_slug').unique().on('node_apps').columns(['workspace_id', 'slug']).execute();
+      await db.schema
+        .createTable('node_app_versions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('node_app_id', 'text', (c) => c.notNull().references('node_apps.id'))
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('input_schema', 'text', (c) => c.notNull())
+        .addColumn('output_schema', 'text', (c) => c.notNull())
+        .addColumn('example_outputs', 'text', (c) => c.notNull())
+        .addColumn('published_by', 'text', (c) => c.notNull())
+        .execute();
+      // The last guard of the numbering; the counter on node_apps is the first.
+      await db.schema.createIndex('node_app_versions_number').unique().on('node_app_versions').columns(['node_app_id', 'version']).execute();
+      // Creation times are unique per app, so this index is the page order of the versions list.
+      await db.schema.createIndex('node_app_versions_created').unique().on('node_app_versions').columns(['node_app_id', 'created_at']).execute();
     },
   },
 };

@@ -2,9 +2,11 @@ import { Migrator } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { Store, StoreTx } from '../store.js';
+import { SqlBillingStore } from './billing-queries.js';
 import { SqlIdentityStore } from './identity-queries.js';
 import { SqlJobStore } from './job-queries.js';
 import { migrationProvider } from './migrations.js';
+import { SqlNodeAppStore } from './node-app-queries.js';
 import { SqlQueueStore } from './queue-queries.js';
 import type { Transact } from './transact.js';
 
@@ -34,6 +36,8 @@ function bind(trx: Kysely<Database>, caps: QueueCaps): StoreTx {
     identity: new SqlIdentityStore(trx, joined),
     jobs: new SqlJobStore(trx, joined),
     queue: new SqlQueueStore(trx, caps),
+    billing: new SqlBillingStore(trx, joined),
+    nodeApps: new SqlNodeAppStore(trx, joined),
   };
 }
 
@@ -54,6 +58,8 @@ export async function createSqlStore({ db, transact, migrationsNeedWriteLock, sk
     identity: new SqlIdentityStore(db, transact),
     jobs: new SqlJobStore(db, transact),
     queue: new SqlQueueStore(db, caps),
+    billing: new SqlBillingStore(db, transact),
+    nodeApps: new SqlNodeAppStore(db, transact),
     transaction: (fn) => transact((trx) => fn(bind(trx, caps))),
     ...(listen ? { listen } : {}),
     close: async () => {

@@ -1,0 +1,167 @@
+import type { Clock } from '../lib/clock.js';
+import { isUuid, newId } from '../lib/ids.js';
+import { formatMicros, msToMicros } from '../lib/time.js';
+import type { Micros } from '../lib/time.js';
+import type { JsonObject, NodeAppRecord, NodeAppVersionRecord } from '../store/node-app-store.js';
+import type { Store, Workspace } from '../store/store.js';
+import { forbidden, invalid, notFound } from './errors.js';
+import { normalizeEmail } from './identity.js';
+import type { AuthContext } from './identity.js';
+import { checkDescription, checkExampleOutputs, checkNodeAppName, checkSchema, checkSlug } from './node-app-rules.js';
+
+/** The API user sees every app of its workspace; there is no other scope yet. */
+export const NODE_APP_SCOPE = 'workspace';
+
+/** One item of GET /node-apps/{id}/versions: the app's fields and the version's (spec 2.5). */
+export interface NodeAppVersionView {
+  id: string;
+  author_id: string;
+  workspace_id: string;
+  name: string;
+  slug: string;
+  description: string;
+  scope: string;
+  created_at: string;
+  updated_at: string;
+  version: number;
+  version_created_at: string;
+  username: string;
+  example_outputs: readonly string[];
+  input_openapi_schema: JsonObject;
+  output_openapi_schema: JsonObject;
+  node_app_version_id: string;
+}
+
+export interface NodeAppVersionPage {
+  items: NodeAppVersionView[];
+  next_cursor: string | null;
+}
+
+export interface CreateNodeApp {
+  /** Workspace id or name. */
+  readonly workspace: string;
+  readonly name: string;
+  readonly slug?: string;
+  readonly description?: string;
+  readonly asEmail: string;
+}
+
+export interface PublishNodeApp {
+  readonly nodeAppId: string;
+  /** Parsed JSON; checked here. */
+  readonly inputSchema: unknown;
+  readonly outputSchema: unknown;
+  readonly exampleOutputs: readonly string[];
+  readonly asEmail: string;
+}
+
+/** A validated versions query. */
+export interface NodeAppVersionListQuery {
+  /** Only versions created strictly before this instant. */
+  readonly before?: Micros;
+  readonly limit: number;
+}
+
+export function toVersionView(app: NodeAppRecord, v: NodeAppVersionRecord): NodeAppVersionView {
+  return {
+    id: app.id,
+    author_id: app.authorId,
+    workspace_id: app.workspaceId,
+    name: app.name,
+    slug: app.slug,
+    description: app.description,
+    scope: app.scope,
+    created_at: formatMicros(app.createdAt),
+    updated_at: formatMicros(app.updatedAt),
+    version: v.version,
+    version_created_at: formatMicros(v.createdAt),
+    // Members have no user name of their own; the email's local part stands in for one.
+    username: app.authorId.slice(0, app.authorId.lastIndexOf('@')),
+    example_outputs: v.exampleOutputs,
+    input_openapi_schema: v.inputSchema,
+    output_openapi_schema: v.outputSchema,
+    node_app_version_id: v.id,
+  };
+}
+
+/** Node apps of a workspace: created and published by members (admin), listed through the API. */
+export class NodeAppService {
+  readonly #store: Store;
+  readonly #clock: Clock;
+
+  constructor(store: Store, clock: Clock) {
+    this.#store = store;
+    this.#clock = clock;
+  }
+
+  #now(): Micros {
+    return msToMicros(this.#clock.nowMs());
+  }
+
+  /** Any member may author; returns the normalized email that becomes the author id. */
+  async #requireMember(ws: Workspace, asEmail: string, action: string): Promise<string> {
+    const email = normalizeEmail(asEmail);
+    if (!(await this.#store.identity.getMember(ws.id, email))) {
+      throw forbidden(`only members of workspace '${ws.name}' can ${action}; ${email} is not a member`);
+    }
+    return email;
+  }
+
+  async create(input: CreateNodeApp): Promise<NodeAppRecord> {
+    const ws = await this.#store.identity.findWorkspace(input.workspace);
+    if (!ws) throw notFound(`workspace '${input.workspace}' not found`);
+    const author = await this.#requireMember(ws, input.asEmail, 'create node apps');
+    const name = checkNodeAppName(input.name);
+    const slug = checkSlug(input.slug, name);
+    const app = await this.#store.nodeApps.createNodeApp({
+      id: newId(),
+      workspaceId: ws.id,
+      name,
+      slug,
+      description: checkDescription(input.description),
+      scope: NODE_APP_SCOPE,
+      authorId: author,
+      now: this.#now(),
+    });
+    if (!app) throw invalid(`workspace '${ws.name}' already has a node app with slug '${slug}'; choose another slug`);
+    return app;
+  }
+
+  /** The next version: number and time are taken from the app's row in the same transaction. */
+  async publish(input: PublishNodeApp): Promise<{ app: NodeAppRecord; version: NodeAppVersionRecord }> {
+    const found = isUuid(input.nodeAppId) ? await this.#store.nodeApps.findNodeApp(input.nodeAppId.toLowerCase()) : undefined;
+    if (!found) throw notFound(`node app '${input.nodeAppId}' not found`);
+    const ws = await this.#store.identity.findWorkspace(found.workspaceId);
+    if (!ws) throw notFound(`node app '${input.nodeAppId}' not found`);
+    const publisher = await this.#requireMember(ws, input.asEmail, 'publish its node apps');
+    const published = await this.#store.nodeApps.publishVersion(
+      {
+        id: newId(),
+        nodeAppId: found.id,
+        inputSchema: checkSchema(input.inputSchema, 'input schema'),
+        outputSchema: checkSchema(input.outputSchema, 'output schema'),
+        exampleOutputs: checkExampleOutputs(input.exampleOutputs),
+        publishedBy: publisher,
+      },
+      this.#now(),
+    );
+    if (!published) throw notFound(`node app '${input.nodeAppId}' not found`);
+    return published;
+  }
+
+  /** Newest version first. Unknown, malformed and other workspaces' ids are all "not found". */
+  async listVersions(auth: AuthContext, nodeAppId: string, query: NodeAppVersionListQuery): Promise<NodeAppVersionPage> {
+    if (!isUuid(nodeAppId)) throw notFound(`node app '${nodeAppId}' not found`);
+    const id = nodeAppId.toLowerCase();
+    // Versions before the app: the app's updated_at is then never older than a version listed.
+    // One extra row tells whether another page exists, so the last page says null.
+    const rows = await this.#store.nodeApps.listVersions({ workspaceId: auth.workspace.id, nodeAppId: id, ...query, limit: query.limit + 1 });
+    const app = await this.#store.nodeApps.getNodeApp(auth.workspace.id, id);
+    if (!app) throw notFound(`node app '${nodeAppId}' not found`);
+    const page = rows.slice(0, query.limit);
+    return {
+      items: page.map((v) => toVersionView(app, v)),
+      next_cursor: rows.length > query.limit ? formatMicros(page[page.length - 1]!.createdAt) : null,
+    };
+  }
+}

@@ -1,0 +1,72 @@
+import type { Micros } from '../lib/time.js';
+
+/** Integer micro-USD: 1 USD = 1,000,000. */
+export type MicroUsd = number;
+
+export type LedgerKind = 'top_up' | 'hold' | 'charge' | 'release';
+
+export interface LedgerEntry {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly kind: LedgerKind;
+  /** Always positive; `kind` says which way it moves the balance. */
+  readonly amountMicros: MicroUsd;
+  readonly jobId: string | null;
+  readonly jobType: string | null;
+  readonly at: Micros;
+  readonly createdBy: string | null;
+}
+
+export interface Balance {
+  /** Top-ups minus charges. */
+  readonly balanceMicros: MicroUsd;
+  /** Holds of jobs in flight, not yet charged or released. */
+  readonly heldMicros: MicroUsd;
+}
+
+export interface NewTopUp {
+  readonly workspaceId: string;
+  readonly amountMicros: MicroUsd;
+  readonly createdBy: string;
+  readonly now: Micros;
+}
+
+export interface NewHold {
+  readonly workspaceId: string;
+  readonly jobId: string;
+  readonly jobType: string;
+  readonly amountMicros: MicroUsd;
+  readonly now: Micros;
+}
+
+export interface ChargeQuery {
+  readonly workspaceId: string;
+  /** Charges at or after this instant. */
+  readonly from: Micros;
+  /** Charges strictly before this instant. */
+  readonly before: Micros;
+  readonly limit: number;
+}
+
+/**
+ * The ledger. Each write appends one entry and moves the workspace's running totals in the same
+ * statement sequence; call them inside the transaction that changes the job, so the money and the
+ * status commit together.
+ */
+export interface BillingStore {
+  getBalance(workspaceId: string): Promise<Balance>;
+  topUp(input: NewTopUp): Promise<Balance>;
+  /** Holds `amountMicros` if the available balance (balance minus holds) covers it; else undefined. */
+  hold(input: NewHold): Promise<Balance | undefined>;
+  /**
+   * Turns the job's hold into a charge of the same amount, at a time strictly later than the
+   * workspace's previous charge. Undefined (and nothing written) when the job has no open hold.
+   */
+  charge(jobId: string, now: Micros): Promise<LedgerEntry | undefined>;
+  /** Gives the job's hold back. Undefined (and nothing written) when the job has no open hold. */
+  release(jobId: string, now: Micros): Promise<LedgerEntry | undefined>;
+  /** Every entry of the workspace, oldest first (entries of one instant in no set order). */
+  listEntries(workspaceId: string): Promise<LedgerEntry[]>;
+  /** Charges in [from, before), newest first. */
+  listCharges(query: ChargeQuery): Promise<LedgerEntry[]>;
+}

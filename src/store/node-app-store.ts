@@ -1,0 +1,80 @@
+import type { Micros } from '../lib/time.js';
+
+/** A JSON object as stored; the service decides what a valid one is. */
+export type JsonObject = Readonly<Record<string, unknown>>;
+
+/** A user-built node app of a workspace (spec 2.5, the app's half of a version item). */
+export interface NodeAppRecord {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly name: string;
+  readonly slug: string;
+  readonly description: string;
+  readonly scope: string;
+  /** The creating member's email (members have no id of their own). */
+  readonly authorId: string;
+  readonly createdAt: Micros;
+  /** The last publish time, or the creation time before the first publish. */
+  readonly updatedAt: Micros;
+}
+
+/** One published, runnable version of a node app. */
+export interface NodeAppVersionRecord {
+  readonly id: string;
+  readonly nodeAppId: string;
+  /** 1, 2, 3, ... per app. */
+  readonly version: number;
+  /** Strictly increasing per app, so a time cursor over versions is exact. */
+  readonly createdAt: Micros;
+  readonly inputSchema: JsonObject;
+  readonly outputSchema: JsonObject;
+  readonly exampleOutputs: readonly string[];
+  /** The member who published it (kept for audit; not part of the API item). */
+  readonly publishedBy: string;
+}
+
+export interface NewNodeApp {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly name: string;
+  readonly slug: string;
+  readonly description: string;
+  readonly scope: string;
+  readonly authorId: string;
+  readonly now: Micros;
+}
+
+export interface NewNodeAppVersion {
+  readonly id: string;
+  readonly nodeAppId: string;
+  readonly inputSchema: JsonObject;
+  readonly outputSchema: JsonObject;
+  readonly exampleOutputs: readonly string[];
+  readonly publishedBy: string;
+}
+
+export interface NodeAppVersionQuery {
+  /** Only versions of an app of this workspace: another workspace's app lists nothing. */
+  readonly workspaceId: string;
+  readonly nodeAppId: string;
+  /** Only versions created strictly before this instant. */
+  readonly before?: Micros;
+  readonly limit: number;
+}
+
+export interface NodeAppStore {
+  /** Stores a new app; undefined (nothing written) if the workspace already has an app with its slug. */
+  createNodeApp(input: NewNodeApp): Promise<NodeAppRecord | undefined>;
+  /** The app if it belongs to the workspace. */
+  getNodeApp(workspaceId: string, id: string): Promise<NodeAppRecord | undefined>;
+  /** The app whatever its workspace (the operator's view). */
+  findNodeApp(id: string): Promise<NodeAppRecord | undefined>;
+  /**
+   * Stores the app's next version: number previous + 1 (from 1), created at `now` or one
+   * microsecond after the app's newest version if that is later. The app's updated_at becomes
+   * that time. Undefined (nothing written) if the app does not exist.
+   */
+  publishVersion(input: NewNodeAppVersion, now: Micros): Promise<{ app: NodeAppRecord; version: NodeAppVersionRecord } | undefined>;
+  /** Newest first. */
+  listVersions(query: NodeAppVersionQuery): Promise<NodeAppVersionRecord[]>;
+}

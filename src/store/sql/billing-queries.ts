@@ -1,0 +1,154 @@
+import { sql } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import { newId } from '../../lib/ids.js';
+import type { Micros } from '../../lib/time.js';
+import type { Balance, BillingStore, ChargeQuery, LedgerEntry, LedgerKind, NewHold, NewTopUp } from '../billing-store.js';
+import type { Database, LedgerEntriesTable } from '../schema.js';
+import type { Transact } from './transact.js';
+
+const toEntry = (r: Selectable<LedgerEntriesTable>): LedgerEntry => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  kind: r.kind as LedgerKind,
+  amountMicros: Number(r.amount_micros),
+  jobId: r.job_id,
+  jobType: r.job_type,
+  at: Number(r.at),
+  createdBy: r.created_by,
+});
+
+const toBalance = (r: { balance_micros: number; held_micros: number } | undefined): Balance => ({
+  balanceMicros: Number(r?.balance_micros ?? 0),
+  heldMicros: Number(r?.held_micros ?? 0),
+});
+
+/**
+ * The ledger's queries. Each write appends its entry and moves the running totals in one
+ * transaction; the totals' CHECK constraints (balance >= held >= 0) are the last line of defence,
+ * and the unique (job_id, kind) makes a second hold, charge or release of one job unwritable.
+ */
+export class SqlBillingStore implements BillingStore {
+  readonly #db: Kysely<Database>;
+  readonly #transact: Transact;
+
+  constructor(db: Kysely<Database>, transact: Transact) {
+    this.#db = db;
+    this.#transact = transact;
+  }
+
+  async getBalance(workspaceId: string): Promise<Balance> {
+    const row = await this.#db
+      .selectFrom('balances')
+      .select(['balance_micros', 'held_micros'])
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    return toBalance(row);
+  }
+
+  topUp({ workspaceId, amountMicros, createdBy, now }: NewTopUp): Promise<Balance> {
+    return this.#transact(async (db) => {
+      const row = await db
+        .insertInto('balances')
+        .values({ workspace_id: workspaceId, balance_micros: amountMicros, held_micros: 0, last_charge_at: 0 })
+        .onConflict((oc) =>
+          oc.column('workspace_id').doUpdateSet({ balance_micros: sql<number>`balances.balance_micros + ${amountMicros}` }),
+        )
+        .returning(['balance_micros', 'held_micros'])
+        .executeTakeFirstOrThrow();
+      await this.#append(db, { workspace_id: workspaceId, kind: 'top_up', amount_micros: amountMicros, at: now, created_by: createdBy });
+      return toBalance(row);
+    });
+  }
+
+  hold({ workspaceId, jobId, jobType, amountMicros, now }: NewHold): Promise<Balance | undefined> {
+    return this.#transact(async (db) => {
+      // The check and the hold are one guarded UPDATE: no second writer can spend the same money.
+      const row = await db
+        .updateTable('balances')
+        .set({ held_micros: sql<number>`held_micros + ${amountMicros}` })
+        .where('workspace_id', '=', workspaceId)
+        .where(sql<boolean>`balance_micros - held_micros >= ${amountMicros}`)
+        .returning(['balance_micros', 'held_micros'])
+        .executeTakeFirst();
+      if (!row) return undefined;
+      await this.#append(db, { workspace_id: workspaceId, kind: 'hold', amount_micros: amountMicros, job_id: jobId, job_type: jobType, at: now });
+      return toBalance(row);
+    });
+  }
+
+  charge(jobId: string, now: Micros): Promise<LedgerEntry | undefined> {
+    return this.#settle(jobId, 'charge', now);
+  }
+
+  release(jobId: string, now: Micros): Promise<LedgerEntry | undefined> {
+    return this.#settle(jobId, 'release', now);
+  }
+
+  async listEntries(workspaceId: string): Promise<LedgerEntry[]> {
+    const rows = await this.#db
+      .selectFrom('ledger_entries')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toEntry);
+  }
+
+  async listCharges({ workspaceId, from, before, limit }: ChargeQuery): Promise<LedgerEntry[]> {
+    const rows = await this.#db
+      .selectFrom('ledger_entries')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('kind', '=', 'charge')
+      .where('at', '>=', from)
+      .where('at', '<', before)
+      .orderBy('at', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toEntry);
+  }
+
+  /** Ends a job's hold as a charge or a release, once: a settled or unheld job is left alone. */
+  #settle(jobId: string, kind: 'charge' | 'release', now: Micros): Promise<LedgerEntry | undefined> {
+    return this.#transact(async (db) => {
+      const entries = await db.selectFrom('ledger_entries').selectAll().where('job_id', '=', jobId).execute();
+      const hold = entries.find((e) => e.kind === 'hold');
+      if (!hold || entries.some((e) => e.kind === 'charge' || e.kind === 'release')) return undefined;
+      const amount = Number(hold.amount_micros);
+      const totals = await db
+        .updateTable('balances')
+        .set(
+          kind === 'charge'
+            ? {
+                balance_micros: sql<number>`balance_micros - ${amount}`,
+                held_micros: sql<number>`held_micros - ${amount}`,
+                last_charge_at: sql<number>`CASE WHEN last_charge_at + 1 > CAST(${now} AS BIGINT) THEN last_charge_at + 1 ELSE CAST(${now} AS BIGINT) END`,
+              }
+            : { held_micros: sql<number>`held_micros - ${amount}` },
+        )
+        .where('workspace_id', '=', hold.workspace_id)
+        .returning('last_charge_at')
+        .executeTakeFirstOrThrow();
+      return toEntry(
+        await this.#append(db, {
+          workspace_id: hold.workspace_id,
+          kind,
+          amount_micros: amount,
+          job_id: jobId,
+          job_type: hold.job_type,
+          at: kind === 'charge' ? Number(totals.last_charge_at) : now,
+        }),
+      );
+    });
+  }
+
+  async #append(
+    db: Kysely<Database>,
+    entry: Omit<LedgerEntriesTable, 'id' | 'job_id' | 'job_type' | 'created_by'> & Partial<Pick<LedgerEntriesTable, 'job_id' | 'job_type' | 'created_by'>>,
+  ): Promise<Selectable<LedgerEntriesTable>> {
+    const row = { id: newId(), job_id: null, job_type: null, created_by: null, ...entry };
+    await db.insertInto('ledger_entries').values(row).execute();
+    return row;
+  }
+}
