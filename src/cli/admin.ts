@@ -6,6 +6,7 @@ import { iso, need, wholeNumber } from './admin-args.js';
 import type { Command } from './admin-args.js';
 import { BALANCE_COMMANDS, BALANCE_HELP } from './admin-balance.js';
 import { NODE_APP_COMMANDS, NODE_APP_HELP } from './admin-node-apps.js';
+import { WEBHOOK_COMMANDS, WEBHOOK_HELP } from './admin-webhooks.js';
 import { openContext } from './context.js';
 
 export const ADMIN_HELP = `Usage: mediagen admin <command> [options] [--data-dir DIR | --database-url URL] [--config FILE] [--json]
@@ -18,7 +19,7 @@ Works on the same store as a running server.
   token create --workspace W --name N --as EMAIL                          (owners and admins)
   token list --workspace W
   token revoke --workspace W --token-id T --as EMAIL                      (owners and admins)
-${BALANCE_HELP}${NODE_APP_HELP}
+${BALANCE_HELP}${WEBHOOK_HELP}${NODE_APP_HELP}
 W is a workspace id or name. --json prints the result as JSON. A refused command exits 1.
 `;
 
@@ -42,6 +43,7 @@ const workspaceJson = (w: Workspace) => ({
 const COMMANDS: Record<string, Command> = {
   ...BALANCE_COMMANDS,
   ...NODE_APP_COMMANDS,
+  ...WEBHOOK_COMMANDS,
   'workspace create': async (s, f) => {
     const owner = normalizeEmail(need(f, 'owner'));
     const ws = await s.identity.createWorkspace(need(f, 'name'), owner);

@@ -74,7 +74,9 @@ export async function serve(argv: string[]): Promise<void> {
   // stdout is for the operator (the banner); the JSON log goes to stderr.
   const log = pino({ level: config.logLevel, serializers: logSerializers }, process.stderr);
   const http = config.role === 'worker' ? undefined : await startHttp(config, services, store, log);
-  const runner = config.role === 'api' ? undefined : await startWorker(config, services, store, log);
+  // A worker-only process has no listener: payload URLs use --public-url, else host and port.
+  const publicUrl = () => http?.publicUrl ?? publicUrlFor(config, config.port);
+  const runner = config.role === 'api' ? undefined : await startWorker(config, services, store, log, publicUrl);
   if (http) {
     // Only once listening: a token created by a start that then fails would never be shown.
     const created = await services.identity.bootstrap();

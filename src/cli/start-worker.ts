@@ -2,21 +2,30 @@ import type { Config } from '../config/config.js';
 import { LocalEngine } from '../engines/local/local-engine.js';
 import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
+import { createGuardedDispatcher } from '../lib/safe-fetch.js';
 import { createInputLoader } from '../worker/input-loader.js';
 import type { Log } from '../worker/run-job.js';
+import { WebhookSender } from '../worker/webhook-sender.js';
 import { Worker } from '../worker/worker.js';
+
+/** Spec 6 leaves it open; 15 s is what the big senders give a receiver (docs/webhooks.md). */
+export const WEBHOOK_TIMEOUT_MS = 15_000;
+/** Webhooks in flight per process: one slow receiver takes one of these, not the queue. */
+export const WEBHOOK_CONCURRENCY = 32;
 
 export interface RunningWorker {
   readonly worker: Worker;
+  readonly webhooks: WebhookSender;
   /** Stops claiming, lets runs finish for the grace period, hands back the rest, closes connections. */
   stop(): Promise<void>;
 }
 
 /**
- * The job runner of a `serve` process with role `all` or `worker`: the local engine on this store.
- * On PostgreSQL it also hears other processes' new and cancelled jobs at once (LISTEN).
+ * The job runner of a `serve` process with role `all` or `worker`: the local engine on this store,
+ * and the webhook sender. On PostgreSQL it also hears other processes' new and cancelled jobs at
+ * once (LISTEN). `publicUrl` is where output URLs in webhook payloads point.
  */
-export async function startWorker(config: Config, services: Services, store: Store, log: Log): Promise<RunningWorker> {
+export async function startWorker(config: Config, services: Services, store: Store, log: Log, publicUrl: () => string): Promise<RunningWorker> {
   const inputs = createInputLoader({
     allowPrivate: config.allowPrivateUrls,
     maxBytes: config.inputMaxBytes,
@@ -34,14 +43,23 @@ export async function startWorker(config: Config, services: Services, store: Sto
     },
     { concurrency: config.workerConcurrency, pollMs: config.pollIntervalMs },
   );
+  // The same connect-time address guard as input fetching (docs/inputs.md), for webhook URLs.
+  const dispatcher = createGuardedDispatcher({ allowPrivate: config.allowPrivateUrls });
+  const webhooks = new WebhookSender(
+    { webhooks: services.webhooks, signals: services.signals, clock: services.clock, dispatcher, publicUrl, log },
+    { concurrency: WEBHOOK_CONCURRENCY, pollMs: config.pollIntervalMs, timeoutMs: WEBHOOK_TIMEOUT_MS },
+  );
   const stopListening = await store.listen?.((event) => services.signals.relay(event));
   worker.start();
+  webhooks.start();
   return {
     worker,
+    webhooks,
     async stop() {
-      await worker.stop(config.shutdownGraceMs);
+      await Promise.all([worker.stop(config.shutdownGraceMs), webhooks.stop()]);
       await stopListening?.();
       await inputs.close();
+      await dispatcher.close();
     },
   };
 }

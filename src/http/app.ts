@@ -7,6 +7,7 @@ import type { IdentityService } from '../services/identity.js';
 import type { BillingService } from '../services/billing.js';
 import type { JobService } from '../services/jobs.js';
 import type { NodeAppService } from '../services/node-apps.js';
+import type { WebhookService } from '../services/webhooks.js';
 import type { OutputFiles } from '../store/files/output-files.js';
 import { registerAuth } from './plugins/auth.js';
 import { edgeOptions, registerEdgeHooks } from './plugins/edge.js';
@@ -18,6 +19,7 @@ import { registerMetaRoutes } from './routes/meta.js';
 import { registerNodeAppRoutes } from './routes/node-apps.js';
 import { registerOutputRoutes } from './routes/outputs.js';
 import { registerUsageRoutes } from './routes/usage.js';
+import { registerWebhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppDeps {
@@ -25,6 +27,7 @@ export interface AppDeps {
   readonly jobs: JobService;
   readonly billing: BillingService;
   readonly nodeApps: NodeAppService;
+  readonly webhooks: WebhookService;
   readonly catalog: Catalog;
   readonly clock: Clock;
   /** The base URL clients reach this server at; known only after listening when the port is 0. */
@@ -66,6 +69,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerAuth(app, deps.identity);
   registerJobRoutes(app, deps.jobs, deps.catalog, deps.publicUrl);
   registerGenerateRoutes(app, deps);
+  registerWebhookDeliveryRoutes(app, deps.webhooks);
   registerUsageRoutes(app, deps.billing);
   registerNodeAppRoutes(app, deps.nodeApps);
   registerMetaRoutes(app, deps.catalog, deps.publicUrl);

@@ -106,6 +106,11 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agen
   return agent;
 }
 
+/** Whether `dispatcher` was made by createGuardedDispatcher, so its connections are checked. */
+export function isGuardedDispatcher(dispatcher: Dispatcher): boolean {
+  return guarded.has(dispatcher);
+}
+
 export interface FetchInputOptions {
   /** Used to make a one-off guarded dispatcher when `dispatcher` is not given. */
   readonly allowPrivate: boolean;

@@ -6,6 +6,7 @@ import { OutputFiles } from '../store/files/output-files.js';
 import type { JobPatch, JobRecord, Store } from '../store/store.js';
 import { fillSlots, promote } from './admission.js';
 import type { BillingService } from './billing.js';
+import type { WebhookService } from './webhooks.js';
 import type { JobSignals } from './job-signals.js';
 import { RUNNING_STATUSES, assertTransition } from './states.js';
 import type { JobStatus } from './states.js';
@@ -41,14 +42,16 @@ export class JobRuns {
   readonly #clock: Clock;
   readonly #signals: JobSignals;
   readonly #billing: BillingService;
+  readonly #webhooks: WebhookService;
   readonly policy: RunPolicy;
 
-  constructor(store: Store, clock: Clock, signals: JobSignals, policy: RunPolicy, billing: BillingService) {
+  constructor(store: Store, clock: Clock, signals: JobSignals, policy: RunPolicy, billing: BillingService, webhooks: WebhookService) {
     this.#store = store;
     this.#clock = clock;
     this.#signals = signals;
     this.policy = policy;
     this.#billing = billing;
+    this.#webhooks = webhooks;
   }
 
   #now(): Micros {
@@ -166,12 +169,14 @@ export class JobRuns {
         });
         // The worker lost the job (cancelled, reaped): undo the ledger entry with the transaction.
         if (!ended) throw LOST;
-        return { ended, promoted: limits ? (await fillSlots(tx, job.workspaceId, limits, now)).moved : 0 };
+        const webhook = await this.#webhooks.enqueue(tx, ended, now);
+        return { ended, webhook, promoted: limits ? (await fillSlots(tx, job.workspaceId, limits, now)).moved : 0 };
       })
       .catch((err: unknown) => {
-        if (err === LOST) return { ended: undefined, promoted: 0 };
+        if (err === LOST) return { ended: undefined, webhook: false, promoted: 0 };
         throw err;
       });
+    if (outcome.webhook) this.#signals.webhook();
     if (outcome.promoted > 0) this.#signals.queued();
     return outcome.ended;
   }

@@ -23,6 +23,16 @@ export class JobSignals {
     this.#events.emit('cancelled', jobId);
   }
 
+  /** A webhook delivery was written to the outbox: the sender can go at once. */
+  webhook(): void {
+    this.#events.emit('webhook');
+  }
+
+  onWebhook(fn: () => void): () => void {
+    this.#events.on('webhook', fn);
+    return () => this.#events.off('webhook', fn);
+  }
+
   /** An event from another process (PostgreSQL NOTIFY), raised here as if it were local. */
   relay(event: JobEvent): void {
     if (event.kind === 'queued') this.queued();

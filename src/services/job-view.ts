@@ -1,4 +1,5 @@
 import { formatMicros } from '../lib/time.js';
+import { resolveUrl } from '../lib/urls.js';
 import type { JobRecord } from '../store/store.js';
 
 /** A job as the API shows it (spec 2.1), plus `type`, its model path. */
@@ -22,4 +23,16 @@ export function toJobView(job: JobRecord): JobView {
     result: job.result,
     ...(job.error ? { error: job.error } : {}),
   };
+}
+
+/**
+ * The store keeps output URL paths (`/outputs/<key>/<name>`), not absolute URLs, so a job written
+ * by a worker on another machine, or before the public URL changed, is shown at this server's
+ * public URL. They resolve under it, path prefix included (https://host/api/outputs/...). The API
+ * and the webhook payload both show jobs this way.
+ */
+export function presentJob(view: JobView, publicUrl: string): JobView {
+  const urls = view.result?.urls;
+  if (!Array.isArray(urls)) return view;
+  return { ...view, result: { ...view.result, urls: urls.map((u: string) => resolveUrl(u.replace(/^\/+/, ''), publicUrl)) } };
 }

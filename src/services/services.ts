@@ -11,6 +11,7 @@ import type { RunPolicy } from './job-runs.js';
 import { JobSignals } from './job-signals.js';
 import { JobService } from './jobs.js';
 import { NodeAppService } from './node-apps.js';
+import { WebhookService } from './webhooks.js';
 
 export interface Services {
   readonly identity: IdentityService;
@@ -18,6 +19,7 @@ export interface Services {
   readonly runs: JobRuns;
   readonly billing: BillingService;
   readonly nodeApps: NodeAppService;
+  readonly webhooks: WebhookService;
   readonly signals: JobSignals;
   readonly outputs: OutputFiles;
   readonly catalog: Catalog;
@@ -37,12 +39,14 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   const signals = new JobSignals();
   const identity = new IdentityService(store, clock, opts.limits);
   const billing = new BillingService(store, clock, opts.prices, identity);
+  const webhooks = new WebhookService(store, clock, identity);
   return {
     identity,
-    jobs: new JobService(store, clock, signals, opts.outputs, billing),
-    runs: new JobRuns(store, clock, signals, opts.runPolicy, billing),
+    jobs: new JobService(store, clock, signals, opts.outputs, billing, webhooks),
+    runs: new JobRuns(store, clock, signals, opts.runPolicy, billing, webhooks),
     billing,
     nodeApps: new NodeAppService(store, clock),
+    webhooks,
     signals,
     outputs: opts.outputs,
     catalog,

@@ -129,6 +129,51 @@ export interface NodeAppVersionsTable {
   published_by: string;
 }
 
+/** A workspace's webhook signing secret; after a rotation the previous one signs too, for a while. */
+export interface WebhookSecretsTable {
+  workspace_id: string;
+  /** `whsec_...`. Kept in clear: an HMAC key must be usable to sign (unlike API tokens). */
+  secret: string;
+  previous_secret: string | null;
+  /** The previous secret signs deliveries until this instant. */
+  previous_until: number | null;
+  created_at: number;
+}
+
+/**
+ * The outbox: one row per webhook event, written in the transaction that ends the job. No foreign
+ * key to the job: a cancelled job is deleted at once, and its delivery still goes out.
+ */
+export interface WebhookDeliveriesTable {
+  /** The `webhook-id` header, the same on every attempt. */
+  id: string;
+  job_id: string;
+  workspace_id: string;
+  api_user_id: string;
+  url: string;
+  /** The job as GET /jobs/{id} showed it at its end, as JSON (output URLs still relative). */
+  payload: string;
+  /** pending, delivered, gone (the receiver said 410), refused (address guard), exhausted. */
+  state: string;
+  attempts: number;
+  /** When a pending delivery is next due. */
+  next_attempt_at: number | null;
+  /** A sender holds the row until then; after a crash it is due again. */
+  lease_until: number | null;
+  created_at: number;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  attempted_at: number;
+  /** The receiver's HTTP status, or null when there was none (timeout, refused, no connection). */
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  next_retry_at: number | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   members: MembersTable;
@@ -137,6 +182,9 @@ export interface Database {
   jobs: JobsTable;
   ledger_entries: LedgerEntriesTable;
   balances: BalancesTable;
+  webhook_secrets: WebhookSecretsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
   node_apps: NodeAppsTable;
   node_app_versions: NodeAppVersionsTable;
 }

@@ -1,6 +1,7 @@
 import type { Micros } from '../lib/time.js';
 import type { BillingStore } from './billing-store.js';
 import type { NodeAppStore } from './node-app-store.js';
+import type { WebhookStore } from './webhook-store.js';
 
 /**
  * The narrow interfaces the services use. Every backend (sqlite/, postgres/) implements the same
@@ -212,6 +213,7 @@ export interface StoreTx {
   readonly queue: QueueStore;
   readonly billing: BillingStore;
   readonly nodeApps: NodeAppStore;
+  readonly webhooks: WebhookStore;
 }
 
 export interface Store extends StoreTx {

@@ -34,6 +34,9 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(doc.paths['/jobs']!)).toContain('get');
     expect(Object.keys(doc.paths['/jobs/{id}']!).sort()).toEqual(['delete', 'get']);
     expect(Object.keys(doc.paths['/node-apps/{node_app_id}/versions']!)).toEqual(['get']);
+    expect(Object.keys(doc.paths['/usage']!)).toEqual(['get']);
+    // An extension: what happened to a job's webhook.
+    expect(Object.keys(doc.paths['/jobs/{id}/webhook-deliveries']!)).toEqual(['get']);
     for (const m of MODELS) expect(doc.paths[`/generate/${m.path}`]?.post, m.path).toBeDefined();
   });
 

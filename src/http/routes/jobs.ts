@@ -4,7 +4,7 @@ import type { Catalog } from '../../services/catalog/catalog.js';
 import { StringEnum } from '../../services/catalog/schema-kit.js';
 import { invalid } from '../../services/errors.js';
 import type { JobListQuery, JobService } from '../../services/jobs.js';
-import { presentJob } from '../job-present.js';
+import { presentJob } from '../../services/job-view.js';
 import { JOB_STATUSES, isJobStatus } from '../../services/states.js';
 import { PAGE_LIMIT, parseDateTime, parseLimit, rejectUnknown, single } from '../query.js';
 import type { RawQuery } from '../query.js';

@@ -8,6 +8,7 @@ import { SqlJobStore } from './job-queries.js';
 import { migrationProvider } from './migrations.js';
 import { SqlNodeAppStore } from './node-app-queries.js';
 import { SqlQueueStore } from './queue-queries.js';
+import { SqlWebhookStore } from './webhook-queries.js';
 import type { Transact } from './transact.js';
 
 export interface SqlBackend {
@@ -38,6 +39,7 @@ function bind(trx: Kysely<Database>, caps: QueueCaps): StoreTx {
     queue: new SqlQueueStore(trx, caps),
     billing: new SqlBillingStore(trx, joined),
     nodeApps: new SqlNodeAppStore(trx, joined),
+    webhooks: new SqlWebhookStore(trx, joined, caps.skipLocked),
   };
 }
 
@@ -60,6 +62,7 @@ export async function createSqlStore({ db, transact, migrationsNeedWriteLock, sk
     queue: new SqlQueueStore(db, caps),
     billing: new SqlBillingStore(db, transact),
     nodeApps: new SqlNodeAppStore(db, transact),
+    webhooks: new SqlWebhookStore(db, transact, caps.skipLocked),
     transaction: (fn) => transact((trx) => fn(bind(trx, caps))),
     ...(listen ? { listen } : {}),
     close: async () => {

@@ -1,0 +1,162 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Micros } from '../../lib/time.js';
+import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookSecretsTable } from '../schema.js';
+import type { AttemptResult, DeliveryState, NewDelivery, WebhookAttempt, WebhookDelivery, WebhookSecrets, WebhookStore } from '../webhook-store.js';
+import type { Transact } from './transact.js';
+
+const num = (v: number | null): number | null => (v === null ? null : Number(v));
+
+const toDelivery = (r: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
+  id: r.id,
+  jobId: r.job_id,
+  workspaceId: r.workspace_id,
+  url: r.url,
+  payload: JSON.parse(r.payload) as Record<string, unknown>,
+  state: r.state as DeliveryState,
+  attempts: Number(r.attempts),
+  nextAttemptAt: num(r.next_attempt_at),
+  leaseUntil: num(r.lease_until),
+  createdAt: Number(r.created_at),
+});
+
+const toAttempt = (r: Selectable<WebhookAttemptsTable>): WebhookAttempt => ({
+  attempt: Number(r.attempt),
+  attemptedAt: Number(r.attempted_at),
+  statusCode: num(r.status_code),
+  error: r.error,
+  durationMs: Number(r.duration_ms),
+  nextRetryAt: num(r.next_retry_at),
+});
+
+const toSecrets = (r: Selectable<WebhookSecretsTable>): WebhookSecrets => ({
+  secret: r.secret,
+  previousSecret: r.previous_secret,
+  previousUntil: num(r.previous_until),
+});
+
+/** The outbox queries: claims are leases, so a sender that dies leaves its deliveries due again. */
+export class SqlWebhookStore implements WebhookStore {
+  readonly #db: Kysely<Database>;
+  readonly #transact: Transact;
+  readonly #skipLocked: boolean;
+
+  constructor(db: Kysely<Database>, transact: Transact, skipLocked: boolean) {
+    this.#db = db;
+    this.#transact = transact;
+    this.#skipLocked = skipLocked;
+  }
+
+  async enqueue(d: NewDelivery): Promise<void> {
+    await this.#db
+      .insertInto('webhook_deliveries')
+      .values({
+        id: d.id,
+        job_id: d.jobId,
+        workspace_id: d.workspaceId,
+        api_user_id: d.apiUserId,
+        url: d.url,
+        payload: JSON.stringify(d.payload),
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: d.now,
+        lease_until: null,
+        created_at: d.now,
+      })
+      .execute();
+  }
+
+  claimDue(now: Micros, leaseUntil: Micros, limit: number): Promise<WebhookDelivery[]> {
+    return this.#transact(async (db) => {
+      let due = db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('state', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+        .orderBy('next_attempt_at')
+        .limit(limit);
+      // PostgreSQL: senders in other processes pass each other's rows instead of waiting on them.
+      if (this.#skipLocked) due = due.forUpdate().skipLocked();
+      const ids = (await due.execute()).map((r) => r.id);
+      if (ids.length === 0) return [];
+      const rows = await db
+        .updateTable('webhook_deliveries')
+        .set({ lease_until: leaseUntil })
+        .where('id', 'in', ids)
+        .where('state', '=', 'pending')
+        .returningAll()
+        .execute();
+      return rows.map(toDelivery).sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
+    });
+  }
+
+  recordAttempt({ deliveryId, leaseUntil, attempt, state }: AttemptResult): Promise<boolean> {
+    return this.#transact(async (db) => {
+      const updated = await db
+        .updateTable('webhook_deliveries')
+        .set({ state, attempts: attempt.attempt, next_attempt_at: attempt.nextRetryAt, lease_until: null })
+        .where('id', '=', deliveryId)
+        .where('state', '=', 'pending')
+        .where('lease_until', '=', leaseUntil)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) !== 1) return false;
+      await db
+        .insertInto('webhook_attempts')
+        .values({
+          delivery_id: deliveryId,
+          attempt: attempt.attempt,
+          attempted_at: attempt.attemptedAt,
+          status_code: attempt.statusCode,
+          error: attempt.error,
+          duration_ms: attempt.durationMs,
+          next_retry_at: attempt.nextRetryAt,
+        })
+        .execute();
+      return true;
+    });
+  }
+
+  async listForJob(jobId: string): Promise<Array<WebhookDelivery & { attemptLog: WebhookAttempt[] }>> {
+    const deliveries = await this.#db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', jobId).orderBy('created_at').execute();
+    if (deliveries.length === 0) return [];
+    const attempts = await this.#db
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where(
+        'delivery_id',
+        'in',
+        deliveries.map((d) => d.id),
+      )
+      .orderBy('attempt')
+      .execute();
+    return deliveries.map((d) => ({ ...toDelivery(d), attemptLog: attempts.filter((a) => a.delivery_id === d.id).map(toAttempt) }));
+  }
+
+  secrets(workspaceId: string, fresh: string, now: Micros): Promise<WebhookSecrets> {
+    return this.#transact((db) => this.#ensureSecret(db, workspaceId, fresh, now));
+  }
+
+  rotate(workspaceId: string, fresh: string, previousUntil: Micros, now: Micros): Promise<WebhookSecrets> {
+    return this.#transact(async (db) => {
+      const current = await this.#ensureSecret(db, workspaceId, fresh, now);
+      // A workspace that had no secret yet just got `fresh`: nothing earlier to keep signing with.
+      if (current.secret === fresh) return current;
+      const row = await db
+        .updateTable('webhook_secrets')
+        .set({ secret: fresh, previous_secret: current.secret, previous_until: previousUntil })
+        .where('workspace_id', '=', workspaceId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toSecrets(row);
+    });
+  }
+
+  async #ensureSecret(db: Kysely<Database>, workspaceId: string, fresh: string, now: Micros): Promise<WebhookSecrets> {
+    await db
+      .insertInto('webhook_secrets')
+      .values({ workspace_id: workspaceId, secret: fresh, previous_secret: null, previous_until: null, created_at: now })
+      .onConflict((oc) => oc.column('workspace_id').doNothing())
+      .execute();
+    return toSecrets(await db.selectFrom('webhook_secrets').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow());
+  }
+}

@@ -1,0 +1,127 @@
+import type { Dispatcher } from 'undici';
+import type { Clock } from '../lib/clock.js';
+import { webhookHeaders } from '../lib/standard-webhooks.js';
+import type { JobSignals } from '../services/job-signals.js';
+import { presentJob } from '../services/job-view.js';
+import type { JobView } from '../services/job-view.js';
+import type { WebhookService } from '../services/webhooks.js';
+import type { WebhookDelivery } from '../store/webhook-store.js';
+import type { Log } from './run-job.js';
+import { postWebhook } from './webhook-post.js';
+
+export interface WebhookSenderDeps {
+  readonly webhooks: WebhookService;
+  readonly signals: JobSignals;
+  readonly clock: Clock;
+  /** From createGuardedDispatcher: its address policy is the webhook SSRF guard. */
+  readonly dispatcher: Dispatcher;
+  /** Where output URLs in payloads point (the API's public URL). */
+  readonly publicUrl: () => string;
+  readonly log: Log;
+}
+
+export interface WebhookSenderOptions {
+  /** Deliveries in flight at once, each to its own receiver: a slow one holds one slot only. */
+  readonly concurrency: number;
+  /** The backstop poll for due retries and for deliveries written by other processes. */
+  readonly pollMs: number;
+  /** One attempt's limit, for the whole exchange (15 s in production). */
+  readonly timeoutMs: number;
+}
+
+/**
+ * Sends the outbox. Each delivery is leased while it is sent, for longer than an attempt can take,
+ * so a sender that dies leaves it due again once the lease runs out: at-least-once, never lost.
+ */
+export class WebhookSender {
+  readonly #deps: WebhookSenderDeps;
+  readonly #opts: WebhookSenderOptions;
+  readonly #inFlight = new Set<Promise<void>>();
+  readonly #stopping = new AbortController();
+  #wake = new AbortController();
+  #loop: Promise<void> | undefined;
+  #off: (() => void) | undefined;
+
+  constructor(deps: WebhookSenderDeps, opts: WebhookSenderOptions) {
+    this.#deps = deps;
+    this.#opts = opts;
+  }
+
+  /** Long enough for any attempt to end before another sender may take the delivery over. */
+  get #leaseMs(): number {
+    return this.#opts.timeoutMs * 4;
+  }
+
+  start(): void {
+    if (this.#loop) return;
+    this.#off = this.#deps.signals.onWebhook(() => this.#wake.abort());
+    this.#loop = this.#run();
+  }
+
+  /** Stops taking deliveries and waits for those in flight (each ends within its timeout). */
+  async stop(): Promise<void> {
+    this.#stopping.abort();
+    this.#off?.();
+    await this.#loop;
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** Sends what is due now, as far as slots allow, and waits for those sends (tests step with this). */
+  async sendDue(): Promise<number> {
+    const started = await this.#fill();
+    await Promise.allSettled([...this.#inFlight]);
+    return started;
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopping.signal.aborted) {
+      this.#wake = new AbortController();
+      await this.#fill();
+      const wait = AbortSignal.any([this.#wake.signal, this.#stopping.signal]);
+      await this.#deps.clock.sleep(this.#opts.pollMs, wait).catch(() => undefined);
+    }
+  }
+
+  async #fill(): Promise<number> {
+    const free = this.#opts.concurrency - this.#inFlight.size;
+    if (free <= 0 || this.#stopping.signal.aborted) return 0;
+    let claimed;
+    try {
+      claimed = await this.#deps.webhooks.claimDue(this.#leaseMs, free);
+    } catch (err) {
+      this.#deps.log.error({ err: { message: (err as Error).message } }, 'claiming webhook deliveries failed');
+      return 0;
+    }
+    for (const delivery of claimed.deliveries) {
+      const send: Promise<void> = this.#send(delivery, claimed.leaseUntil)
+        .catch((err: unknown) =>
+          this.#deps.log.error({ deliveryId: delivery.id, err: { message: (err as Error).message } }, 'webhook delivery failed'),
+        )
+        .finally(() => {
+          this.#inFlight.delete(send);
+          this.#wake.abort();
+        });
+      this.#inFlight.add(send);
+    }
+    return claimed.deliveries.length;
+  }
+
+  async #send(delivery: WebhookDelivery, leaseUntil: number): Promise<void> {
+    const { clock, webhooks } = this.#deps;
+    // The payload is the job as GET /jobs/{id} showed it when it ended, its URLs made absolute.
+    const body = JSON.stringify(presentJob(delivery.payload as unknown as JobView, this.#deps.publicUrl()));
+    const startedMs = clock.nowMs();
+    // Signed at send time: receivers reject timestamps more than minutes away from their clock.
+    const headers = webhookHeaders(await webhooks.signingSecrets(delivery.workspaceId), delivery.id, Math.floor(startedMs / 1000), body);
+    const result = await postWebhook(delivery.url, body, { ...headers }, {
+      dispatcher: this.#deps.dispatcher,
+      timeoutMs: this.#opts.timeoutMs,
+      nowMs: () => clock.nowMs(),
+    });
+    const recorded = await webhooks.record(delivery, leaseUntil, result, startedMs);
+    const fields = { deliveryId: delivery.id, jobId: delivery.jobId, attempt: delivery.attempts + 1, outcome: result.outcome, status: result.status };
+    if (!recorded) this.#deps.log.warn(fields, 'webhook attempt not recorded: another sender took the delivery over');
+    else if (result.outcome === 'delivered') this.#deps.log.info(fields, 'webhook delivered');
+    else this.#deps.log.warn({ ...fields, error: result.error }, 'webhook not delivered');
+  }
+}
