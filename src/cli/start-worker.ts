@@ -56,7 +56,9 @@ export async function startWorker(config: Config, services: Services, store: Sto
     worker,
     webhooks,
     async stop() {
-      await Promise.all([worker.stop(config.shutdownGraceMs), webhooks.stop()]);
+      // The worker first: jobs ending in its grace period write events the sender then sends.
+      await worker.stop(config.shutdownGraceMs);
+      await webhooks.stop();
       await stopListening?.();
       await inputs.close();
       await dispatcher.close();

@@ -58,11 +58,16 @@ export class WebhookSender {
     this.#loop = this.#run();
   }
 
-  /** Stops taking deliveries and waits for those in flight (each ends within its timeout). */
+  /**
+   * Stops the loop, then sends once more what is due and waits for every send (each ends within
+   * its timeout): jobs that ended during the worker's grace period get their webhooks before the
+   * process goes. Call it after the worker has stopped.
+   */
   async stop(): Promise<void> {
     this.#stopping.abort();
     this.#off?.();
     await this.#loop;
+    await this.#fill(true);
     await Promise.allSettled([...this.#inFlight]);
   }
 
@@ -82,9 +87,9 @@ export class WebhookSender {
     }
   }
 
-  async #fill(): Promise<number> {
+  async #fill(last = false): Promise<number> {
     const free = this.#opts.concurrency - this.#inFlight.size;
-    if (free <= 0 || this.#stopping.signal.aborted) return 0;
+    if (free <= 0 || (this.#stopping.signal.aborted && !last)) return 0;
     let claimed;
     try {
       claimed = await this.#deps.webhooks.claimDue(this.#leaseMs, free);
