@@ -36,6 +36,7 @@ export class JobSignals {
   /** An event from another process (PostgreSQL NOTIFY), raised here as if it were local. */
   relay(event: JobEvent): void {
     if (event.kind === 'queued') this.queued();
+    else if (event.kind === 'webhook') this.webhook();
     else this.cancelled(event.jobId);
   }
 

@@ -92,6 +92,8 @@ export class WebhookService {
       payload: { ...toJobView(job) },
       now,
     });
+    // Senders in other processes hear of it at commit (PostgreSQL), not at their next poll.
+    await tx.queue.notify({ kind: 'webhook' });
     return true;
   }
 

@@ -204,7 +204,11 @@ export interface QueueStore {
 }
 
 /** What a process tells the others sharing the store. */
-export type JobEvent = { readonly kind: 'queued' } | { readonly kind: 'cancelled'; readonly jobId: string };
+export type JobEvent =
+  | { readonly kind: 'queued' }
+  | { readonly kind: 'cancelled'; readonly jobId: string }
+  /** A webhook event was written to the outbox. */
+  | { readonly kind: 'webhook' };
 
 /** The stores as seen inside one transaction. */
 export interface StoreTx {

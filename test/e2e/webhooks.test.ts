@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/backends.js';
 import { Receiver } from '../helpers/receiver.js';
 import { adminJson, api, cleanup, RUN_TIMEOUT_MS, startServer, tempDir } from './binary.js';
 import type { Server } from './binary.js';
@@ -235,6 +236,30 @@ describe('webhooks on the compiled binary', { timeout: 90_000 }, () => {
     expect(exit.code).toBe(0);
     expect(receiver.received).toHaveLength(1);
     expect(verify(await secretOf(dir), receiver.received[0]!)).toMatchObject({ job_id: jobId, status: 'completed' });
+  });
+
+
+  it.runIf(TEST_DATABASE_URL)('on PostgreSQL, the event of a DELETE on an api process is sent by the worker process at once (NOTIFY)', async () => {
+    const db = await createPostgresDatabase();
+    try {
+      const dir = tempDir();
+      receiver = await new Receiver().start();
+      const apiProcess = await startServer(['--role', 'api', '--port', '0', '--data-dir', dir, '--database-url', db.url]);
+      const token = await tokenOf(apiProcess);
+      // A 10-minute poll: only the notification can wake the worker's sender in time.
+      await startServer(
+        ['--role', 'worker', '--data-dir', dir, '--database-url', db.url, '--poll-interval-ms', '600000', '--engine-latency-ms', '60000', '--allow-private-urls'],
+        { firstLine: WORKER_LINE },
+      );
+      const jobId = await createJob(apiProcess.url, token, `${receiver.url}/hook`);
+      await waitFor('the job to start', () => api(apiProcess.url, `/jobs/${jobId}`, token), (r) => r.body.status === 'scheduled' || r.body.status === 'processing');
+      expect((await api(apiProcess.url, `/jobs/${jobId}`, token, { method: 'DELETE' })).status).toBe(200);
+      const got = await waitFor('the cancelled event', () => receiver!.received, (r) => r.length > 0, 5_000);
+      expect(JSON.parse(got[0]!.body)).toMatchObject({ job_id: jobId, status: 'cancelled' });
+    } finally {
+      await cleanup();
+      await db.drop();
+    }
   });
 
 });

@@ -8,6 +8,7 @@ function parseEvent(payload: string | undefined): JobEvent | undefined {
   try {
     const e = JSON.parse(payload ?? '') as Partial<{ kind: string; jobId: string }>;
     if (e.kind === 'queued') return { kind: 'queued' };
+    if (e.kind === 'webhook') return { kind: 'webhook' };
     if (e.kind === 'cancelled' && typeof e.jobId === 'string') return { kind: 'cancelled', jobId: e.jobId };
   } catch {
     // Not ours: anyone with database access may NOTIFY on the channel.
