@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { newId } from '../src/lib/ids.js';
 import { buildApp } from '../src/http/app.js';
 import { systemClock } from '../src/lib/clock.js';
 import { priceTableFor, runPolicyFor } from '../src/cli/context.js';
@@ -19,7 +20,7 @@ import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 const DEPTHS = [0, 2_000, 10_000];
 const PER_POINT = 500;
 
-async function measure(limits: { maxConcurrentJobs: number; maxBackloggedJobs: number }): Promise<number[]> {
+async function measure(limits: { maxConcurrentJobs: number; maxBackloggedJobs: number }): Promise<{ create: number[]; hold: number[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'mediagen-bench-'));
   const store = await openSqliteStore(join(dir, 'mediagen.db'));
   const catalog = buildCatalog({});
@@ -37,6 +38,7 @@ async function measure(limits: { maxConcurrentJobs: number; maxBackloggedJobs: n
   const payload = JSON.stringify({ prompt: 'p', aspect_ratio: '1:1', resolution: '1K' });
   const create = () => app.inject({ method: 'POST', url: '/generate/image/vendor-a/model-a-2/medium', headers, payload });
   const out: number[] = [];
+  const holds: number[] = [];
   let made = 0;
   for (const depth of DEPTHS) {
     for (; made < depth; made++) await create();
@@ -44,16 +46,26 @@ async function measure(limits: { maxConcurrentJobs: number; maxBackloggedJobs: n
     for (let i = 0; i < PER_POINT; i++) await create();
     made += PER_POINT;
     out.push(Number(process.hrtime.bigint() - t0) / PER_POINT / 1000);
+    // The billing part of a create alone: the guarded hold and its ledger entry, in a transaction.
+    const t1 = process.hrtime.bigint();
+    for (let i = 0; i < PER_POINT; i++) {
+      await store.transaction((tx) =>
+        tx.billing.hold({ workspaceId: boot.workspace.id, jobId: newId(), jobType: 'bench', amountMicros: 30_000, now: Date.now() * 1000 }),
+      );
+    }
+    holds.push(Number(process.hrtime.bigint() - t1) / PER_POINT / 1000);
   }
   await app.close();
   await store.close();
   rmSync(dir, { recursive: true, force: true });
-  return out;
+  return { create: out, hold: holds };
 }
 
 // Default concurrency and a backlog deep enough to hold every job: the counts stop at 4 and 1M.
 const bounded = await measure({ maxConcurrentJobs: 4, maxBackloggedJobs: 1_000_000 });
 console.log('\njob creation time (µs) by jobs already waiting in the workspace:');
 console.log(`  depth              ${DEPTHS.map((d) => String(d).padStart(8)).join('')}`);
-console.log(`  per create         ${bounded.map((us) => us.toFixed(0).padStart(8)).join('')}`);
-console.log(`  ratio to depth 0   ${bounded.map((us) => (us / bounded[0]!).toFixed(2).padStart(8)).join('')}`);
+console.log(`  per create         ${bounded.create.map((us) => us.toFixed(0).padStart(8)).join('')}`);
+console.log(`  ratio to depth 0   ${bounded.create.map((us) => (us / bounded.create[0]!).toFixed(2).padStart(8)).join('')}`);
+console.log(`  hold alone         ${bounded.hold.map((us) => us.toFixed(0).padStart(8)).join('')}`);
+console.log(`  hold / create      ${bounded.hold.map((us, i) => (us / bounded.create[i]!).toFixed(2).padStart(8)).join('')}`);
