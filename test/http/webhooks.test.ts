@@ -131,6 +131,41 @@ describe.each(backends)('webhooks: $name', (backend) => {
     expect(errorOf(await get(t, `/jobs/${cancelledId}/webhook-deliveries`), 404)).toBe(`job '${cancelledId}' not found`);
   });
 
+  it('gives up after 15 attempts over about three days and says so in the log', async () => {
+    await start();
+    receiver.script = Array.from({ length: 20 }, () => 500);
+    const jobId = await create();
+    await runNextJob(t.services.runs, 'completed');
+    for (let i = 0; i < 20; i++) {
+      await sender.sendDue();
+      t.clock.advance(13 * 3_600_000);
+    }
+    expect(receiver.received).toHaveLength(15);
+    const [delivery] = await log(jobId);
+    expect(delivery).toMatchObject({ state: 'exhausted', next_attempt_at: null });
+    const attempts = delivery!.attempts as Json[];
+    expect(attempts).toHaveLength(15);
+    expect(attempts[14]!.next_retry_at).toBeNull();
+    expect(attempts.slice(0, 14).every((a) => a.next_retry_at !== null)).toBe(true);
+    // The waits the schedule asked for add up to about three days (the test's 13 h steps only
+    // make each attempt late).
+    const waited = attempts.slice(0, 14).reduce((sum, a) => sum + Date.parse(a.next_retry_at as string) - Date.parse(a.attempted_at as string), 0);
+    expect(waited / 3_600_000).toBeGreaterThan(60);
+    expect(waited / 3_600_000).toBeLessThan(80);
+  });
+
+  it('sends user-info as Basic auth and never shows it in the delivery log', async () => {
+    await start();
+    const res = await generate(t, MODEL, { prompt: 'p' }, { 'x-webhook-url': receiver.url.replace('http://', 'http://hook%20user:s3cret@') + '/private' });
+    const jobId = (res.json() as { job_id: string }).job_id;
+    await runNextJob(t.services.runs, 'completed');
+    await sender.sendDue();
+    expect(receiver.received[0]!.headers.authorization).toBe(`Basic ${Buffer.from('hook user:s3cret').toString('base64')}`);
+    const body = JSON.stringify(await log(jobId));
+    expect(body).not.toContain('s3cret');
+    expect(body).toContain(`"url":"${receiver.url}/private"`);
+  });
+
   it('stops retrying when the receiver answers 410', async () => {
     await start();
     receiver.script = [410];
