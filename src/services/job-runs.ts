@@ -7,7 +7,6 @@ import type { JobPatch, JobRecord, Store } from '../store/store.js';
 import { fillSlots, promote } from './admission.js';
 import type { BillingService } from './billing.js';
 import type { WebhookService } from './webhooks.js';
-import type { JobSignals } from './job-signals.js';
 import { RUNNING_STATUSES, assertTransition } from './states.js';
 import type { JobStatus } from './states.js';
 
@@ -40,15 +39,13 @@ export interface RunPolicy {
 export class JobRuns {
   readonly #store: Store;
   readonly #clock: Clock;
-  readonly #signals: JobSignals;
   readonly #billing: BillingService;
   readonly #webhooks: WebhookService;
   readonly policy: RunPolicy;
 
-  constructor(store: Store, clock: Clock, signals: JobSignals, policy: RunPolicy, billing: BillingService, webhooks: WebhookService) {
+  constructor(store: Store, clock: Clock, policy: RunPolicy, billing: BillingService, webhooks: WebhookService) {
     this.#store = store;
     this.#clock = clock;
-    this.#signals = signals;
     this.policy = policy;
     this.#billing = billing;
     this.#webhooks = webhooks;
@@ -97,18 +94,18 @@ export class JobRuns {
   /** Returns a job to the queue (its worker is stopping); its preview, if any, is gone with it. */
   async handBack(job: ClaimedJob): Promise<boolean> {
     for (const f of RUNNING_STATUSES) assertTransition(f, 'queued');
-    const moved = await this.#store.queue.moveJob({
-      id: job.id,
-      from: RUNNING_STATUSES,
-      to: 'queued',
-      leaseId: job.leaseId,
-      patch: { result: null, clearLease: true },
-      now: this.#now(),
+    const moved = await this.#store.transaction(async (tx) => {
+      const back = await tx.queue.moveJob({
+        id: job.id,
+        from: RUNNING_STATUSES,
+        to: 'queued',
+        leaseId: job.leaseId,
+        patch: { result: null, clearLease: true },
+        now: this.#now(),
+      });
+      if (back) await tx.queue.notify({ kind: 'queued' });
+      return back;
     });
-    if (moved) {
-      await this.#store.queue.notify({ kind: 'queued' });
-      this.#signals.queued();
-    }
     return moved !== undefined;
   }
 
@@ -144,14 +141,13 @@ export class JobRuns {
     for (const workspaceId of await this.#store.queue.workspacesWithBacklog()) {
       moved += await this.#store.transaction((tx) => promote(tx, workspaceId, this.#now()));
     }
-    if (moved > 0) this.#signals.queued();
     return moved;
   }
 
   async #end(job: ClaimedJob, from: readonly JobStatus[], to: JobStatus, patch: JobPatch): Promise<JobRecord | undefined> {
     for (const f of from) assertTransition(f, to);
     const now = this.#now();
-    const outcome = await this.#store
+    return this.#store
       .transaction(async (tx) => {
         // Workspace row first, then balance and job rows: the order every transaction takes.
         const limits = await tx.queue.lockWorkspace(job.workspaceId);
@@ -169,16 +165,14 @@ export class JobRuns {
         });
         // The worker lost the job (cancelled, reaped): undo the ledger entry with the transaction.
         if (!ended) throw LOST;
-        const webhook = await this.#webhooks.enqueue(tx, ended, now);
-        return { ended, webhook, promoted: limits ? (await fillSlots(tx, job.workspaceId, limits, now)).moved : 0 };
+        await this.#webhooks.enqueue(tx, ended, now);
+        if (limits) await fillSlots(tx, job.workspaceId, limits, now);
+        return ended;
       })
       .catch((err: unknown) => {
-        if (err === LOST) return { ended: undefined, webhook: false, promoted: 0 };
+        if (err === LOST) return undefined;
         throw err;
       });
-    if (outcome.webhook) this.#signals.webhook();
-    if (outcome.promoted > 0) this.#signals.queued();
-    return outcome.ended;
   }
 }
 

@@ -3,9 +3,10 @@ import type { JobEvent } from '../store/store.js';
 
 /**
  * In-process wake-ups between the API and the workers of one process: a new or promoted job wakes
- * the claim loop at once, a cancelled job aborts its run at once. Other processes learn the same
- * through PostgreSQL NOTIFY (relayed here), or else through their slow poll and their heartbeat;
- * these signals only save the wait.
+ * the claim loop at once, a cancelled job aborts its run at once, a webhook event wakes the sender.
+ * They are fed only by committed store events (`relay`): this process's own (`Store.onEvent`) and,
+ * on PostgreSQL, other processes' (LISTEN). Without them the slow poll and the heartbeat find the
+ * same changes; these signals only save the wait.
  */
 export class JobSignals {
   readonly #events = new EventEmitter();
@@ -33,7 +34,7 @@ export class JobSignals {
     return () => this.#events.off('webhook', fn);
   }
 
-  /** An event from another process (PostgreSQL NOTIFY), raised here as if it were local. */
+  /** A committed store event, from this process or another. */
   relay(event: JobEvent): void {
     if (event.kind === 'queued') this.queued();
     else if (event.kind === 'webhook') this.webhook();

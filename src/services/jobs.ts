@@ -8,7 +8,6 @@ import { admit, fillSlots } from './admission.js';
 import type { BillingService } from './billing.js';
 import type { WebhookService } from './webhooks.js';
 import { AppError, notFound } from './errors.js';
-import type { JobSignals } from './job-signals.js';
 import type { AuthContext } from './identity.js';
 import { toJobView } from './job-view.js';
 import type { JobView } from './job-view.js';
@@ -56,15 +55,13 @@ export interface JobListQuery {
 export class JobService {
   readonly #store: Store;
   readonly #clock: Clock;
-  readonly #signals: JobSignals;
   readonly #outputs: OutputRemover;
   readonly #billing: BillingService;
   readonly #webhooks: WebhookService;
 
-  constructor(store: Store, clock: Clock, signals: JobSignals, outputs: OutputRemover, billing: BillingService, webhooks: WebhookService) {
+  constructor(store: Store, clock: Clock, outputs: OutputRemover, billing: BillingService, webhooks: WebhookService) {
     this.#store = store;
     this.#clock = clock;
-    this.#signals = signals;
     this.#outputs = outputs;
     this.#billing = billing;
     this.#webhooks = webhooks;
@@ -100,7 +97,6 @@ export class JobService {
         now,
       );
     });
-    if (job.status === 'queued') this.#signals.queued();
     return toJobView(job);
   }
 
@@ -120,7 +116,7 @@ export class JobService {
     const job = isUuid(id) ? await this.#store.jobs.getJob(auth.apiUserId, id.toLowerCase()) : undefined;
     if (!job) throw notFound(`job '${id}' not found`);
     const now = msToMicros(this.#clock.nowMs());
-    const { deleted, stopped, webhook, promoted } = await this.#store.transaction(async (tx) => {
+    const { deleted, stopped } = await this.#store.transaction(async (tx) => {
       // Workspace row first, then job rows: the order every admission transaction takes them in.
       const limits = await tx.queue.lockWorkspace(job.workspaceId);
       const stopped = await tx.queue.moveJob({
@@ -130,20 +126,16 @@ export class JobService {
         patch: { completedAt: now, clearLease: true, eraseRequest: job.zeroDataRetention },
         now,
       });
-      let webhook = false;
       if (stopped) {
         await this.#billing.settle(tx, job.id, 'cancelled', now);
-        webhook = await this.#webhooks.enqueue(tx, stopped, now);
+        await this.#webhooks.enqueue(tx, stopped, now);
         await tx.queue.notify({ kind: 'cancelled', jobId: job.id });
       }
       const gone = await tx.jobs.deleteJob(auth.apiUserId, job.id);
-      const promoted = stopped && limits ? (await fillSlots(tx, job.workspaceId, limits, now)).moved : 0;
-      return { deleted: gone, stopped, webhook, promoted };
+      if (stopped && limits) await fillSlots(tx, job.workspaceId, limits, now);
+      return { deleted: gone, stopped };
     });
     if (!deleted) throw notFound(`job '${id}' not found`);
-    if (webhook) this.#signals.webhook();
-    if (stopped) this.#signals.cancelled(job.id);
-    if (promoted > 0) this.#signals.queued();
     // A claim between the read above and the cancel may just have given the job its key.
     const outputKey = stopped?.outputKey ?? job.outputKey;
     if (outputKey) await this.#outputs.remove(outputKey);

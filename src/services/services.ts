@@ -37,13 +37,15 @@ export interface ServiceOptions {
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
   const signals = new JobSignals();
+  // Every committed change that wakes someone reaches this process's waiters through the store.
+  store.onEvent((event) => signals.relay(event));
   const identity = new IdentityService(store, clock, opts.limits);
   const billing = new BillingService(store, clock, opts.prices, identity);
   const webhooks = new WebhookService(store, clock, identity);
   return {
     identity,
-    jobs: new JobService(store, clock, signals, opts.outputs, billing, webhooks),
-    runs: new JobRuns(store, clock, signals, opts.runPolicy, billing, webhooks),
+    jobs: new JobService(store, clock, opts.outputs, billing, webhooks),
+    runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks),
     billing,
     nodeApps: new NodeAppService(store, clock),
     webhooks,

@@ -197,13 +197,14 @@ export interface QueueStore {
   /** Any job by id, whoever owns it (the runner's view). */
   findJob(id: string): Promise<JobRecord | undefined>;
   /**
-   * Tells other processes' workers, when the transaction commits (nothing if it rolls back).
-   * A no-op where the backend has no cross-process notifications (SQLite: the poll finds it).
+   * Announces the event when the transaction commits (nothing if it rolls back): to this
+   * process's `onEvent` listeners, and to other processes where the backend can reach them
+   * (PostgreSQL NOTIFY; on SQLite their poll finds the change).
    */
   notify(event: JobEvent): Promise<void>;
 }
 
-/** What a process tells the others sharing the store. */
+/** What a committed change announces: to this process, and to the others sharing the store. */
 export type JobEvent =
   | { readonly kind: 'queued' }
   | { readonly kind: 'cancelled'; readonly jobId: string }
@@ -226,6 +227,11 @@ export interface Store extends StoreTx {
    * at all. Services own transactions; a single store call is its own transaction.
    */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /**
+   * Receives this process's own events (`queue.notify`) once their transaction has committed.
+   * Returns the function that stops receiving.
+   */
+  onEvent(fn: (event: JobEvent) => void): () => void;
   /**
    * Receives the events other processes `notify` (PostgreSQL LISTEN). Absent where the backend
    * has none. Returns the function that stops listening.

@@ -119,9 +119,33 @@ describe.each(backends)('queue store contract: $name', (backend) => {
     expect(await store.queue.lockWorkspace(newId())).toBeUndefined();
   });
 
+  it("announces events to this process's listeners only once their transaction commits", async () => {
+    const heard: unknown[] = [];
+    const off = store.onEvent((e) => heard.push(e));
+    await store.transaction(async (tx) => {
+      await tx.queue.notify({ kind: 'cancelled', jobId: 'j1' });
+      await tx.queue.notify({ kind: 'webhook' });
+      expect(heard).toEqual([]);
+    });
+    expect(heard).toEqual([{ kind: 'cancelled', jobId: 'j1' }, { kind: 'webhook' }]);
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.queue.notify({ kind: 'queued' });
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(heard).toHaveLength(2);
+    // A single call is its own transaction.
+    await store.queue.notify({ kind: 'queued' });
+    expect(heard).toHaveLength(3);
+    off();
+    await store.queue.notify({ kind: 'queued' });
+    expect(heard).toHaveLength(3);
+  });
+
   it('delivers events to other handles only when their transaction commits (where the backend has them)', async () => {
     if (!store.listen) {
-      // SQLite: nothing crosses processes; notify is accepted and does nothing.
+      // SQLite: nothing crosses processes; notify reaches only this process's listeners.
       await store.queue.notify({ kind: 'queued' });
       return;
     }

@@ -17,15 +17,19 @@ export class SqlQueueStore implements QueueStore {
   readonly #db: Kysely<Database>;
   readonly #skipLocked: boolean;
   readonly #notifies: boolean;
+  readonly #announce: (event: JobEvent) => void;
 
-  constructor(db: Kysely<Database>, caps: { skipLocked: boolean; notifies: boolean }) {
+  /** `announce` hands the event to this process's listeners, at commit when in a transaction. */
+  constructor(db: Kysely<Database>, caps: { skipLocked: boolean; notifies: boolean }, announce: (event: JobEvent) => void) {
     this.#db = db;
     this.#skipLocked = caps.skipLocked;
     this.#notifies = caps.notifies;
+    this.#announce = announce;
   }
 
   async notify(event: JobEvent): Promise<void> {
     if (this.#notifies) await sql`SELECT pg_notify(${JOB_EVENTS_CHANNEL}, ${JSON.stringify(event)})`.execute(this.#db);
+    this.#announce(event);
   }
 
   async lockWorkspace(workspaceId: string): Promise<WorkspaceLimits | undefined> {

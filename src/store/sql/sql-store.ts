@@ -1,7 +1,7 @@
 import { Migrator } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import type { Store, StoreTx } from '../store.js';
+import type { JobEvent, Store, StoreTx } from '../store.js';
 import { SqlBillingStore } from './billing-queries.js';
 import { SqlIdentityStore } from './identity-queries.js';
 import { SqlJobStore } from './job-queries.js';
@@ -31,12 +31,13 @@ export interface SqlBackend {
 /** Query modules bound to one transaction: calls inside it join it instead of opening another. */
 type QueueCaps = ConstructorParameters<typeof SqlQueueStore>[1];
 
-function bind(trx: Kysely<Database>, caps: QueueCaps): StoreTx {
+function bind(trx: Kysely<Database>, caps: QueueCaps, pending: JobEvent[]): StoreTx {
   const joined: Transact = (fn) => fn(trx);
   return {
     identity: new SqlIdentityStore(trx, joined),
     jobs: new SqlJobStore(trx, joined),
-    queue: new SqlQueueStore(trx, caps),
+    // Events wait for the commit: a rolled-back change announces nothing.
+    queue: new SqlQueueStore(trx, caps, (event) => pending.push(event)),
     billing: new SqlBillingStore(trx, joined),
     nodeApps: new SqlNodeAppStore(trx, joined),
     webhooks: new SqlWebhookStore(trx, joined, caps.skipLocked),
@@ -56,14 +57,27 @@ export async function createSqlStore({ db, transact, migrationsNeedWriteLock, sk
     await db.destroy();
     throw error instanceof Error ? error : new Error(String(error));
   }
+  const listeners = new Set<(event: JobEvent) => void>();
+  const announce = (event: JobEvent) => {
+    for (const fn of listeners) fn(event);
+  };
   return {
     identity: new SqlIdentityStore(db, transact),
     jobs: new SqlJobStore(db, transact),
-    queue: new SqlQueueStore(db, caps),
+    queue: new SqlQueueStore(db, caps, announce),
     billing: new SqlBillingStore(db, transact),
     nodeApps: new SqlNodeAppStore(db, transact),
     webhooks: new SqlWebhookStore(db, transact, caps.skipLocked),
-    transaction: (fn) => transact((trx) => fn(bind(trx, caps))),
+    async transaction(fn) {
+      const pending: JobEvent[] = [];
+      const out = await transact((trx) => fn(bind(trx, caps, pending)));
+      pending.forEach(announce);
+      return out;
+    },
+    onEvent(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
     ...(listen ? { listen } : {}),
     close: async () => {
       await closeExtra?.();
