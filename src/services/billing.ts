@@ -7,6 +7,7 @@ import type { Balance, LedgerEntry } from '../store/billing-store.js';
 import type { Store, StoreTx, Workspace } from '../store/store.js';
 import type { PriceTable } from './catalog/prices.js';
 import { AppError, invalid } from './errors.js';
+import { normalizeEmail } from './identity.js';
 import type { AuthContext, IdentityService } from './identity.js';
 import type { JobStatus } from './states.js';
 
@@ -114,7 +115,7 @@ export class BillingService {
     }
     const ws = await this.#identity.workspace(workspace);
     await this.#identity.requireRole(ws, asEmail, ['owner'], 'add API balance');
-    const balance = await this.#store.billing.topUp({ workspaceId: ws.id, amountMicros: amount, createdBy: asEmail.trim().toLowerCase(), now: this.#now() });
+    const balance = await this.#store.billing.topUp({ workspaceId: ws.id, amountMicros: amount, createdBy: normalizeEmail(asEmail), now: this.#now() });
     return report(ws, balance);
   }
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../lib/clock.js';
-import { MAX_RETRY_DELAY_MS, retryDelayMs, withRetryAfter } from '../lib/backoff.js';
+import { retryDelayMs, withRetryAfter } from '../lib/backoff.js';
 import { isUuid, newId } from '../lib/ids.js';
 import { newWebhookSecret } from '../lib/standard-webhooks.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
@@ -125,7 +125,7 @@ export class WebhookService {
     else {
       const backoff = retryDelayMs(attempt, this.#random);
       state = backoff === undefined ? 'exhausted' : 'pending';
-      if (backoff !== undefined) nextRetryAt = this.#now() + Math.min(MAX_RETRY_DELAY_MS, withRetryAfter(backoff, result.retryAfterMs)) * 1000;
+      if (backoff !== undefined) nextRetryAt = this.#now() + withRetryAfter(backoff, result.retryAfterMs) * 1000;
     }
     const logged: WebhookAttempt = {
       attempt,

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { BillingService, UsageQuery } from '../../services/billing.js';
-import { invalid } from '../../services/errors.js';
 import { PAGE_LIMIT, parseDateTime, parseLimit, rejectUnknown } from '../query.js';
 import type { RawQuery } from '../query.js';
 import { requireAuth } from '../plugins/auth.js';
@@ -25,10 +24,8 @@ const UsagePage = Type.Object({
 
 function parseUsageQuery(query: RawQuery): UsageQuery {
   rejectUnknown(query, ['start', 'end', 'limit', 'cursor']);
-  const start = parseDateTime(query, 'start');
-  const end = parseDateTime(query, 'end');
-  if (start !== undefined && end !== undefined && start > end) throw invalid(`query parameter 'start' must not be later than 'end'`);
-  return { start, end, before: parseDateTime(query, 'cursor'), limit: parseLimit(query) };
+  // Whether start <= end is the billing service's rule (it also knows the defaults).
+  return { start: parseDateTime(query, 'start'), end: parseDateTime(query, 'end'), before: parseDateTime(query, 'cursor'), limit: parseLimit(query) };
 }
 
 /** GET /usage (spec 4.3): its parameters and shape are ours, recorded in docs/decisions.md. */
