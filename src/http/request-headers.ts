@@ -1,3 +1,4 @@
+import { HTTP_URI_PATTERN, isHttpUri } from '../lib/urls.js';
 import { invalid } from '../services/errors.js';
 import type { CatalogEntry } from '../services/catalog/catalog.js';
 
@@ -22,22 +23,15 @@ function one(rawHeaders: readonly string[], name: string, display: string): stri
   return values[0];
 }
 
-/**
- * An http(s) URI as RFC 3986 writes it: the scheme, `//` and an authority, then only URI
- * characters with well-formed percent-escapes. WHATWG URL parsing alone is too lenient for a
- * value that is stored and later called as is: it reads `https:host`, `http:\\host\\path` and
- * unescaped spaces as URLs.
- */
-export const WEBHOOK_URL_PATTERN =
-  "^[hH][tT][tT][pP][sS]?://(?=[^/?#])(?:[A-Za-z0-9\\-._~:/?#\\[\\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+$";
-const HTTP_URI_RE = new RegExp(WEBHOOK_URL_PATTERN, 'u');
+/** X-Webhook-URL's shape: an RFC 3986 http(s) URI (src/lib/urls.ts). */
+export const WEBHOOK_URL_PATTERN = HTTP_URI_PATTERN;
 
 /** X-Webhook-URL: an absolute http(s) URL of at most 2048 characters, or absent. */
 export function webhookUrlFrom(rawHeaders: readonly string[]): string | null {
   const raw = one(rawHeaders, 'x-webhook-url', 'X-Webhook-URL');
   if (raw === undefined) return null;
   if (raw.length > WEBHOOK_URL_MAX) throw invalid(`X-Webhook-URL must be at most ${WEBHOOK_URL_MAX} characters`);
-  if (!HTTP_URI_RE.test(raw)) throw invalid('X-Webhook-URL must be an absolute http or https URL');
+  if (!isHttpUri(raw)) throw invalid('X-Webhook-URL must be an absolute http or https URL');
   let url: URL;
   try {
     url = new URL(raw);

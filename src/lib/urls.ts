@@ -6,3 +6,18 @@
 export function resolveUrl(ref: string, base: string): string {
   return new URL(ref, base.endsWith('/') ? base : `${base}/`).toString();
 }
+
+/**
+ * An http(s) URI as RFC 3986 writes it: the scheme, `//` and an authority, then only URI
+ * characters with well-formed percent-escapes. WHATWG URL parsing alone is too lenient for a
+ * value that is stored and later called or shown as is: it reads `https:host`, `http:\\host\\path`
+ * and unescaped spaces as URLs. A string, so that JSON Schema (OpenAPI) can carry it too.
+ */
+export const HTTP_URI_PATTERN =
+  "^[hH][tT][tT][pP][sS]?://(?=[^/?#])(?:[A-Za-z0-9\\-._~:/?#\\[\\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+$";
+
+const HTTP_URI_RE = new RegExp(HTTP_URI_PATTERN, 'u');
+
+export function isHttpUri(value: string): boolean {
+  return HTTP_URI_RE.test(value);
+}

@@ -1,3 +1,4 @@
+import { isHttpUri } from '../lib/urls.js';
 import { invalid } from './errors.js';
 import type { JsonObject } from '../store/node-app-store.js';
 
@@ -13,11 +14,6 @@ export const NODE_APP_LIMITS = {
 
 const SLUG_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
-/**
- * The same RFC 3986 shape X-Webhook-URL must have: URL parsing alone accepts `https:host` and raw
- * spaces, and these URLs are shown to clients as they were given.
- */
-const HTTP_URI_RE = /^https?:\/\/(?=[^/?#])(?:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+$/i;
 
 export function checkNodeAppName(name: string): string {
   const n = name.trim();
@@ -93,7 +89,7 @@ export function checkExampleOutputs(urls: readonly string[]): string[] {
     if (url.length > NODE_APP_LIMITS.exampleOutputUrlMax) {
       throw invalid(`example output URLs must be at most ${NODE_APP_LIMITS.exampleOutputUrlMax} characters; one has ${url.length}`);
     }
-    if (!HTTP_URI_RE.test(url) || !hasHost(url)) {
+    if (!isHttpUri(url) || !hasHost(url)) {
       throw invalid(`example output '${url}' is not an absolute http or https URL`);
     }
   }
