@@ -1,26 +1,19 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
 import type { Store } from '../../src/store/store.js';
 import { backends } from '../helpers/backends.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
+import { T0, useStoreFixture } from '../helpers/store-fixture.js';
 
-const T0 = Date.UTC(2026, 10, 22) * 1000;
 const USD = 1_000_000;
 
 describe.each(backends)('ledger store contract: $name', (backend) => {
-  let db: Awaited<ReturnType<typeof backend.create>>;
+  const f = useStoreFixture(backend);
   let store: Store;
   let ws: string;
-
-  beforeEach(async () => {
-    db = await backend.create();
-    store = await db.open();
-    const w = await store.identity.createWorkspace({ id: newId(), name: 'ws', ownerEmail: 'o@ws.test', apiUserId: newId(), maxConcurrentJobs: 2, maxBackloggedJobs: 3, now: T0 });
-    ws = w!.id;
-  });
-  afterEach(async () => {
-    await store.close();
-    await db.drop();
+  beforeEach(() => {
+    store = f.store;
+    ws = f.ws.id;
   });
 
   const hold = (amount: number, jobId = newId(), now = T0) =>

@@ -1,37 +1,19 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
 import type { Store } from '../../src/store/store.js';
 import { backends } from '../helpers/backends.js';
+import { T0, useStoreFixture } from '../helpers/store-fixture.js';
 
-const T0 = Date.UTC(2026, 10, 22) * 1000;
 const SEC = 1_000_000;
 const RUNNING = ['scheduled', 'processing', 'sampling', 'intermediate-complete'];
 
 describe.each(backends)('queue store contract: $name', (backend) => {
-  let db: Awaited<ReturnType<typeof backend.create>>;
+  const f = useStoreFixture(backend);
   let store: Store;
-  const extra: Store[] = [];
   let ws: { id: string; apiUserId: string };
-
-  beforeEach(async () => {
-    db = await backend.create();
-    store = await db.open();
-    const apiUserId = newId();
-    const w = await store.identity.createWorkspace({
-      id: newId(),
-      name: 'ws',
-      ownerEmail: 'o@ws.test',
-      apiUserId,
-      maxConcurrentJobs: 2,
-      maxBackloggedJobs: 3,
-      now: T0,
-    });
-    ws = { id: w!.id, apiUserId };
-  });
-  afterEach(async () => {
-    for (const s of extra.splice(0)) await s.close();
-    await store.close();
-    await db.drop();
+  beforeEach(() => {
+    store = f.store;
+    ws = f.ws;
   });
 
   const insert = (status = 'queued', at = T0) =>
@@ -149,8 +131,7 @@ describe.each(backends)('queue store contract: $name', (backend) => {
       await store.queue.notify({ kind: 'queued' });
       return;
     }
-    const other = await db.open();
-    extra.push(other);
+    const other = await f.openAnother();
     const heard: unknown[] = [];
     const stop = await other.listen!((e) => heard.push(e));
     await store.transaction(async (tx) => {
@@ -172,8 +153,7 @@ describe.each(backends)('queue store contract: $name', (backend) => {
   // Two handles in one process only work where lock waits do not block the event loop.
   it.skipIf(!backend.asyncLocks)('never gives one job to two claimers racing on separate connections', async () => {
     for (let i = 0; i < 30; i++) await insert();
-    const handles = [store, ...(await Promise.all([db.open(), db.open(), db.open()]))];
-    extra.push(...handles.slice(1));
+    const handles = [store, ...(await Promise.all([f.openAnother(), f.openAnother(), f.openAnother()]))];
     const claims = await Promise.all(Array.from({ length: 40 }, (_, i) => claim(handles[i % handles.length])));
     const got = claims.filter((c) => c !== undefined).map((c) => c!.id);
     expect(got).toHaveLength(30);

@@ -1,28 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
 import type { Store } from '../../src/store/store.js';
 import { backends } from '../helpers/backends.js';
+import { T0, useStoreFixture } from '../helpers/store-fixture.js';
 
-const T0 = Date.UTC(2026, 10, 22) * 1000;
 const SEC = 1_000_000;
 
 describe.each(backends)('webhook outbox store contract: $name', (backend) => {
-  let db: Awaited<ReturnType<typeof backend.create>>;
+  const f = useStoreFixture(backend);
   let store: Store;
-  const extra: Store[] = [];
   let ws: { id: string; apiUserId: string };
-
-  beforeEach(async () => {
-    db = await backend.create();
-    store = await db.open();
-    const apiUserId = newId();
-    const w = await store.identity.createWorkspace({ id: newId(), name: 'ws', ownerEmail: 'o@ws.test', apiUserId, maxConcurrentJobs: 2, maxBackloggedJobs: 3, now: T0 });
-    ws = { id: w!.id, apiUserId };
-  });
-  afterEach(async () => {
-    for (const s of extra.splice(0)) await s.close();
-    await store.close();
-    await db.drop();
+  beforeEach(() => {
+    store = f.store;
+    ws = f.ws;
   });
 
   const enqueue = (jobId = newId(), now = T0) =>
@@ -67,8 +57,7 @@ describe.each(backends)('webhook outbox store contract: $name', (backend) => {
   // serial anyway (BEGIN IMMEDIATE).
   it.skipIf(!backend.asyncLocks)('gives concurrent senders on separate connections disjoint deliveries', async () => {
     for (let i = 0; i < 20; i++) await enqueue();
-    const other = await db.open();
-    extra.push(other);
+    const other = await f.openAnother();
     const [a, b] = await Promise.all([store.webhooks.claimDue(T0, T0 + 60 * SEC, 12), other.webhooks.claimDue(T0, T0 + 60 * SEC, 12)]);
     const ids = [...a, ...b].map((d) => d.id);
     expect(new Set(ids).size).toBe(ids.length);
