@@ -1,4 +1,3 @@
-import { formatMicros } from '../lib/time.js';
 import { invalid } from '../services/errors.js';
 import type { Services } from '../services/services.js';
 
@@ -28,4 +27,4 @@ export function wholeNumber(f: Flags, name: string): number | undefined {
   return Number(v);
 }
 
-export const iso = (us: number | null) => (us === null ? null : formatMicros(us));
+export { formatMicrosOrNull as iso } from '../lib/time.js';

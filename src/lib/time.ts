@@ -16,6 +16,11 @@ export function formatMicros(us: Micros): string {
   return `${iso.slice(0, -1)}${sub}Z`;
 }
 
+/** formatMicros, with null for "never" (a time not yet reached: completed_at, last_used_at, ...). */
+export function formatMicrosOrNull(us: Micros | null): string | null {
+  return us === null ? null : formatMicros(us);
+}
+
 const ISO_RE =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/i;
 

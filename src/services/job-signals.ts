@@ -16,19 +16,7 @@ export class JobSignals {
     this.#events.setMaxListeners(0);
   }
 
-  queued(): void {
-    this.#events.emit('queued');
-  }
-
-  cancelled(jobId: string): void {
-    this.#events.emit('cancelled', jobId);
-  }
-
   /** A webhook delivery was written to the outbox: the sender can go at once. */
-  webhook(): void {
-    this.#events.emit('webhook');
-  }
-
   onWebhook(fn: () => void): () => void {
     this.#events.on('webhook', fn);
     return () => this.#events.off('webhook', fn);
@@ -36,9 +24,8 @@ export class JobSignals {
 
   /** A committed store event, from this process or another. */
   relay(event: JobEvent): void {
-    if (event.kind === 'queued') this.queued();
-    else if (event.kind === 'webhook') this.webhook();
-    else this.cancelled(event.jobId);
+    if (event.kind === 'cancelled') this.#events.emit('cancelled', event.jobId);
+    else this.#events.emit(event.kind);
   }
 
   /** Returns the unsubscribe function. */

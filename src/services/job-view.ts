@@ -1,4 +1,4 @@
-import { formatMicros } from '../lib/time.js';
+import { formatMicros, formatMicrosOrNull } from '../lib/time.js';
 import { resolveUrl } from '../lib/urls.js';
 import type { JobRecord } from '../store/store.js';
 
@@ -19,7 +19,7 @@ export function toJobView(job: JobRecord): JobView {
     type: job.type,
     status: job.status,
     created_at: formatMicros(job.createdAt),
-    completed_at: job.completedAt === null ? null : formatMicros(job.completedAt),
+    completed_at: formatMicrosOrNull(job.completedAt),
     result: job.result,
     ...(job.error ? { error: job.error } : {}),
   };

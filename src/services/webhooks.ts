@@ -2,7 +2,7 @@ import type { Clock } from '../lib/clock.js';
 import { retryDelayMs, withRetryAfter } from '../lib/backoff.js';
 import { isUuid, newId } from '../lib/ids.js';
 import { newWebhookSecret } from '../lib/standard-webhooks.js';
-import { formatMicros, msToMicros } from '../lib/time.js';
+import { formatMicros, formatMicrosOrNull as iso, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { JobRecord, Store, StoreTx } from '../store/store.js';
 import type { DeliveryState, WebhookAttempt, WebhookDelivery } from '../store/webhook-store.js';
@@ -44,8 +44,6 @@ export interface SecretReport {
   secret: string;
   previous_secret_valid_until: string | null;
 }
-
-const iso = (us: Micros | null) => (us === null ? null : formatMicros(us));
 
 /** A URL as the delivery log shows it: user-info (a receiver's basic-auth password) removed. */
 function redact(url: string): string {

@@ -33,16 +33,8 @@ export interface NodeAppVersionRecord {
   readonly publishedBy: string;
 }
 
-export interface NewNodeApp {
-  readonly id: string;
-  readonly workspaceId: string;
-  readonly name: string;
-  readonly slug: string;
-  readonly description: string;
-  readonly scope: string;
-  readonly authorId: string;
-  readonly now: Micros;
-}
+/** A new app: the record's fields, with both of its times `now`. */
+export type NewNodeApp = Omit<NodeAppRecord, 'createdAt' | 'updatedAt'> & { readonly now: Micros };
 
 export interface NewNodeAppVersion {
   readonly id: string;

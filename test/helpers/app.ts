@@ -181,3 +181,17 @@ export async function walkPages<T>(t: TestApp, path: string, token: string = t.t
   } while (cursor);
   return { items, pages };
 }
+
+/** Invalid `limit` and `cursor` values of every paginated list, with the parameter each names. */
+export const BAD_PAGE_QUERIES: [string, string][] = [
+    ['limit=0', 'limit'],
+    ['limit=1001', 'limit'],
+    ['limit=-1', 'limit'],
+    ['limit=abc', 'limit'],
+    ['limit=1.5', 'limit'],
+    ['limit=', 'limit'],
+    ['limit=1&limit=2', 'limit'],
+    ['cursor=yesterday', 'cursor'],
+    ['cursor=2026-02-30T00:00:00Z', 'cursor'],
+    ['cursor=2026-11-22', 'cursor'],
+];

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, del, errorOf, generate, get, walkPages } from '../helpers/app.js';
+import { createTestApp, del, errorOf, generate, get, walkPages, BAD_PAGE_QUERIES } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 
@@ -119,17 +119,8 @@ describe('GET /jobs query validation', () => {
   });
   afterAll(() => t.close());
 
-  it.each([
-    ['limit=0', 'limit'],
-    ['limit=1001', 'limit'],
-    ['limit=-1', 'limit'],
-    ['limit=abc', 'limit'],
-    ['limit=1.5', 'limit'],
-    ['limit=', 'limit'],
-    ['limit=1&limit=2', 'limit'],
-    ['cursor=yesterday', 'cursor'],
-    ['cursor=2026-02-30T00:00:00Z', 'cursor'],
-    ['cursor=2026-11-22', 'cursor'],
+  it.each<[string, string]>([
+    ...BAD_PAGE_QUERIES,
     ['cursor=2026-11-22T25:00:00Z', 'cursor'],
     ['status=done', 'status'],
     ['status=', 'status'],

@@ -136,8 +136,10 @@ export class SqlWebhookStore implements WebhookStore {
     return deliveries.map((d) => ({ ...toDelivery(d), attemptLog: attempts.filter((a) => a.delivery_id === d.id).map(toAttempt) }));
   }
 
-  secrets(workspaceId: string, fresh: string, now: Micros): Promise<WebhookSecrets> {
-    return this.#transact((db) => this.#ensureSecret(db, workspaceId, fresh, now));
+  async secrets(workspaceId: string, fresh: string, now: Micros): Promise<WebhookSecrets> {
+    // Every delivery attempt asks: a plain read, and a write only the first time.
+    const row = await this.#db.selectFrom('webhook_secrets').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
+    return row ? toSecrets(row) : this.#transact((db) => this.#ensureSecret(db, workspaceId, fresh, now));
   }
 
   rotate(workspaceId: string, fresh: string, previousUntil: Micros, now: Micros): Promise<WebhookSecrets> {
