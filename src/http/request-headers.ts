@@ -52,3 +52,23 @@ export function zeroDataRetentionFrom(rawHeaders: readonly string[], model: Cata
   if (raw !== '1') throw invalid(`X-Api-Zero-Data-Retention must be 1, got '${raw}'`);
   return true;
 }
+
+export const IDEMPOTENCY_KEY_MAX = 255;
+
+/** An sf-string (RFC 8941), the form the IETF draft gives the key: `"..."` with `\` escapes. */
+const SF_STRING = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/;
+
+/**
+ * Idempotency-Key: 1 to 255 printable ASCII characters, sent bare (as Stripe takes it) or as the
+ * IETF draft's quoted string (whose quotes and escapes are not part of the key); or absent.
+ */
+export function idempotencyKeyFrom(rawHeaders: readonly string[]): string | null {
+  const raw = one(rawHeaders, 'idempotency-key', 'Idempotency-Key');
+  if (raw === undefined) return null;
+  const quoted = SF_STRING.exec(raw);
+  const key = quoted ? quoted[1]!.replace(/\\(["\\])/g, '$1') : raw;
+  if (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX || !/^[\x20-\x7E]+$/.test(key)) {
+    throw invalid(`Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters`);
+  }
+  return key;
+}

@@ -59,6 +59,27 @@ export const CreatedJob = Type.Object({
   error: Type.Optional(JobError),
 });
 
+/** On a POST answered from its Idempotency-Key's stored first response. */
+export const ReplayedHeader = {
+  'idempotent-replayed': {
+    type: 'string',
+    const: 'true',
+    description: 'This is the stored response to an earlier request with the same Idempotency-Key; no new job was created',
+  },
+};
+
+/** The answers an Idempotency-Key adds to a POST. */
+export const IdempotencyErrors = {
+  409: Type.Object(
+    { error: Type.String({ minLength: 1 }) },
+    { description: 'The first request with this Idempotency-Key is still being processed; retry after `Retry-After` seconds' },
+  ),
+  422: Type.Object(
+    { error: Type.String({ minLength: 1 }) },
+    { description: 'This Idempotency-Key was used in the last 24 hours with a different endpoint, body or job headers' },
+  ),
+};
+
 export const JobPage = Type.Object({
   items: Type.Array(Job),
   next_cursor: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {

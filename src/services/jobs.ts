@@ -8,6 +8,8 @@ import { admit, fillSlots } from './admission.js';
 import type { BillingService } from './billing.js';
 import type { WebhookService } from './webhooks.js';
 import { AppError, notFound } from './errors.js';
+import { Idempotency } from './idempotency.js';
+import type { HeldKey } from './idempotency.js';
 import type { AuthContext } from './identity.js';
 import { toJobView } from './job-view.js';
 import type { JobView } from './job-view.js';
@@ -40,6 +42,15 @@ export interface CreateJob {
   readonly request: Readonly<Record<string, unknown>>;
   readonly webhookUrl: string | null;
   readonly zeroDataRetention: boolean;
+  /** The request's Idempotency-Key, if it sent one (checked for shape already). */
+  readonly idempotencyKey?: string | null;
+}
+
+/** What a POST answers: a new job, or the stored first response to the same Idempotency-Key. */
+export interface CreatedJob {
+  readonly status: number;
+  readonly body: Readonly<Record<string, unknown>>;
+  readonly replayed: boolean;
 }
 
 /** A validated GET /jobs query. */
@@ -58,6 +69,7 @@ export class JobService {
   readonly #outputs: OutputRemover;
   readonly #billing: BillingService;
   readonly #webhooks: WebhookService;
+  readonly #idempotency: Idempotency;
 
   constructor(store: Store, clock: Clock, outputs: OutputRemover, billing: BillingService, webhooks: WebhookService) {
     this.#store = store;
@@ -65,17 +77,38 @@ export class JobService {
     this.#outputs = outputs;
     this.#billing = billing;
     this.#webhooks = webhooks;
+    this.#idempotency = new Idempotency(store, clock);
   }
 
   /**
    * Admits the job in the same transaction that stores it: its price is held from the available
    * balance (or 402), then it is queued or backlogged (or 429). A refusal rolls everything back.
+   * With an Idempotency-Key, the key is taken first (or its stored response replayed, 409, 422),
+   * its response is stored in the job's transaction, and a refusal frees it for a retry.
    */
-  async create(auth: AuthContext, input: CreateJob): Promise<JobView> {
+  async create(auth: AuthContext, input: CreateJob): Promise<CreatedJob> {
+    if (!input.idempotencyKey) return { status: 200, body: await this.#insert(auth, input), replayed: false };
+    const begun = await this.#idempotency.begin(auth.workspace.id, {
+      key: input.idempotencyKey,
+      endpoint: `/generate/${input.model.path}`,
+      body: input.request,
+      webhookUrl: input.webhookUrl,
+      zeroDataRetention: input.zeroDataRetention,
+    });
+    if (begun.kind === 'replay') return { status: begun.status, body: begun.body, replayed: true };
+    try {
+      return { status: 200, body: await this.#insert(auth, input, begun.held), replayed: false };
+    } catch (err) {
+      await this.#idempotency.release(begun.held);
+      throw err;
+    }
+  }
+
+  async #insert(auth: AuthContext, input: CreateJob, held?: HeldKey): Promise<Record<string, unknown>> {
     const now = msToMicros(this.#clock.nowMs());
     const id = newId();
     const price = this.#billing.priceOf(input.model.path, input.request);
-    const job = await this.#store.transaction(async (tx) => {
+    return this.#store.transaction(async (tx) => {
       // Workspace row first, then the balance and job rows: the order every transaction takes.
       const limits = await tx.queue.lockWorkspace(auth.workspace.id);
       if (!limits) throw new Error(`workspace ${auth.workspace.id} vanished`);
@@ -83,7 +116,7 @@ export class JobService {
       const status = await admit(tx, auth.workspace.id, limits, now);
       if (!status) throw tooManyJobs();
       if (status === 'queued') await tx.queue.notify({ kind: 'queued' });
-      return tx.jobs.insertJob(
+      const inserted = await tx.jobs.insertJob(
         {
           id,
           workspaceId: auth.workspace.id,
@@ -96,8 +129,10 @@ export class JobService {
         },
         now,
       );
+      const view = { ...toJobView(inserted) };
+      if (held) await this.#idempotency.complete(tx, held, inserted.id, 200, view);
+      return view;
     });
-    return toJobView(job);
   }
 
   /** Unknown, malformed and other workspaces' ids are all simply "not found". */

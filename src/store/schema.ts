@@ -174,6 +174,30 @@ export interface WebhookAttemptsTable {
   next_retry_at: number | null;
 }
 
+/**
+ * Idempotency-Key per workspace (docs/decisions.md): an in-flight marker while the first request
+ * runs, then the response it gave, written in the transaction that created the job. Kept 24 h.
+ */
+export interface IdempotencyKeysTable {
+  /** Random per request that took the key; also salts `request_hash`. */
+  id: string;
+  workspace_id: string;
+  key: string;
+  endpoint: string;
+  /** HMAC-SHA256 (keyed by `id`) of the canonical request: the body is never stored. */
+  request_hash: string;
+  /** in_flight, done. */
+  state: string;
+  /** An in-flight marker past this instant was left by a request that died. */
+  lease_until: number | null;
+  /** No foreign key: the replay still answers after the job is deleted. */
+  job_id: string | null;
+  response_status: number | null;
+  /** The JSON body first answered. */
+  response_body: string | null;
+  created_at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   members: MembersTable;
@@ -187,4 +211,5 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   node_apps: NodeAppsTable;
   node_app_versions: NodeAppVersionsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

@@ -1,5 +1,6 @@
 import type { Micros } from '../lib/time.js';
 import type { BillingStore } from './billing-store.js';
+import type { IdempotencyStore } from './idempotency-store.js';
 import type { NodeAppStore } from './node-app-store.js';
 import type { WebhookStore } from './webhook-store.js';
 
@@ -219,6 +220,7 @@ export interface StoreTx {
   readonly billing: BillingStore;
   readonly nodeApps: NodeAppStore;
   readonly webhooks: WebhookStore;
+  readonly idempotency: IdempotencyStore;
 }
 
 export interface Store extends StoreTx {

@@ -85,8 +85,20 @@ describe('GET /openapi.json', () => {
 
   it('declares the deprecation headers on a deprecated model that still answers', () => {
     const ok = doc.paths['/generate/video/vendor-f/model-f']!.post!.responses['200']!;
-    expect(Object.keys(ok.headers ?? {}).sort()).toEqual(['deprecation', 'link', 'sunset']);
-    expect(doc.paths['/generate/video/vendor-d/model-d-fast']!.post!.responses['200']!.headers).toBeUndefined();
+    expect(Object.keys(ok.headers ?? {}).sort()).toEqual(['deprecation', 'idempotent-replayed', 'link', 'sunset']);
+    expect(Object.keys(doc.paths['/generate/video/vendor-d/model-d-fast']!.post!.responses['200']!.headers ?? {})).toEqual(['idempotent-replayed']);
+  });
+
+  it('declares the Idempotency-Key header, the replay header and the 409 and 422 answers on every POST that creates', () => {
+    const posts = Object.entries(doc.paths).filter(([, ops]) => ops.post);
+    expect(posts.length).toBeGreaterThan(0);
+    for (const [path, ops] of posts) {
+      const op = ops.post!;
+      expect(op.parameters?.map((p) => p.name), path).toContain('idempotency-key');
+      if (op.requestBody === undefined) continue; // retired: answers 410 before any key is read
+      expect(Object.keys(op.responses), path).toEqual(expect.arrayContaining(['409', '422']));
+      expect(Object.keys(op.responses['200']!.headers ?? {}), path).toContain('idempotent-replayed');
+    }
   });
 
   it('declares for retired models only the answers they give: 401, 403 and 410', () => {

@@ -6,10 +6,10 @@ import { applyAliases } from '../../services/catalog/aliases.js';
 import { deprecationHeaders, isSunset, sunsetError } from '../../services/catalog/deprecation.js';
 import type { JobService } from '../../services/jobs.js';
 import { requireAuth } from '../plugins/auth.js';
-import { WEBHOOK_URL_MAX, WEBHOOK_URL_PATTERN, webhookUrlFrom, zeroDataRetentionFrom } from '../request-headers.js';
+import { IDEMPOTENCY_KEY_MAX, WEBHOOK_URL_MAX, WEBHOOK_URL_PATTERN, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request-headers.js';
 import { rejectUnknown } from '../query.js';
 import type { RawQuery } from '../query.js';
-import { BalanceBody, CreatedJob, SunsetBody, errorResponses } from '../schemas.js';
+import { BalanceBody, CreatedJob, IdempotencyErrors, ReplayedHeader, SunsetBody, errorResponses } from '../schemas.js';
 
 export interface GenerateDeps {
   readonly catalog: Catalog;
@@ -41,6 +41,14 @@ function headerSchema(entry: CatalogEntry) {
         description: 'An absolute http(s) URL that receives a POST when the job reaches a terminal status',
       }),
     ),
+    'idempotency-key': Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: IDEMPOTENCY_KEY_MAX + 2,
+        description:
+          'Makes a retry safe: the same key with the same request within 24 hours answers the first response again (with `Idempotent-Replayed: true`) and creates no second job. 1 to 255 printable ASCII characters, bare or as a quoted string; per workspace. See docs/errors.md.',
+      }),
+    ),
     ...(entry.zeroDataRetention
       ? { 'x-api-zero-data-retention': Type.Optional(Type.Literal('1', { description: 'Enables zero data retention' })) }
       : {}),
@@ -67,8 +75,9 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
           response: retired
             ? { ...errorResponses(401, 403), 410: SunsetBody }
             : {
-                200: entry.deprecation ? { ...CreatedJob, headers: DeprecationHeaders } : CreatedJob,
+                200: { ...CreatedJob, headers: { ...ReplayedHeader, ...(entry.deprecation ? DeprecationHeaders : {}) } },
                 ...errorResponses(400, 401, 403, 413, 415, 429),
+                ...IdempotencyErrors,
                 402: BalanceBody,
                 ...(entry.deprecation ? { 410: SunsetBody } : {}),
               },
@@ -95,14 +104,17 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
         rejectUnknown(request.query as RawQuery, []);
         const webhookUrl = webhookUrlFrom(request.raw.rawHeaders);
         const zeroDataRetention = zeroDataRetentionFrom(request.raw.rawHeaders, entry);
-        const job = await deps.jobs.create(requireAuth(request.auth), {
+        const idempotencyKey = idempotencyKeyFrom(request.raw.rawHeaders);
+        const created = await deps.jobs.create(requireAuth(request.auth), {
           model: entry,
           request: request.body as Record<string, unknown>,
           webhookUrl,
           zeroDataRetention,
+          idempotencyKey,
         });
         if (entry.deprecation) reply.headers(deprecationHeaders(entry.deprecation, deps.publicUrl()));
-        return job;
+        if (created.replayed) reply.header('Idempotent-Replayed', 'true');
+        return reply.code(created.status).send(created.body);
       },
     );
   }

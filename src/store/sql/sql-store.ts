@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { JobEvent, Store, StoreTx } from '../store.js';
 import { SqlBillingStore } from './billing-queries.js';
+import { SqlIdempotencyStore } from './idempotency-queries.js';
 import { SqlIdentityStore } from './identity-queries.js';
 import { SqlJobStore } from './job-queries.js';
 import { migrationProvider } from './migrations.js';
@@ -41,6 +42,7 @@ function bind(trx: Kysely<Database>, caps: QueueCaps, pending: JobEvent[]): Stor
     billing: new SqlBillingStore(trx, joined),
     nodeApps: new SqlNodeAppStore(trx, joined),
     webhooks: new SqlWebhookStore(trx, joined, caps.skipLocked),
+    idempotency: new SqlIdempotencyStore(trx, joined, caps.skipLocked),
   };
 }
 
@@ -68,6 +70,7 @@ export async function createSqlStore({ db, transact, migrationsNeedWriteLock, sk
     billing: new SqlBillingStore(db, transact),
     nodeApps: new SqlNodeAppStore(db, transact),
     webhooks: new SqlWebhookStore(db, transact, caps.skipLocked),
+    idempotency: new SqlIdempotencyStore(db, transact, caps.skipLocked),
     async transaction(fn) {
       const pending: JobEvent[] = [];
       const out = await transact((trx) => fn(bind(trx, caps, pending)));

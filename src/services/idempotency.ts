@@ -1,0 +1,131 @@
+import { createHmac } from 'node:crypto';
+import type { Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
+import { msToMicros } from '../lib/time.js';
+import type { Store, StoreTx } from '../store/store.js';
+import { AppError } from './errors.js';
+
+/**
+ * Idempotency-Key (Stripe's semantics; IETF draft-ietf-httpapi-idempotency-key-header): a request
+ * repeated with the same key gets the first response again instead of a second job. The rules:
+ * docs/decisions.md ("Idempotency keys").
+ */
+
+/** A key is remembered this long after its first request; then it is forgotten and pruned. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** A request that dies while holding a key (a crash) frees it after this long. */
+export const IDEMPOTENCY_LEASE_MS = 60_000;
+/** Expired keys deleted by each request that takes a key: enough to keep up, bounded per request. */
+export const IDEMPOTENCY_PRUNE_BATCH = 100;
+/** What a client told 409 should wait before trying again. */
+export const IN_FLIGHT_RETRY_AFTER_S = 1;
+
+/** What makes two requests "the same": everything that changes the job they create. */
+export interface IdempotentRequest {
+  readonly key: string;
+  /** The route path, e.g. `/generate/image/vendor-a/model-a-2/medium`. */
+  readonly endpoint: string;
+  /** The parsed body (after validation: aliases renamed, defaults filled in). */
+  readonly body: unknown;
+  readonly webhookUrl: string | null;
+  readonly zeroDataRetention: boolean;
+}
+
+/** A key taken by this request: it must be completed in the job's transaction, or released. */
+export interface HeldKey {
+  readonly workspaceId: string;
+  readonly key: string;
+  readonly attemptId: string;
+}
+
+export type Begun =
+  | { readonly kind: 'replay'; readonly status: number; readonly body: Readonly<Record<string, unknown>> }
+  | { readonly kind: 'held'; readonly held: HeldKey };
+
+/** JSON with object keys sorted at every level, so key order in the body changes nothing. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * SHA-256 HMAC of the canonical request, keyed by the attempt's random id (stored beside it): the
+ * row proves two requests equal without keeping a digest a prompt could be guessed back from.
+ */
+export function requestHash(attemptId: string, req: IdempotentRequest): string {
+  const canonical = canonicalJson({
+    endpoint: req.endpoint,
+    body: req.body,
+    webhook_url: req.webhookUrl,
+    zero_data_retention: req.zeroDataRetention,
+  });
+  return createHmac('sha256', attemptId).update(canonical, 'utf8').digest('hex');
+}
+
+const reused = () =>
+  new AppError(
+    'idempotency_key_reused',
+    'this Idempotency-Key was already used in the last 24 hours with a different request (endpoint, body, X-Webhook-URL or X-Api-Zero-Data-Retention); send a new key for a new request',
+  );
+
+export const keyInFlight = () =>
+  new AppError('idempotency_key_in_flight', 'a request with this Idempotency-Key is still being processed; retry shortly to get its response', {
+    headers: { 'Retry-After': String(IN_FLIGHT_RETRY_AFTER_S) },
+  });
+
+/** Takes, completes and frees keys; the job service calls it around its creation transaction. */
+export class Idempotency {
+  readonly #store: Store;
+  readonly #clock: Clock;
+
+  constructor(store: Store, clock: Clock) {
+    this.#store = store;
+    this.#clock = clock;
+  }
+
+  /**
+   * Takes the key in its own short transaction, so a concurrent request sees it at once (409),
+   * or answers from the key's holder: its stored response (a replay), 409 while it runs, 422 for
+   * a different request.
+   */
+  async begin(workspaceId: string, req: IdempotentRequest): Promise<Begun> {
+    const nowMs = this.#clock.nowMs();
+    const attemptId = newId();
+    const { claimed, record } = await this.#store.idempotency.claim(
+      {
+        workspaceId,
+        key: req.key,
+        attemptId,
+        requestHash: requestHash(attemptId, req),
+        endpoint: req.endpoint,
+        leaseUntil: msToMicros(nowMs + IDEMPOTENCY_LEASE_MS),
+        now: msToMicros(nowMs),
+      },
+      msToMicros(nowMs - IDEMPOTENCY_WINDOW_MS),
+      IDEMPOTENCY_PRUNE_BATCH,
+    );
+    if (claimed) return { kind: 'held', held: { workspaceId, key: req.key, attemptId } };
+    if (record.endpoint !== req.endpoint || record.requestHash !== requestHash(record.attemptId, req)) throw reused();
+    if (record.state !== 'done' || record.responseStatus === null || record.responseBody === null) throw keyInFlight();
+    return { kind: 'replay', status: record.responseStatus, body: record.responseBody };
+  }
+
+  /**
+   * Stores the response with the job, inside its transaction. If the marker is no longer ours
+   * (our lease ran out and another request took the key), the job must not be created: 409.
+   */
+  async complete(tx: StoreTx, held: HeldKey, jobId: string, status: number, body: Readonly<Record<string, unknown>>): Promise<void> {
+    if (!(await tx.idempotency.complete({ ...held, jobId, status, body }))) throw keyInFlight();
+  }
+
+  /** The request failed: its key is free for a retry. If this write fails too, the lease frees it. */
+  async release(held: HeldKey): Promise<void> {
+    await this.#store.idempotency.release(held.workspaceId, held.key, held.attemptId).catch(() => undefined);
+  }
+}
