@@ -115,6 +115,34 @@ describe.each(backends)('Idempotency-Key on POST /generate: $name', (backend) =>
     expect(await jobIds()).toEqual([first.job_id]);
   });
 
+  it('a request that outlives its lease loses its key: the request that took the key over creates the one job, it gets 409', async () => {
+    t = await createTestApp({ backend });
+    const original = t.store.transaction.bind(t.store);
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => (entered = r));
+    let letGo!: () => void;
+    const gate = new Promise<void>((r) => (letGo = r));
+    let held = true;
+    (t.store as { transaction: typeof original }).transaction = async (fn) => {
+      if (held) {
+        held = false;
+        entered();
+        await gate;
+      }
+      return original(fn);
+    };
+    const slowP = generate(t, B1, FOX, withKey('lease'));
+    await inside;
+    t.clock.advance(IDEMPOTENCY_LEASE_MS + 1);
+    const taker = ok(await generate(t, B1, FOX, withKey('lease')));
+    letGo();
+    const slow = await slowP;
+    expect(errorOf(slow, 409)).toMatch(/still being processed/);
+    expect(await jobIds()).toEqual([taker.job_id]);
+    expect(await expectLedgerConsistent(t.store, t.workspaceId)).toEqual({ balance: 1_000_000_000, held: B1_PRICE });
+    expect(ok(await generate(t, B1, FOX, withKey('lease'))).job_id).toBe(taker.job_id);
+  });
+
   it('the marker of a request that died answers 409 only until its lease ends; then the key is free', async () => {
     t = await createTestApp({ backend });
     // The request as it is stored after validation (defaults filled in) is what a key is bound to.
