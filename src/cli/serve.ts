@@ -6,6 +6,7 @@ import { ConfigError, publicUrlFor } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { OPTIONS } from '../config/options.js';
 import { buildApp } from '../http/app.js';
+import type { AppDeps } from '../http/app.js';
 import { logSerializers } from '../http/logging.js';
 import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
@@ -99,12 +100,29 @@ export async function serve(argv: string[]): Promise<void> {
   process.exit(drained ? 0 : 1);
 }
 
+/**
+ * The HTTP settings of a config as buildApp takes them: body limit, timeouts, connection cap and
+ * the private-URL rule. Tests that listen build their app from the same function.
+ */
+export function httpOptionsFor(config: Config): Pick<AppDeps, 'bodyLimitBytes' | 'allowPrivateUrls' | 'limits'> {
+  return {
+    bodyLimitBytes: config.bodyLimitBytes,
+    allowPrivateUrls: config.allowPrivateUrls,
+    limits: {
+      requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+      maxConnections: config.maxConnections,
+    },
+  };
+}
+
 async function startHttp(config: Config, services: Services, store: Store, log: FastifyBaseLogger) {
   let publicUrl = config.publicUrl ?? '';
   const app = await buildApp({
     ...services,
+    ...httpOptionsFor(config),
     publicUrl: () => publicUrl,
-    bodyLimitBytes: config.bodyLimitBytes,
     logger: log,
   });
   const inFlight = trackInFlight(app.server);

@@ -18,6 +18,10 @@ export interface Config {
   readonly allowPrivateUrls: boolean;
   readonly engineLatencyMs: number;
   readonly bodyLimitBytes: number;
+  readonly requestTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly maxConnections: number;
   readonly maxConcurrentJobs: number;
   readonly maxBackloggedJobs: number;
   readonly logLevel: string;
@@ -205,6 +209,10 @@ export function loadConfig(opts: {
     allowPrivateUrls: values.allow_private_urls as boolean,
     engineLatencyMs: values.engine_latency_ms as number,
     bodyLimitBytes: values.body_limit_bytes as number,
+    requestTimeoutMs: values.request_timeout_ms as number,
+    headersTimeoutMs: values.headers_timeout_ms as number,
+    keepAliveTimeoutMs: values.keep_alive_timeout_ms as number,
+    maxConnections: values.max_connections as number,
     maxConcurrentJobs: values.max_concurrent_jobs as number,
     maxBackloggedJobs: values.max_backlogged_jobs as number,
     logLevel: values.log_level as string,

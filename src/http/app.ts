@@ -20,7 +20,14 @@ import { registerNodeAppRoutes } from './routes/node-apps.js';
 import { registerOutputRoutes } from './routes/outputs.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerWebhookDeliveryRoutes } from './routes/webhook-deliveries.js';
+import { applyConnectionCap, DEFAULT_SERVER_LIMITS, serverOptions } from './server-limits.js';
+import type { ServerLimits } from './server-limits.js';
 import { validatorCompiler } from './validation.js';
+
+/** DEFAULTS.body_limit_bytes: far above the largest valid generation body (docs/decisions.md). */
+export const DEFAULT_BODY_LIMIT_BYTES = 128 * 1024;
+/** Routes that take no body (GET, DELETE) still get one parsed if sent; it may not be big. */
+const NO_BODY_LIMIT_BYTES = 1024;
 
 export interface AppDeps {
   readonly identity: IdentityService;
@@ -32,7 +39,12 @@ export interface AppDeps {
   readonly clock: Clock;
   /** The base URL clients reach this server at; known only after listening when the port is 0. */
   readonly publicUrl: () => string;
+  /** The largest JSON body of a generation request (`body_limit_bytes`); default 128 KiB. */
   readonly bodyLimitBytes?: number;
+  /** `--allow-private-urls`; absent, literal private and loopback URLs are refused with 400. */
+  readonly allowPrivateUrls?: boolean;
+  /** Timeouts and the connection cap for the listening server; absent, DEFAULT_SERVER_LIMITS. */
+  readonly limits?: ServerLimits;
   /** The process's logger, shared with the worker; absent, nothing is logged (tests). */
   readonly logger?: FastifyBaseLogger;
   /** Job output files, served without auth under /outputs; absent, the route is not registered. */
@@ -41,11 +53,15 @@ export interface AppDeps {
 
 /** The HTTP API as an un-listened Fastify instance: main.ts listens, tests use inject(). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const limits = deps.limits ?? DEFAULT_SERVER_LIMITS;
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
-    bodyLimit: deps.bodyLimitBytes ?? 1024 * 1024,
+    // Per route: generation routes set their own (body_limit_bytes); every other route takes none.
+    bodyLimit: NO_BODY_LIMIT_BYTES,
+    ...serverOptions(limits),
     ...edgeOptions(deps.identity),
   });
+  applyConnectionCap(app.server, limits, deps.logger, () => deps.clock.nowMs());
   registerEdgeHooks(app);
   app.setValidatorCompiler(validatorCompiler);
   // Response schemas document the API; they must never silently drop fields on the way out.
@@ -68,7 +84,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerJsonBody(app);
   registerAuth(app, deps.identity);
   registerJobRoutes(app, deps.jobs, deps.catalog, deps.publicUrl);
-  registerGenerateRoutes(app, deps);
+  registerGenerateRoutes(app, {
+    ...deps,
+    allowPrivateUrls: deps.allowPrivateUrls ?? false,
+    bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+  });
   registerWebhookDeliveryRoutes(app, deps.webhooks);
   registerUsageRoutes(app, deps.billing);
   registerNodeAppRoutes(app, deps.nodeApps);

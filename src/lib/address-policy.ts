@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -120,4 +121,21 @@ export function classifyAddress(ip: string): RefusedRange | null {
 /** Whether the server may connect to `ip` when private addresses are not allowed. */
 export function isPublicAddress(ip: string): boolean {
   return classifyAddress(ip) === null;
+}
+
+/**
+ * Why a URL's host is refused without asking DNS, or null when only resolving it could tell. For
+ * the host as WHATWG URL parsing leaves it: IPv4 in every form (decimal `2130706433`, hex
+ * `0x7f.1`, octal `017700000001`, short `127.1`) already normalised to dotted decimal, IPv6 in
+ * brackets. `localhost` and `*.localhost` always name the loopback interface (RFC 6761), so they
+ * are refused here too; any other name is judged when a connection is opened, on what it
+ * resolves to then. The phrase completes "refused: ..." as the connect-time guard words it.
+ */
+export function literalHostRefusal(hostname: string): string | null {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return `${host} is a loopback name`;
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (isIP(bare) === 0) return null;
+  const range = classifyAddress(bare);
+  return range ? `${bare} is ${range.what}` : null;
 }

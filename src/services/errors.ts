@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   insufficient_balance: 402,
   not_found: 404,
   route_not_found: 404,
+  request_timeout: 408,
   idempotency_key_in_flight: 409,
   model_unavailable: 410,
   payload_too_large: 413,

@@ -237,8 +237,8 @@ describe('mediagen serve (compiled binary)', { timeout: 60_000 }, () => {
       const { token } = await banner(server);
       const { hostname, port } = new URL(server.url);
 
-      // Large but under the 1 MiB body limit: a valid request padded with JSON whitespace.
-      const body = Buffer.from(JSON.stringify(JOB_BODY) + ' '.repeat(300_000));
+      // Large but under the 128 KiB body limit: a valid request padded with JSON whitespace.
+      const body = Buffer.from(JSON.stringify(JOB_BODY) + ' '.repeat(120_000));
       const head =
         `POST /generate/${MODEL} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n` +
         `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +

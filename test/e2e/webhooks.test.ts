@@ -162,39 +162,60 @@ describe('webhooks on the compiled binary', { timeout: 90_000 }, () => {
     expect(await second.stop()).toEqual({ code: 0, signal: null });
   });
 
-  it('refuses a loopback webhook without --allow-private-urls and the delivery log says why', async () => {
+  it('refuses a loopback webhook at the door without --allow-private-urls, and creates no job', async () => {
     receiver = await new Receiver().start();
     const server = await startServer(['--port', '0', '--data-dir', tempDir(), ...FAST]);
     const token = await tokenOf(server);
+    const res = await fetch(`${server.url}${B1}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-webhook-url': `${receiver.url}/hook` },
+      body: JSON.stringify({ prompt: 'a fox' }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: 'X-Webhook-URL refused: 127.0.0.1 is a loopback address; start the server with --allow-private-urls to allow it',
+    });
+    expect((await api(server.url, '/jobs', token)).body).toMatchObject({ items: [] });
+    expect(receiver.received).toEqual([]);
+    expect(await server.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  it('a worker without --allow-private-urls refuses a loopback webhook the API took, and the delivery log says why', async () => {
+    const dir = tempDir();
+    receiver = await new Receiver().start();
+    // The API process has the flag, so the URL passes the door; the worker has not.
+    const apiProcess = await startServer(['--role', 'api', '--port', '0', '--data-dir', dir, '--allow-private-urls']);
+    const token = await tokenOf(apiProcess);
+    await apiProcess.waitForStdout(/API only/);
+    const worker = await startServer(['--role', 'worker', '--data-dir', dir, '--public-url', apiProcess.url, ...FAST], { firstLine: WORKER_LINE });
     const hook = `${receiver.url}/hook`;
-    const jobId = await createJob(server.url, token, hook);
+    const jobId = await createJob(apiProcess.url, token, hook);
 
     const [refused] = await waitFor(
       'the refusal',
-      () => deliveries(server.url, token, jobId),
+      () => deliveries(apiProcess.url, token, jobId),
       (items) => items[0] !== undefined && items[0].state !== 'pending',
     );
     expect(refused).toMatchObject({ event: 'completed', url: hook, state: 'refused', next_attempt_at: null });
     expect(refused!.attempts).toHaveLength(1);
     expect(refused!.attempts[0]).toMatchObject({ attempt: 1, status: null, next_retry_at: null });
-    const error = refused!.attempts[0]!.error!;
-    expect(error).toMatch(/loopback/);
-    expect(error).toMatch(/--allow-private-urls/);
-    expect(error).toBe('webhook URL refused: 127.0.0.1 is a loopback address; start the server with --allow-private-urls to allow it');
+    expect(refused!.attempts[0]!.error).toBe('webhook URL refused: 127.0.0.1 is a loopback address; start the server with --allow-private-urls to allow it');
     // The job itself is not affected.
-    expect((await api(server.url, `/jobs/${jobId}`, token)).body).toMatchObject({ status: 'completed' });
+    expect((await api(apiProcess.url, `/jobs/${jobId}`, token)).body).toMatchObject({ status: 'completed' });
 
     // Not retried: two backstop polls later, still one attempt and nothing received.
     await new Promise((r) => setTimeout(r, 600));
-    expect((await deliveries(server.url, token, jobId))[0]!.attempts).toHaveLength(1);
+    expect((await deliveries(apiProcess.url, token, jobId))[0]!.attempts).toHaveLength(1);
     expect(receiver.received).toEqual([]);
-    expect(await server.stop()).toEqual({ code: 0, signal: null });
+    expect(await worker.stop()).toEqual({ code: 0, signal: null });
+    expect(await apiProcess.stop()).toEqual({ code: 0, signal: null });
   });
 
   it('a worker-only process started with --public-url sends payload URLs under the API process', async () => {
     const dir = tempDir();
     receiver = await new Receiver().start();
-    const apiProcess = await startServer(['--role', 'api', '--port', '0', '--data-dir', dir]);
+    // The receiver is on loopback: both processes need the flag (the API checks at the door).
+    const apiProcess = await startServer(['--role', 'api', '--port', '0', '--data-dir', dir, '--allow-private-urls']);
     const token = await tokenOf(apiProcess);
     await apiProcess.waitForStdout(/API only/);
     const worker = await startServer(['--role', 'worker', '--data-dir', dir, '--allow-private-urls', '--public-url', apiProcess.url, ...FAST], {
@@ -244,7 +265,7 @@ describe('webhooks on the compiled binary', { timeout: 90_000 }, () => {
     try {
       const dir = tempDir();
       receiver = await new Receiver().start();
-      const apiProcess = await startServer(['--role', 'api', '--port', '0', '--data-dir', dir, '--database-url', db.url]);
+      const apiProcess = await startServer(['--role', 'api', '--port', '0', '--data-dir', dir, '--database-url', db.url, '--allow-private-urls']);
       const token = await tokenOf(apiProcess);
       // A 10-minute poll: only the notification can wake the worker's sender in time.
       await startServer(

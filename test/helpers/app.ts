@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/http/app.js';
+import type { AppDeps } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { buildCatalog } from '../../src/services/catalog/catalog.js';
 import type { DeprecationOverride } from '../../src/config/options.js';
@@ -51,6 +52,16 @@ export async function createTestApp(
     now?: string;
     deprecations?: DeprecationOverride[];
     bodyLimitBytes?: number;
+    /**
+     * `--allow-private-urls` for the HTTP API (default false, as in production): literal private
+     * and loopback URLs are then 400 at the door. The worker's own guard is `worker.allowPrivateUrls`.
+     */
+    allowPrivateUrls?: boolean;
+    /**
+     * HTTP settings as `mediagen serve` derives them from its config (`httpOptionsFor`): body
+     * limit, timeouts and connection cap (which matter once the app listens), private URLs.
+     */
+    http?: Pick<AppDeps, 'bodyLimitBytes' | 'allowPrivateUrls' | 'limits'>;
     backend?: Backend;
     /** Limits of the default workspace (and of workspaces made with newWorkspace). */
     limits?: { maxConcurrentJobs: number; maxBackloggedJobs: number };
@@ -82,6 +93,8 @@ export async function createTestApp(
     ...services,
     publicUrl: () => PUBLIC_URL,
     ...(opts.bodyLimitBytes ? { bodyLimitBytes: opts.bodyLimitBytes } : {}),
+    allowPrivateUrls: opts.allowPrivateUrls ?? false,
+    ...opts.http,
   });
   const balanceMicros = opts.balanceMicros ?? 1_000_000_000;
   const boot = (await services.identity.bootstrap(balanceMicros))!;

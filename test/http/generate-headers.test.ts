@@ -54,11 +54,11 @@ describe.each(NON_A2_PATHS)('X-Api-Zero-Data-Retention on POST /generate/%s', (p
 describe.each(GENERATION_PATHS)('X-Webhook-URL on POST /generate/%s', (path) => {
   it.each([
     'https://hooks.example.com/mediagen',
-    'http://localhost:8080/callback?job=1',
+    'http://hooks.example.com:8080/callback?job=1',
     'https://user:pw@hooks.example.com:8443/a/b#frag',
     'HTTPS://HOOKS.EXAMPLE.COM/UPPER',
     'https://hooks.example.com/caf%C3%A9?q=a%20b',
-    'http://[::1]:8080/ipv6',
+    'http://[2606:4700:4700::1111]:8080/ipv6',
   ])('accepts %s and stores it as the job webhookUrl', async (url) => {
     const { stored } = await accept(g, path, MINIMAL[path], { [WEBHOOK]: url });
     expect(stored.webhookUrl).toBe(url);

@@ -23,8 +23,9 @@ let inputBase = '';
 const served = new Map<string, Buffer>();
 
 beforeAll(async () => {
-  t = await createTestApp({ worker: { engine: new LocalEngine({ clock: systemClock, latencyMs: 0 }), concurrency: 2, allowPrivateUrls: true } });
-  // Inputs come from a real HTTP server on loopback (allowed here by --allow-private-urls).
+  // Inputs come from a real HTTP server on loopback, allowed here by --allow-private-urls, which
+  // the API (at the door) and the worker (at connect time) both honour.
+  t = await createTestApp({ allowPrivateUrls: true, worker: { engine: new LocalEngine({ clock: systemClock, latencyMs: 0 }), concurrency: 2, allowPrivateUrls: true } });
   inputs = createServer((req, res) => {
     const body = served.get(req.url ?? '');
     if (!body) return res.writeHead(404).end();

@@ -5,10 +5,16 @@ import { createTestApp, generate, get } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { waitFor } from '../helpers/scripted-engine.js';
 
-/** The address guard as a client meets it: through a job, with --allow-private-urls off. */
+/**
+ * The worker's connect-time address guard, through a job, with --allow-private-urls off in the
+ * worker. Without the flag the API refuses these literal URLs at the door already
+ * (test/security/door-checks.test.ts); the worker's guard is what still stops them when the API
+ * process was started with the flag and the worker process without (`--role api` / `--role
+ * worker`), and what stops host names that resolve to such addresses.
+ */
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp({ worker: { engine: new LocalEngine({ clock: systemClock, latencyMs: 0 }), allowPrivateUrls: false } });
+  t = await createTestApp({ allowPrivateUrls: true, worker: { engine: new LocalEngine({ clock: systemClock, latencyMs: 0 }), allowPrivateUrls: false } });
 });
 afterAll(async () => t.close());
 

@@ -18,8 +18,12 @@ describe.each(backends)('webhooks: $name', (backend) => {
   let dispatcher: Dispatcher;
   let sender: WebhookSender;
 
+  /**
+   * The receiver listens on loopback, so the API accepts its URL only with --allow-private-urls;
+   * `allowPrivate` is the sender's own guard (a worker process started with or without the flag).
+   */
   async function start(opts: { allowPrivate?: boolean } = {}) {
-    t = await createTestApp({ backend });
+    t = await createTestApp({ backend, allowPrivateUrls: true });
     receiver = await new Receiver().start();
     dispatcher = createGuardedDispatcher({ allowPrivate: opts.allowPrivate ?? true });
     sender = new WebhookSender(
@@ -179,7 +183,7 @@ describe.each(backends)('webhooks: $name', (backend) => {
     expect(delivery).toMatchObject({ state: 'gone', next_attempt_at: null, attempts: [expect.objectContaining({ status: 410, next_retry_at: null })] });
   });
 
-  it('refuses a webhook to a loopback address without --allow-private-urls, and the delivery log says why', async () => {
+  it('refuses a webhook to a loopback address from a sender without --allow-private-urls (the API had it), and the delivery log says why', async () => {
     await start({ allowPrivate: false });
     const jobId = await create();
     await runNextJob(t.services.runs, 'completed');

@@ -28,18 +28,24 @@ export function edgeOptions(identity: IdentityService): Partial<FastifyServerOpt
         )
         .catch((err: unknown) => logFailure(request.log, err, 'could not answer a malformed URL'));
     },
-    // Requests Node's HTTP parser refuses never reach Fastify; they still get a JSON error.
-    clientErrorHandler: (err, socket) => {
-      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || !socket.writable) return socket.destroy();
-      const tooLarge = (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW';
-      const error = tooLarge
-        ? new AppError('headers_too_large', 'the request headers are too large')
-        : invalid('malformed HTTP request');
+    // Requests Node's HTTP parser refuses, and requests too slow to arrive, never reach Fastify
+    // (or are taken from it); they still get a JSON error, and the connection is closed.
+    clientErrorHandler: function (this: FastifyInstance, err, socket) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // Nothing can be said on a dead socket, or after a response has begun on it.
+      const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+      if (code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) return socket.destroy();
+      const { error, reason } = clientError(code);
+      // Fastify binds this handler to the instance; a cut slow client is worth a line in the log.
+      if (error.status === 408) this.log.info({ remoteAddress: socket.remoteAddress }, 'request not received in time; connection closed');
       const body = JSON.stringify(error.body());
+      // A slow client may still be sending: once the answer is flushed the socket is destroyed,
+      // not half-closed, so the client cannot keep it open by trickling more bytes.
       socket.end(
-        `HTTP/1.1 ${error.status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+        `HTTP/1.1 ${error.status} ${reason}\r\n` +
           `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
           `Connection: close\r\n\r\n${body}`,
+        () => socket.destroy(),
       );
     },
     // Long ids reach the route (and authentication) and are then simply not found.
@@ -49,6 +55,18 @@ export function edgeOptions(identity: IdentityService): Partial<FastifyServerOpt
     // Fastify's own 503 while closing has its own body shape; registerEdgeHooks uses the catalogue.
     return503OnClosing: false,
   };
+}
+
+/** The catalogue error and HTTP reason phrase for an error Node reports before routing. */
+function clientError(code: string | undefined): { error: AppError; reason: string } {
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return { error: new AppError('headers_too_large', 'the request headers are too large'), reason: 'Request Header Fields Too Large' };
+  }
+  // The headers or the whole request did not arrive within headers_timeout_ms / request_timeout_ms.
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { error: new AppError('request_timeout', 'the request was not received in time; the connection is closed'), reason: 'Request Timeout' };
+  }
+  return { error: invalid('malformed HTTP request'), reason: 'Bad Request' };
 }
 
 export function registerEdgeHooks(app: FastifyInstance): void {

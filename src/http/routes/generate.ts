@@ -7,6 +7,7 @@ import { deprecationHeaders, isSunset, sunsetError } from '../../services/catalo
 import type { JobService } from '../../services/jobs.js';
 import { requireAuth } from '../plugins/auth.js';
 import { IDEMPOTENCY_KEY_MAX, WEBHOOK_URL_MAX, WEBHOOK_URL_PATTERN, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request-headers.js';
+import { refusePrivateUrls } from '../private-urls.js';
 import { rejectUnknown } from '../query.js';
 import type { RawQuery } from '../query.js';
 import { BalanceBody, CreatedJob, IdempotencyErrors, ReplayedHeader, SunsetBody, errorResponses } from '../schemas.js';
@@ -16,6 +17,10 @@ export interface GenerateDeps {
   readonly jobs: JobService;
   readonly clock: Clock;
   readonly publicUrl: () => string;
+  /** `--allow-private-urls`: when false, literal private and loopback URLs are 400 at once. */
+  readonly allowPrivateUrls: boolean;
+  /** The largest JSON body a generation request may have (`body_limit_bytes`). */
+  readonly bodyLimitBytes: number;
 }
 
 /** `image/vendor-a/model-a-2/medium` → `generateImageVendorAModelA2Medium` */
@@ -62,6 +67,7 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
     app.post(
       `/generate/${entry.path}`,
       {
+        bodyLimit: deps.bodyLimitBytes,
         schema: {
           operationId: operationId(entry.path),
           summary: entry.summary,
@@ -104,6 +110,7 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
         rejectUnknown(request.query as RawQuery, []);
         const webhookUrl = webhookUrlFrom(request.raw.rawHeaders);
         const zeroDataRetention = zeroDataRetentionFrom(request.raw.rawHeaders, entry);
+        if (!deps.allowPrivateUrls) refusePrivateUrls(entry.request, request.body, webhookUrl);
         const idempotencyKey = idempotencyKeyFrom(request.raw.rawHeaders);
         const created = await deps.jobs.create(requireAuth(request.auth), {
           model: entry,

@@ -1,0 +1,85 @@
+import { literalHostRefusal } from '../lib/address-policy.js';
+import { MEDIA_URL_PATTERN } from '../services/catalog/schema-kit.js';
+import { invalid } from '../services/errors.js';
+
+/**
+ * Refusing at the door what the address guard would refuse later (without --allow-private-urls):
+ * an X-Webhook-URL or input URL whose host is a literal private, loopback, link-local, metadata or
+ * otherwise refused address, or `localhost`, is a 400 naming the field, instead of a job accepted,
+ * billed for nothing and failed (or a webhook silently never sent). Names are not resolved here:
+ * DNS can change before the job runs, so the connect-time guard (src/lib/safe-fetch.ts) still
+ * judges every name.
+ *
+ * Which body fields are URLs is read from the request schema: every string with the catalog's
+ * media URL pattern (schema-kit `Uri`), at any depth, in arrays and nullable unions too. A new
+ * model's URL fields are covered by declaring them with `Uri`.
+ */
+
+type Schema = {
+  readonly type?: unknown;
+  readonly pattern?: unknown;
+  readonly properties?: Readonly<Record<string, Schema>>;
+  readonly items?: Schema;
+  readonly anyOf?: readonly Schema[];
+};
+
+const isUrlField = (schema: Schema) => schema.type === 'string' && schema.pattern === MEDIA_URL_PATTERN;
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Calls `visit` with each URL field of `value` (shaped by `schema`) and its name, `refs[0].url`. */
+function walk(schema: Schema, value: unknown, name: string, visit: (name: string, url: string) => void): void {
+  for (const branch of schema.anyOf ?? []) walk(branch, value, name, visit);
+  if (isUrlField(schema) && typeof value === 'string') visit(name, value);
+  else if (schema.properties && isPlainObject(value)) {
+    for (const [key, sub] of Object.entries(schema.properties)) {
+      if (key in value) walk(sub, value[key], name ? `${name}.${key}` : key, visit);
+    }
+  } else if (schema.items && Array.isArray(value)) {
+    value.forEach((item, i) => walk(schema.items!, item, `${name}[${i}]`, visit));
+  }
+}
+
+/** The URL fields a schema declares, arrays written `[]`: `image_style_references[].url`. */
+export function urlFieldsOf(schema: object): string[] {
+  const out: string[] = [];
+  const collect = (s: Schema, name: string): void => {
+    for (const branch of s.anyOf ?? []) collect(branch, name);
+    if (isUrlField(s)) out.push(name);
+    for (const [key, sub] of Object.entries(s.properties ?? {})) collect(sub, name ? `${name}.${key}` : key);
+    if (s.items) collect(s.items, `${name}[]`);
+  };
+  collect(schema as Schema, '');
+  return out;
+}
+
+/** Why `url` is refused before anything is fetched, or null (data: URIs, names, public literals). */
+function refusal(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null; // validation already judged its shape; the fetch reports anything left
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
+  return literalHostRefusal(parsed.hostname);
+}
+
+function refuse(field: string, why: string): never {
+  throw invalid(`${field} refused: ${why}; start the server with --allow-private-urls to allow it`);
+}
+
+/**
+ * Throws a 400 for the first URL, the webhook first and then the body's fields in schema order,
+ * whose host is refused without resolving it. Call it over a body that passed validation.
+ */
+export function refusePrivateUrls(schema: object | undefined, body: unknown, webhookUrl: string | null): void {
+  if (webhookUrl !== null) {
+    const why = refusal(webhookUrl);
+    if (why) refuse('X-Webhook-URL', why);
+  }
+  if (!schema) return;
+  walk(schema as Schema, body, '', (field, url) => {
+    const why = refusal(url);
+    if (why) refuse(field, why);
+  });
+}
