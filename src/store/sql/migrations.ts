@@ -193,6 +193,12 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0009_jobs_output_key': {
+    async up(db: Kysely<unknown>) {
+      // Output requests and the janitor look jobs up by key; a key names one job's files only.
+      await db.schema.createIndex('jobs_output_key').unique().on('jobs').column('output_key').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {
