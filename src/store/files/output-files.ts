@@ -60,7 +60,7 @@ export interface OutputEntry {
   /** The directory's name under the root (the key itself for `key`). */
   readonly name: string;
   readonly key: string;
-  /** The last change to the directory or its entry list (mtime or ctime, whichever is later). */
+  /** The directory's mtime: when it was made or an entry was last added or removed in it. */
   readonly changedMs: number;
 }
 
@@ -153,7 +153,7 @@ export class OutputFiles {
       }
       if (!s.isDirectory()) continue;
       const kind = key === dirent.name ? 'key' : 'trash';
-      yield { kind, name: dirent.name, key, changedMs: Math.max(s.mtimeMs, s.ctimeMs) };
+      yield { kind, name: dirent.name, key, changedMs: s.mtimeMs };
     }
   }
 
