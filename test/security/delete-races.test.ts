@@ -164,31 +164,47 @@ describe.each(backends)('DELETE racing a running job: $name', (backend) => {
     expect(readdirSync(t.outputs.root)).toEqual([]);
   });
 
-  it('answers 200 when removing the files fails (ENOTEMPTY), serves none of them, and the janitor removes them later', async () => {
+  it('answers 200 and logs (without the path) when removing the files fails (ENOTEMPTY); serves none of them; the janitor removes them later', async () => {
     const { janitor } = await start();
     engine.holdEvery = true;
-    const id = await create();
-    await waitFor(async () => engine.holds.has(id), 'the job to wait after its preview');
-    const key = engine.keys.get(id)!;
-    engine.holds.get(id)!.resolve();
-    const done = await waitFor(async () => {
-      const v = await view(id);
-      return v.status === 'completed' && v;
-    }, 'the job to complete');
-    const path = new URL(done.result!.urls[0]!).pathname;
-    expect((await t.app.inject({ method: 'GET', url: path })).statusCode).toBe(200);
+    const completedJob = async () => {
+      const id = await create();
+      await waitFor(async () => engine.holds.has(id), 'the job to wait after its preview');
+      engine.holds.get(id)!.resolve();
+      const done = await waitFor(async () => {
+        const v = await view(id);
+        return v.status === 'completed' && v;
+      }, 'the job to complete');
+      const path = new URL(done.result!.urls[0]!).pathname;
+      expect((await t.app.inject({ method: 'GET', url: path })).statusCode).toBe(200);
+      return { id, key: engine.keys.get(id)!, path };
+    };
+    const viaHttp = await completedJob();
+    const viaService = await completedJob();
     // What a worker still writing does to `rm -r`: the directory is renamed, then deleting it fails.
     const outputs = t.outputs;
     outputs.remove = async (k: string) => {
       await outputs.retire(k);
       throw Object.assign(new Error('ENOTEMPTY: directory not empty'), { code: 'ENOTEMPTY', syscall: 'rmdir' });
     };
-    const res = await del(t, `/jobs/${id}`);
+    const res = await del(t, `/jobs/${viaHttp.id}`);
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toEqual({ job_id: id, deleted: true });
-    expect((await t.app.inject({ method: 'GET', url: path })).statusCode).toBe(404);
-    expect(await ledgerOf(id)).toEqual(['charge', 'hold']);
-    expect(filesOf(key)).toContain('output.png');
+    expect(res.json()).toEqual({ job_id: viaHttp.id, deleted: true });
+    const warnings: { obj: object; msg: string }[] = [];
+    const auth = await t.services.identity.authenticate(`Bearer ${t.token}`);
+    expect(await t.services.jobs.delete(auth, viaService.id, { warn: (obj, msg) => void warnings.push({ obj, msg }) })).toEqual({
+      job_id: viaService.id,
+      deleted: true,
+    });
+    // Logged with the job id and the cause, never the path (which holds the key).
+    expect(warnings).toEqual([{ obj: { jobId: viaService.id, err: { code: 'ENOTEMPTY', syscall: 'rmdir' } }, msg: expect.stringMatching(/janitor/) }]);
+    expect(JSON.stringify(warnings)).not.toContain(viaService.key);
+    for (const job of [viaHttp, viaService]) {
+      expect(errorOf(await get(t, `/jobs/${job.id}`), 404)).toMatch(/not found/);
+      expect((await t.app.inject({ method: 'GET', url: job.path })).statusCode).toBe(404);
+      expect(await ledgerOf(job.id)).toEqual(['charge', 'hold']);
+      expect(filesOf(job.key)).toContain('output.png');
+    }
     await janitor.sweep();
     expect(readdirSync(t.outputs.root)).toEqual([]);
   });
