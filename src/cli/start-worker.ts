@@ -1,5 +1,6 @@
 import type { Config } from '../config/config.js';
 import { LocalEngine } from '../engines/local/local-engine.js';
+import { OutputJanitor } from '../services/output-janitor.js';
 import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
 import { createGuardedDispatcher } from '../lib/safe-fetch.js';
@@ -16,6 +17,7 @@ export const WEBHOOK_CONCURRENCY = 32;
 export interface RunningWorker {
   readonly worker: Worker;
   readonly webhooks: WebhookSender;
+  readonly janitor: OutputJanitor;
   /** Stops claiming, lets runs finish for the grace period, hands back the rest, closes connections. */
   stop(): Promise<void>;
 }
@@ -49,14 +51,20 @@ export async function startWorker(config: Config, services: Services, store: Sto
     { webhooks: services.webhooks, signals: services.signals, clock: services.clock, dispatcher, publicUrl, log },
     { concurrency: WEBHOOK_CONCURRENCY, pollMs: config.pollIntervalMs, timeoutMs: WEBHOOK_TIMEOUT_MS },
   );
+  // Removes output files left by failed removals and crashes: once now, then every interval.
+  const janitor = new OutputJanitor(store.jobs, services.outputs, services.clock, log, { intervalMs: config.janitorIntervalMs });
   const stopListening = await store.listen?.((event) => services.signals.relay(event));
   worker.start();
   webhooks.start();
+  janitor.start();
   return {
     worker,
     webhooks,
+    janitor,
     async stop() {
-      // The worker first: jobs ending in its grace period write events the sender then sends.
+      // A sweep stops at its next directory; nothing it leaves undone is lost.
+      await janitor.stop();
+      // The worker before the sender: jobs ending in its grace period write events the sender then sends.
       await worker.stop(config.shutdownGraceMs);
       await webhooks.stop();
       await stopListening?.();

@@ -33,6 +33,7 @@ export interface Config {
   readonly leaseMs: number;
   readonly pollIntervalMs: number;
   readonly shutdownGraceMs: number;
+  readonly janitorIntervalMs: number;
   readonly inputMaxBytes: number;
   readonly inputTimeoutMs: number;
   readonly deprecations: readonly DeprecationOverride[];
@@ -223,6 +224,7 @@ export function loadConfig(opts: {
     leaseMs: values.lease_ms as number,
     pollIntervalMs: values.poll_interval_ms as number,
     shutdownGraceMs: values.shutdown_grace_ms as number,
+    janitorIntervalMs: values.janitor_interval_ms as number,
     inputMaxBytes: values.input_max_bytes as number,
     inputTimeoutMs: values.input_timeout_ms as number,
     deprecations: Object.freeze(deprecations),

@@ -93,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerUsageRoutes(app, deps.billing);
   registerNodeAppRoutes(app, deps.nodeApps);
   registerMetaRoutes(app, deps.catalog, deps.publicUrl);
-  if (deps.outputs) registerOutputRoutes(app, deps.outputs);
+  if (deps.outputs) registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key));
   await app.ready();
   return app;
 }

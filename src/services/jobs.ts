@@ -31,6 +31,13 @@ export interface OutputRemover {
   remove(outputKey: string): Promise<void>;
 }
 
+/** Where a removal that failed after the commit is reported (the request's logger). */
+export interface RemovalLog {
+  warn(obj: object, msg: string): void;
+}
+
+const quiet: RemovalLog = { warn: () => undefined };
+
 export interface JobPage {
   items: JobView[];
   next_cursor: string | null;
@@ -143,17 +150,25 @@ export class JobService {
   }
 
   /**
-   * Deletes the job and its outputs. A job still in progress is cancelled first, in the same
-   * transaction: its status becomes `cancelled` (what a webhook will report), its worker is told
-   * to abort, and its concurrency slot goes to the next backlogged job.
+   * Deletes the job and its outputs. One transaction reads the job (after the workspace lock),
+   * cancels it if it is still in progress (its status becomes `cancelled`, what a webhook will
+   * report; its hold is released; its worker is told to abort; its slot goes to the next
+   * backlogged job) and deletes the row. A worker completing at the same time either committed
+   * first (the job is deleted completed, charged once) or loses its guarded move and rolls its
+   * charge back. Only then are the files removed, with the output key as it was at commit.
    */
-  async delete(auth: AuthContext, id: string): Promise<{ job_id: string; deleted: true }> {
-    const job = isUuid(id) ? await this.#store.jobs.getJob(auth.apiUserId, id.toLowerCase()) : undefined;
-    if (!job) throw notFound(`job '${id}' not found`);
+  async delete(auth: AuthContext, id: string, log: RemovalLog = quiet): Promise<{ job_id: string; deleted: true }> {
+    if (!isUuid(id)) throw notFound(`job '${id}' not found`);
+    const jobId = id.toLowerCase();
     const now = msToMicros(this.#clock.nowMs());
-    const { deleted, stopped } = await this.#store.transaction(async (tx) => {
-      // Workspace row first, then job rows: the order every admission transaction takes them in.
-      const limits = await tx.queue.lockWorkspace(job.workspaceId);
+    const gone = await this.#store.transaction(async (tx) => {
+      // Workspace row first, then job rows: the order every transaction takes them in. An API
+      // user's jobs are all in its workspace, so the job is read only under this lock.
+      const limits = await tx.queue.lockWorkspace(auth.workspace.id);
+      const job = await tx.jobs.getJob(auth.apiUserId, jobId);
+      if (!job) return undefined;
+      // A claim racing this read may have given the job its key meanwhile: the row this move
+      // returns (locked until commit) is the one whose key counts.
       const stopped = await tx.queue.moveJob({
         id: job.id,
         from: NON_TERMINAL_STATUSES,
@@ -166,15 +181,26 @@ export class JobService {
         await this.#webhooks.enqueue(tx, stopped, now);
         await tx.queue.notify({ kind: 'cancelled', jobId: job.id });
       }
-      const gone = await tx.jobs.deleteJob(auth.apiUserId, job.id);
+      if (!(await tx.jobs.deleteJob(auth.apiUserId, job.id))) throw new Error(`job ${job.id} vanished under its workspace lock`);
       if (stopped && limits) await fillSlots(tx, job.workspaceId, limits, now);
-      return { deleted: gone, stopped };
+      return stopped ?? job;
     });
-    if (!deleted) throw notFound(`job '${id}' not found`);
-    // A claim between the read above and the cancel may just have given the job its key.
-    const outputKey = stopped?.outputKey ?? job.outputKey;
-    if (outputKey) await this.#outputs.remove(outputKey);
-    return { job_id: job.id, deleted: true };
+    if (!gone) throw notFound(`job '${id}' not found`);
+    // The job is gone, whatever happens to its files now: the outputs route serves only keys of
+    // existing jobs, and the janitor removes what this removal leaves behind.
+    if (gone.outputKey) {
+      await this.#outputs.remove(gone.outputKey).catch((err: unknown) => {
+        // No message: it would carry the directory's path, hence the key.
+        const e = err as NodeJS.ErrnoException;
+        log.warn({ jobId: gone.id, err: { code: e.code, syscall: e.syscall } }, "removing a deleted job's outputs failed; the janitor will");
+      });
+    }
+    return { job_id: gone.id, deleted: true };
+  }
+
+  /** Whether files under this output key may be served: it belongs to an existing, unfailed job. */
+  async outputInUse(outputKey: string): Promise<boolean> {
+    return (await this.#store.jobs.outputKeysInUse([outputKey])).has(outputKey);
   }
 
   async list(auth: AuthContext, query: JobListQuery): Promise<JobPage> {

@@ -136,6 +136,12 @@ export interface JobStore {
   /** Newest first. */
   listJobs(query: JobQuery): Promise<JobRecord[]>;
   deleteJob(apiUserId: string, id: string): Promise<boolean>;
+  /**
+   * Which of `keys` are the output key of a job whose files may be served: any job but a failed
+   * one (its files are removed with its end). Keys of deleted jobs, and keys no job ever had, are
+   * absent. At most a few hundred keys per call.
+   */
+  outputKeysInUse(keys: readonly string[]): Promise<Set<string>>;
 }
 
 export interface WorkspaceLimits {

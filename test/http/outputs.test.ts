@@ -6,11 +6,19 @@ import sharp from 'sharp';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
+import type { ClaimedJob } from '../../src/services/job-runs.js';
 import { OutputFiles } from '../../src/store/files/output-files.js';
-import { PUBLIC_URL, createTestApp, errorOf } from '../helpers/app.js';
+import { PUBLIC_URL, createTestApp, errorOf, generate } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 
 const BIN_SIZE = 4096;
+
+/** A real job, claimed as a worker would: only keys a job holds are served. */
+async function claimJob(t: TestApp): Promise<ClaimedJob> {
+  expect((await generate(t, 'image/vendor-b/model-b-1', { prompt: 'a fox' })).statusCode).toBe(200);
+  return (await t.services.runs.claim())!;
+}
+const jobKey = async (t: TestApp) => (await claimJob(t)).outputKey;
 
 describe('GET /outputs/:key/:name', () => {
   let t: TestApp;
@@ -25,7 +33,7 @@ describe('GET /outputs/:key/:name', () => {
   beforeAll(async () => {
     t = await createTestApp();
     outputs = t.outputs;
-    key = OutputFiles.newKey();
+    key = await jobKey(t);
     const dir = await outputs.reset(key);
     png = await sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 200, g: 30, b: 30 } } })
       .png()
@@ -188,11 +196,26 @@ describe('GET /outputs/:key/:name', () => {
   });
 
   it('stops serving a file once its key is removed', async () => {
-    const k = OutputFiles.newKey();
+    const k = await jobKey(t);
     writeFileSync(join(await outputs.reset(k), 'gone.png'), png);
     expect((await fetchOutput(url('gone.png', k))).statusCode).toBe(200);
     await outputs.remove(k);
     errorOf(await fetchOutput(url('gone.png', k)), 404);
+  });
+
+  it('serves no file whose key no job holds, though it is on disk (a deleted job left it)', async () => {
+    const k = OutputFiles.newKey();
+    writeFileSync(join(await outputs.reset(k), 'left.png'), png);
+    expect(errorOf(await fetchOutput(url('left.png', k)), 404)).toMatch(/output file/);
+    expect((await fetchOutput(url('left.png', k), {}, 'HEAD')).statusCode).toBe(404);
+  });
+
+  it('serves no file of a failed job, even one its removal left', async () => {
+    const job = await claimJob(t);
+    writeFileSync(join(await outputs.reset(job.outputKey), 'partial.png'), png);
+    expect((await fetchOutput(url('partial.png', job.outputKey))).statusCode).toBe(200);
+    expect(await t.services.runs.fail(job, { code: 'engine_failed', message: 'x' })).toBeDefined();
+    errorOf(await fetchOutput(url('partial.png', job.outputKey)), 404);
   });
 
   it('is not in the OpenAPI document', async () => {
@@ -228,7 +251,7 @@ describe('/outputs over real HTTP', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    key = OutputFiles.newKey();
+    key = await jobKey(t);
     const dir = await t.outputs.reset(key);
     big = randomBytes(BIG_SIZE);
     writeFileSync(join(dir, 'big.mp4'), big);

@@ -3,6 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OutputFiles, contentTypeOf } from '../../src/store/files/output-files.js';
+import type { OutputEntry } from '../../src/store/files/output-files.js';
+import { plantUnremovable, releaseUnremovable } from '../helpers/unremovable.js';
+
+const TRASH = /^\.trash-([A-Za-z0-9_-]{32})-[0-9a-f]{16}$/;
+
+async function listAll(files: OutputFiles): Promise<OutputEntry[]> {
+  const out: OutputEntry[] = [];
+  for await (const e of files.list()) out.push(e);
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
 
 describe('OutputFiles', () => {
   let root: string;
@@ -11,7 +21,10 @@ describe('OutputFiles', () => {
     root = mkdtempSync(join(tmpdir(), 'mediagen-outputs-'));
     files = new OutputFiles(join(root, 'outputs'));
   });
-  afterEach(() => rmSync(root, { recursive: true, force: true }));
+  afterEach(() => {
+    releaseUnremovable(root);
+    rmSync(root, { recursive: true, force: true });
+  });
 
   it('makes keys of 32 base64url characters (192 bits) that are all distinct', () => {
     const keys = Array.from({ length: 1000 }, () => OutputFiles.newKey());
@@ -64,6 +77,86 @@ describe('OutputFiles', () => {
     expect(existsSync(dir)).toBe(false);
     await expect(files.remove(key)).resolves.toBeUndefined();
     await expect(files.remove(OutputFiles.newKey())).resolves.toBeUndefined();
+  });
+
+  it('remove takes the key out of reach first: when deleting the files fails, it throws and only a trash directory is left', async () => {
+    const key = OutputFiles.newKey();
+    const dir = await files.reset(key);
+    writeFileSync(join(dir, 'a.png'), 'x');
+    if (!plantUnremovable(dir)) return; // neither chattr nor permissions can stop a deletion here
+    // The code depends on how rm meets the refusal (EPERM, EACCES, ENOTDIR...).
+    await expect(files.remove(key)).rejects.toMatchObject({ code: expect.any(String) });
+    expect(existsSync(dir)).toBe(false);
+    expect(await files.stat(key, 'a.png')).toBeUndefined();
+    const left = readdirSync(files.root);
+    expect(left).toHaveLength(1);
+    expect(TRASH.exec(left[0]!)?.[1]).toBe(key);
+    // Nothing under the trash name can be reached as a key.
+    expect(OutputFiles.isKey(left[0]!)).toBe(false);
+    expect(await files.stat(left[0]!, 'a.png')).toBeUndefined();
+    // Once the cause is gone, the janitor's removeEntry finishes the job.
+    releaseUnremovable(root);
+    const [trash] = await listAll(files);
+    expect(trash).toMatchObject({ kind: 'trash', key, name: left[0] });
+    await files.removeEntry(trash!);
+    expect(readdirSync(files.root)).toEqual([]);
+  });
+
+  it('retire renames to a fresh trash name each time, and finds nothing to retire when the directory is gone', async () => {
+    const key = OutputFiles.newKey();
+    await files.reset(key);
+    const first = await files.retire(key);
+    await files.reset(key);
+    const second = await files.retire(key);
+    expect(first).toMatch(TRASH);
+    expect(second).toMatch(TRASH);
+    expect(second).not.toBe(first);
+    expect(await files.retire(key)).toBeUndefined();
+    expect(readdirSync(files.root).sort()).toEqual([first, second].sort());
+  });
+
+  it('list streams the key and trash directories with their change time, and nothing else', async () => {
+    const before = Date.now();
+    const a = OutputFiles.newKey();
+    const b = OutputFiles.newKey();
+    await files.reset(a);
+    await files.reset(b);
+    const trash = (await files.retire(b))!;
+    const other = OutputFiles.newKey();
+    mkdirSync(join(files.root, '.work-x'));
+    writeFileSync(join(files.root, other), 'a file named like a key');
+    symlinkSync(files.dir(a), join(files.root, OutputFiles.newKey()));
+    mkdirSync(join(files.root, `.trash-${a}`));
+    const listed = await listAll(files);
+    expect(listed.map(({ kind, name, key }) => ({ kind, name, key }))).toEqual(
+      [
+        { kind: 'key', name: a, key: a },
+        { kind: 'trash', name: trash, key: b },
+      ].sort((x, y) => x.name.localeCompare(y.name)),
+    );
+    for (const e of listed) {
+      expect(e.changedMs).toBeGreaterThanOrEqual(before - 1000);
+      expect(e.changedMs).toBeLessThanOrEqual(Date.now() + 1000);
+    }
+  });
+
+  it('list of a root that does not exist yet is empty', async () => {
+    expect(await listAll(new OutputFiles(join(root, 'nowhere')))).toEqual([]);
+  });
+
+  it('removeEntry deletes a listed key or trash directory, idempotently, and refuses any other name', async () => {
+    const key = OutputFiles.newKey();
+    writeFileSync(join(await files.reset(key), 'a.png'), 'x');
+    const trash = (await files.retire(key))!;
+    await files.reset(key);
+    for (const e of await listAll(files)) {
+      await files.removeEntry(e);
+      await files.removeEntry(e);
+    }
+    expect(readdirSync(files.root)).toEqual([]);
+    await expect(files.removeEntry({ kind: 'trash', name: '../../etc' })).rejects.toThrow();
+    await expect(files.removeEntry({ kind: 'key', name: '..' })).rejects.toThrow();
+    expect(trash).toMatch(TRASH);
   });
 
   it('removeFile deletes one file', async () => {

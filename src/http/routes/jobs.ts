@@ -84,7 +84,7 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
     },
     (request) => {
       rejectUnknown(request.query as RawQuery, []);
-      return jobs.delete(requireAuth(request.auth), (request.params as { id: string }).id);
+      return jobs.delete(requireAuth(request.auth), (request.params as { id: string }).id, request.log);
     },
   );
 }

@@ -69,16 +69,30 @@ function requestedRange(request: FastifyRequest, etag: string, size: number): By
   return parseRange(request.headers.range, size);
 }
 
-async function serve(outputs: OutputFiles, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply): Promise<FastifyReply> {
+/** Whether the key belongs to a job whose files may be served (not deleted, not failed). */
+export type OutputKeyCheck = (key: string) => Promise<boolean>;
+
+const gone = () => notFound('no such output file; it may have been deleted with its job');
+
+async function serve(
+  outputs: OutputFiles,
+  inUse: OutputKeyCheck,
+  request: FastifyRequest<{ Params: Params }>,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const { key, name } = request.params;
   // GET opens before deciding, so the headers describe the very bytes streamed; HEAD reads nothing.
   const head = request.method === 'HEAD';
   const opened = head ? undefined : await outputs.open(key, name);
   const file = head ? await outputs.stat(key, name) : opened;
-  if (!file) throw notFound('no such output file; it may have been deleted with its job');
+  if (!file) throw gone();
   const handle = opened?.handle;
   let streaming = false;
   try {
+    // Files on disk are not proof enough: a removal may have failed, or a deleted job's worker may
+    // still be writing. The job row decides, asked after the open, so a file opened before a
+    // DELETE committed is served only if this check ran before the commit too.
+    if (!(await inUse(key))) throw gone();
     const etag = etagOf(key, name, file);
     const lastModified = new Date(file.mtimeMs).toUTCString();
     if (notModified(request, etag, file.mtimeMs)) {
@@ -113,13 +127,16 @@ async function serve(outputs: OutputFiles, request: FastifyRequest<{ Params: Par
   }
 }
 
-/** Job output files: public, because the URL carries 192 random bits; kept out of the OpenAPI document. */
-export function registerOutputRoutes(app: FastifyInstance, outputs: OutputFiles): void {
+/**
+ * Job output files: public, because the URL carries 192 random bits; kept out of the OpenAPI
+ * document. Served only while the job that owns the key exists (and has not failed).
+ */
+export function registerOutputRoutes(app: FastifyInstance, outputs: OutputFiles, inUse: OutputKeyCheck): void {
   app.route<{ Params: Params }>({
     method: ['GET', 'HEAD'],
     url: `${OUTPUTS_PATH}/:key/:name`,
     config: { public: true },
     schema: { hide: true },
-    handler: (request, reply) => serve(outputs, request, reply),
+    handler: (request, reply) => serve(outputs, inUse, request, reply),
   });
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, rm } from 'node:fs/promises';
+import { lstat, mkdir, open, opendir, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
@@ -10,6 +10,13 @@ export const OUTPUTS_PATH = '/outputs';
 /** 24 bytes: base64url without padding is exactly 32 characters, and 192 bits cannot be guessed. */
 const KEY_BYTES = 24;
 const KEY_RE = /^[A-Za-z0-9_-]{32}$/;
+/**
+ * Where a removed key's directory goes first: one atomic rename makes every URL of the key 404 at
+ * once, whatever the removal of the files then meets. The leading dot keeps it out of KEY_RE, so
+ * no URL can reach it; the random tail lets the same key be retired twice.
+ */
+const TRASH_PREFIX = '.trash-';
+const TRASH_RE = /^\.trash-([A-Za-z0-9_-]{32})-[0-9a-f]{16}$/;
 /** Plain file names only: no separator and no leading dot, so a name never leaves its key's directory. */
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -45,6 +52,17 @@ const isMissing = (err: unknown): boolean => {
   const code = (err as NodeJS.ErrnoException).code;
   return code === 'ENOENT' || code === 'ENOTDIR';
 };
+
+/** One directory of the outputs root, as the janitor sees it. */
+export interface OutputEntry {
+  /** `key`: a key's live directory; `trash`: a retired one whose removal has not finished. */
+  readonly kind: 'key' | 'trash';
+  /** The directory's name under the root (the key itself for `key`). */
+  readonly name: string;
+  readonly key: string;
+  /** The directory's mtime: when it was made or an entry was last added or removed in it. */
+  readonly changedMs: number;
+}
 
 /**
  * Job output files: one directory per key under the root. The key is the only secret in an
@@ -86,8 +104,64 @@ export class OutputFiles {
     return dir;
   }
 
+  /**
+   * Removes the key's files, idempotently. The directory is first renamed to a trash name no URL
+   * reaches (atomic: the key stops being served at once), then deleted. If the deletion fails
+   * (ENOTEMPTY while a writer is still adding files, EBUSY, EACCES...) this throws, and the trash
+   * is left for the janitor (`list` shows it, `removeEntry` deletes it).
+   */
   async remove(key: string): Promise<void> {
-    await rm(this.dir(key), { recursive: true, force: true });
+    const trash = await this.retire(key);
+    if (trash) await rm(join(this.#root, trash), { recursive: true, force: true });
+  }
+
+  /** Renames the key's directory to a fresh trash name; undefined when there is none. */
+  async retire(key: string): Promise<string | undefined> {
+    const dir = this.dir(key);
+    const trash = `${TRASH_PREFIX}${key}-${randomBytes(8).toString('hex')}`;
+    try {
+      await rename(dir, join(this.#root, trash));
+      return trash;
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * The root's key and trash directories, read as a stream (opendir), so a root with millions of
+   * entries is never held in memory. Anything else under the root is not listed.
+   */
+  async *list(): AsyncGenerator<OutputEntry> {
+    let dir;
+    try {
+      dir = await opendir(this.#root, { bufferSize: 64 });
+    } catch (err) {
+      if (isMissing(err)) return;
+      throw err;
+    }
+    // for await closes the directory handle however the loop ends.
+    for await (const dirent of dir) {
+      const key = OutputFiles.isKey(dirent.name) ? dirent.name : TRASH_RE.exec(dirent.name)?.[1];
+      if (key === undefined) continue;
+      let s;
+      try {
+        s = await lstat(join(this.#root, dirent.name));
+      } catch (err) {
+        if (isMissing(err)) continue; // removed since it was read
+        throw err;
+      }
+      if (!s.isDirectory()) continue;
+      const kind = key === dirent.name ? 'key' : 'trash';
+      yield { kind, name: dirent.name, key, changedMs: s.mtimeMs };
+    }
+  }
+
+  /** Deletes a listed entry: a key's directory (through the trash) or a trash directory. */
+  async removeEntry(entry: Pick<OutputEntry, 'kind' | 'name'>): Promise<void> {
+    if (entry.kind === 'key') return this.remove(entry.name);
+    if (!TRASH_RE.test(entry.name)) throw new Error('not a trash directory');
+    await rm(join(this.#root, entry.name), { recursive: true, force: true });
   }
 
   async removeFile(key: string, name: string): Promise<void> {

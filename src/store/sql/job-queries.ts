@@ -101,4 +101,16 @@ export class SqlJobStore implements JobStore {
       .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
+
+  async outputKeysInUse(keys: readonly string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    // An index lookup per key (jobs_output_key): the outputs route asks this on every request.
+    const rows = await this.#db
+      .selectFrom('jobs')
+      .select('output_key')
+      .where('output_key', 'in', [...keys])
+      .where('status', '<>', 'failed')
+      .execute();
+    return new Set(rows.map((r) => r.output_key!));
+  }
 }

@@ -215,6 +215,12 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();
     },
   },
+  '0008_jobs_output_key': {
+    async up(db: Kysely<unknown>) {
+      // Output requests and the janitor look jobs up by key; a key names one job's files only.
+      await db.schema.createIndex('jobs_output_key').unique().on('jobs').column('output_key').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {
