@@ -90,9 +90,9 @@ function describeOther(bytes: Buffer): string {
   if (/^v=0\r?\n/.test(text)) return 'an SDP session description';
   if (head.startsWith('%pdf')) return 'a PDF document';
   if (head.startsWith('%!ps')) return 'a PostScript document';
-  if (/<svg[\s>]/i.test(text)) return 'an SVG image';
-  if (/<mpd[\s>]/i.test(text)) return 'a DASH manifest';
-  if (/<smil[\s>]/i.test(text)) return 'a SMIL document';
+  if (/<svg[\s/>]/i.test(text)) return 'an SVG image';
+  if (/<mpd[\s/>]/i.test(text)) return 'a DASH manifest';
+  if (/<smil[\s/>]/i.test(text)) return 'a SMIL document';
   if (head.startsWith('<?xml')) return 'an XML document';
   if (head.startsWith('<!doctype html') || head.startsWith('<html')) return 'an HTML page';
   if (/^[a-z][a-z0-9+.-]*:\/\//.test(head)) return 'a list of URLs';
