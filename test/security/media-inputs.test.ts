@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engines/engine.js';
 import type { EngineContext } from '../../src/engines/engine.js';
@@ -207,6 +208,17 @@ describe('image inputs are raster images read from their bytes only', () => {
       message: 'image_url is an SVG image, not a raster image; send a JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIF file',
     });
     expect(canary.requests.length).toBe(before);
+  });
+});
+
+describe('the raster formats image fields accept still decode', () => {
+  it.each(['jpeg', 'png', 'webp', 'gif', 'tiff', 'avif'] as const)('%s', async (format) => {
+    const image = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#3366cc' } })
+      .toFormat(format)
+      .toBuffer();
+    const ctx = await realContext();
+    const outputs = await engine().run({ id: 'j', model: A2, request: { prompt: 'x', aspect_ratio: '1:1', image_url: dataUri(image), strength: 0 } }, ctx);
+    expect(outputs[0]!.name).toBe('output.png');
   });
 });
 
