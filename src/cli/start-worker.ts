@@ -1,5 +1,6 @@
 import type { Config } from '../config/config.js';
 import { LocalEngine } from '../engines/local/local-engine.js';
+import type { MediaLimits } from '../engines/media-limits.js';
 import { OutputJanitor } from '../services/output-janitor.js';
 import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
@@ -36,7 +37,7 @@ export async function startWorker(config: Config, services: Services, store: Sto
   const worker = new Worker(
     {
       runs: services.runs,
-      engine: new LocalEngine({ clock: services.clock, latencyMs: config.engineLatencyMs }),
+      engine: new LocalEngine({ clock: services.clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) }),
       outputs: services.outputs,
       clock: services.clock,
       signals: services.signals,
@@ -71,5 +72,18 @@ export async function startWorker(config: Config, services: Services, store: Sto
       await inputs.close();
       await dispatcher.close();
     },
+  };
+}
+
+/** The `input_max_*` and `input_decode_*` settings, as the engine takes them. */
+export function mediaLimits(config: Config): MediaLimits {
+  return {
+    videoSeconds: config.inputMaxVideoSeconds,
+    videoFrames: config.inputMaxVideoFrames,
+    videoPixels: config.inputMaxVideoPixels,
+    streams: config.inputMaxStreams,
+    imagePixels: config.inputMaxImagePixels,
+    decodeWallMs: config.inputDecodeTimeoutMs,
+    decodeCpuSeconds: config.inputDecodeCpuSeconds,
   };
 }

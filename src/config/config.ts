@@ -36,6 +36,14 @@ export interface Config {
   readonly janitorIntervalMs: number;
   readonly inputMaxBytes: number;
   readonly inputTimeoutMs: number;
+  /** What an input may claim and cost to decode (docs/inputs.md). */
+  readonly inputMaxVideoSeconds: number;
+  readonly inputMaxVideoFrames: number;
+  readonly inputMaxVideoPixels: number;
+  readonly inputMaxStreams: number;
+  readonly inputMaxImagePixels: number;
+  readonly inputDecodeTimeoutMs: number;
+  readonly inputDecodeCpuSeconds: number;
   readonly deprecations: readonly DeprecationOverride[];
   /** The config file's `prices`: model path -> rate name -> micro-USD. Names are checked later. */
   readonly prices: Readonly<Record<string, Readonly<Record<string, MicroUsd>>>>;
@@ -227,6 +235,13 @@ export function loadConfig(opts: {
     janitorIntervalMs: values.janitor_interval_ms as number,
     inputMaxBytes: values.input_max_bytes as number,
     inputTimeoutMs: values.input_timeout_ms as number,
+    inputMaxVideoSeconds: values.input_max_video_seconds as number,
+    inputMaxVideoFrames: values.input_max_video_frames as number,
+    inputMaxVideoPixels: values.input_max_video_pixels as number,
+    inputMaxStreams: values.input_max_streams as number,
+    inputMaxImagePixels: values.input_max_image_pixels as number,
+    inputDecodeTimeoutMs: values.input_decode_timeout_ms as number,
+    inputDecodeCpuSeconds: values.input_decode_cpu_seconds as number,
     deprecations: Object.freeze(deprecations),
     prices: Object.freeze(prices),
   });

@@ -55,6 +55,13 @@ export const OPTIONS = [
   { key: 'janitor_interval_ms', flag: 'janitor-interval-ms', env: 'MEDIAGEN_JANITOR_INTERVAL_MS', type: 'integer', min: 1000, max: 86_400_000, help: "time between the output janitor's sweeps (workers only; one runs at start)" },
   { key: 'input_max_bytes', flag: 'input-max-bytes', env: 'MEDIAGEN_INPUT_MAX_BYTES', type: 'integer', min: 1024, max: 1024 * 1024 * 1024, help: 'largest input file (image_url, init_video, ...) fetched or decoded' },
   { key: 'input_timeout_ms', flag: 'input-timeout-ms', env: 'MEDIAGEN_INPUT_TIMEOUT_MS', type: 'integer', min: 100, max: 600_000, help: 'time limit for fetching one input URL' },
+  { key: 'input_max_video_seconds', flag: 'input-max-video-seconds', env: 'MEDIAGEN_INPUT_MAX_VIDEO_SECONDS', type: 'integer', min: 1, max: 86_400, help: 'longest video input (init_video), in seconds, as its container and streams claim' },
+  { key: 'input_max_video_frames', flag: 'input-max-video-frames', env: 'MEDIAGEN_INPUT_MAX_VIDEO_FRAMES', type: 'integer', min: 1, max: 10_000_000, help: 'most frames in a video input stream' },
+  { key: 'input_max_video_pixels', flag: 'input-max-video-pixels', env: 'MEDIAGEN_INPUT_MAX_VIDEO_PIXELS', type: 'integer', min: 1, max: 1_000_000_000, help: 'largest video input frame, width x height' },
+  { key: 'input_max_streams', flag: 'input-max-streams', env: 'MEDIAGEN_INPUT_MAX_STREAMS', type: 'integer', min: 1, max: 1000, help: 'most streams (video, audio, subtitles, data) in a video input' },
+  { key: 'input_max_image_pixels', flag: 'input-max-image-pixels', env: 'MEDIAGEN_INPUT_MAX_IMAGE_PIXELS', type: 'integer', min: 1, max: 1_000_000_000, help: 'largest image input, width x height' },
+  { key: 'input_decode_timeout_ms', flag: 'input-decode-timeout-ms', env: 'MEDIAGEN_INPUT_DECODE_TIMEOUT_MS', type: 'integer', min: 100, max: 3_600_000, help: 'wall time of one ffmpeg run that reads an input' },
+  { key: 'input_decode_cpu_seconds', flag: 'input-decode-cpu-seconds', env: 'MEDIAGEN_INPUT_DECODE_CPU_SECONDS', type: 'integer', min: 1, max: 86_400, help: 'CPU time of one ffmpeg run that reads an input' },
   { key: 'log_level', flag: 'log-level', env: 'MEDIAGEN_LOG_LEVEL', type: 'string', oneOf: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], help: 'fatal, error, warn, info, debug, trace or silent' },
 ] as const satisfies readonly OptionSpec[];
 
@@ -82,5 +89,13 @@ export const DEFAULTS = {
   janitor_interval_ms: 600_000,
   input_max_bytes: 50 * 1024 * 1024,
   input_timeout_ms: 30_000,
+  // The same numbers as DEFAULT_MEDIA_LIMITS (src/engines/media-limits.ts); a test keeps them equal.
+  input_max_video_seconds: 60,
+  input_max_video_frames: 3600,
+  input_max_video_pixels: 3840 * 2160,
+  input_max_streams: 8,
+  input_max_image_pixels: 50_000_000,
+  input_decode_timeout_ms: 120_000,
+  input_decode_cpu_seconds: 240,
   log_level: 'info',
 };

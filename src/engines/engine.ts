@@ -58,6 +58,7 @@ export interface Engine {
 export const JOB_ERROR_CODES = Object.freeze({
   input_fetch_failed: 'an input URL could not be fetched (refused address, HTTP error, timeout, too large)',
   input_invalid: 'an input was fetched but is not a usable image or video, or a data: URI is malformed',
+  input_too_large: 'an input claims more than the limits allow (duration, frames, pixels, streams) or took longer than its decode budget',
   timeout: "the job ran longer than its model's timeout",
   worker_lost: 'the job was reclaimed after its worker stopped too many times',
   engine_failed: 'the engine failed for a reason of its own',
@@ -65,12 +66,25 @@ export const JOB_ERROR_CODES = Object.freeze({
 
 export type JobErrorCode = keyof typeof JOB_ERROR_CODES;
 
-/** A failure that ends the job with `error: {code, message}`; the message is shown to the client. */
+export interface EngineErrorOptions {
+  /**
+   * The full diagnostic for the server log (decoder output, paths, the underlying error): never
+   * shown to the client. The runner logs it with the job id.
+   */
+  readonly detail?: string;
+}
+
+/**
+ * A failure that ends the job with `error: {code, message}`. The message is shown to the client,
+ * so it carries no server paths, decoder output, addresses or stack traces; those go in `detail`.
+ */
 export class EngineError extends Error {
   readonly code: JobErrorCode;
-  constructor(code: JobErrorCode, message: string) {
+  readonly detail: string | undefined;
+  constructor(code: JobErrorCode, message: string, options: EngineErrorOptions = {}) {
     super(message);
     this.name = 'EngineError';
     this.code = code;
+    this.detail = options.detail;
   }
 }

@@ -138,15 +138,15 @@ describe('model-a-2', () => {
 
   it('fails with input_invalid, naming the field, when an input is not an image', async () => {
     const cases: [Record<string, unknown>, RegExp][] = [
-      [{ image_url: dataUri(Buffer.from('not an image'), 'text/plain') }, /^image_url is not a usable image/],
-      [{ image_url: dataUri((await splitImage()).subarray(0, 300)) }, /^image_url is not a usable image/],
+      [{ image_url: dataUri(Buffer.from('not an image'), 'text/plain') }, /^image_url is a text file, not a raster image; send a JPEG, PNG/],
+      [{ image_url: dataUri((await splitImage()).subarray(0, 300)) }, /^image_url is not a usable image: it cannot be decoded/],
       [
         { image_style_references: [{ url: dataUri(await solidPng(8, 8, '#00f')) }, { url: 'data:image/png;base64,AAAA' }] },
-        /^image_style_references\[1\]\.url is not a usable image/,
+        /^image_style_references\[1\]\.url is not an image file it accepts/,
       ],
       [
         { image_url: dataUri(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"/>'), 'image/svg+xml') },
-        /format svg is not accepted/,
+        /^image_url is an SVG image, not a raster image/,
       ],
     ];
     for (const [extra, message] of cases) {

@@ -114,7 +114,12 @@ describe('LocalEngine stages and latency', () => {
   it('fails a video job with engine_failed when the configured ffmpeg cannot run', async () => {
     const engine = new LocalEngine({ clock: new ManualClock(0), latencyMs: 0, ffmpegPath: '/nonexistent/ffmpeg' });
     const run = engine.run({ id: 'j', model: 'video/vendor-f/model-f', request: { prompt: 'x' } }, fakeContext(await dirs.make()));
-    await expect(run).rejects.toMatchObject({ code: 'engine_failed', message: expect.stringContaining('cannot run ffmpeg') });
+    // The client is told in general terms; the server log gets what failed and where.
+    await expect(run).rejects.toMatchObject({
+      code: 'engine_failed',
+      message: 'the local engine failed while rendering',
+      detail: expect.stringContaining('cannot run ffmpeg at /nonexistent/ffmpeg'),
+    });
   });
 });
 

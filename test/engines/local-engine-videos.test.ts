@@ -215,11 +215,17 @@ describe('model-c-edit', () => {
   });
 
   it('fails with input_invalid when init_video is not a video', async () => {
-    for (const bytes of [Buffer.from('definitely not a video'), await red()]) {
+    const cases: [Buffer, string | RegExp][] = [
+      [Buffer.from('definitely not a video'), 'init_video is a text file, not a video file; send an MP4, MOV or WebM file'],
+      [await red(), 'init_video is a PNG image, not a video file; send an MP4, MOV or WebM file'],
+      // An MP4 cut short: its type is right, its content unreadable.
+      [(await withAudio()).bytes.subarray(0, 200), /^init_video is not a usable video: it (cannot be read as MP4|has no video stream)$/],
+    ];
+    for (const [bytes, message] of cases) {
       const ctx = fakeContext(await dirs.make(), { v: bytes });
       const err = await engine.run({ id: 'j', model: C, request: { prompt: 'x', init_video: 'v' } }, ctx).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(EngineError);
-      expect(err).toMatchObject({ code: 'input_invalid', message: expect.stringMatching(/^init_video is not a usable video/) });
+      expect(err, String(err)).toMatchObject({ code: 'input_invalid', message: expect.stringMatching(message) });
       expect(ctx.stages).toEqual([]);
     }
   });

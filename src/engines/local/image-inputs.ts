@@ -1,40 +1,56 @@
 import sharp from 'sharp';
-import type { Sharp } from 'sharp';
+import type { Sharp, SharpOptions } from 'sharp';
 import { EngineError } from '../engine.js';
-import type { EngineContext } from '../engine.js';
+import { count, tooLarge } from '../media-limits.js';
+import { notAnImage, sniffImage } from '../media-types.js';
 import { meanColour } from './pixels.js';
 import type { RawImage } from './pixels.js';
+import type { RenderEnv } from './render-types.js';
 import type { Rgb } from './scene-svg.js';
 
 /**
- * Input images, fetched through the context and decoded here: a fetched file that sharp cannot
- * fully decode ends the job as `input_invalid`, naming the request field.
+ * Input images, fetched through the context and decoded here. Raster formats only (JPEG, PNG,
+ * WebP, GIF, TIFF, AVIF, HEIF), known by their first bytes before sharp sees them: an SVG or PDF
+ * could ask its renderer to load other resources, and nothing the local engine does needs one.
+ * sharp reads only the Buffer it is given. The pixel size in the header is checked against
+ * `limits.imagePixels` before decoding (and libvips enforces the same limit while decoding), so a
+ * small file claiming a huge image fails at once as `input_too_large`.
  */
 
-/**
- * Raster formats only. An SVG or PDF input could ask its renderer to load other resources, and
- * nothing the local engine does needs one.
- */
-const ACCEPTED_FORMATS = new Set(['jpeg', 'png', 'webp', 'gif', 'tiff', 'avif', 'heif']);
+type Loader = Pick<RenderEnv, 'ctx' | 'limits'>;
 
-type Loader = Pick<EngineContext, 'loadInput'>;
+async function decode<T>(env: Loader, url: string, field: string, use: (image: Sharp) => Promise<T>): Promise<T> {
+  const bytes = await env.ctx.loadInput(url, field);
+  const sniffed = sniffImage(bytes);
+  if (!sniffed.ok) throw new EngineError('input_invalid', notAnImage(field, sniffed.what));
+  const unusable = (why: string, err?: unknown) =>
+    new EngineError('input_invalid', `${field} is not a usable image: ${why}`, err ? { detail: (err as Error).message } : {});
 
-async function decode<T>(
-  ctx: Loader,
-  url: string,
-  field: string,
-  use: (image: Sharp) => Promise<T>,
-): Promise<T> {
-  const bytes = await ctx.loadInput(url, field);
+  let width: number;
+  let height: number;
   try {
-    const { format } = await sharp(bytes).metadata();
-    if (!format || !ACCEPTED_FORMATS.has(format)) {
-      throw new Error(`format ${format ?? 'unknown'} is not accepted (use JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIF)`);
-    }
-    // `rotate()` applies the EXIF orientation; flattening drops alpha onto white, as a viewer shows it.
-    return await use(sharp(bytes).rotate().flatten({ background: '#ffffff' }).toColourspace('srgb'));
+    // The header only: the claimed size is judged here, with the limit's own message.
+    const meta = await sharp(bytes, { limitInputPixels: false }).metadata();
+    // sharp names AVIF `heif` (an AV1-coded HEIF).
+    const format = meta.format === 'heif' && sniffed.type === 'avif' ? 'avif' : meta.format;
+    if (format !== sniffed.type) throw new Error(`sniffed ${sniffed.type}, sharp read ${meta.format ?? 'nothing'}`);
+    width = meta.width ?? 0;
+    height = meta.pageHeight ?? meta.height ?? 0;
   } catch (err) {
-    throw new EngineError('input_invalid', `${field} is not a usable image: ${(err as Error).message}`);
+    throw unusable(`its ${sniffed.type.toUpperCase()} header cannot be read`, err);
+  }
+  if (!(width > 0 && height > 0)) throw unusable('it has no pixels');
+  const limit = env.limits.imagePixels;
+  if (width * height > limit) {
+    throw tooLarge(field, `is ${width} x ${height} pixels; at most ${count(limit)} pixels are accepted`);
+  }
+
+  const options: SharpOptions = { limitInputPixels: limit, sequentialRead: true };
+  try {
+    // `rotate()` applies the EXIF orientation; flattening drops alpha onto white, as a viewer shows it.
+    return await use(sharp(bytes, options).rotate().flatten({ background: '#ffffff' }).toColourspace('srgb'));
+  } catch (err) {
+    throw unusable('it cannot be decoded (damaged or truncated?)', err);
   }
 }
 
@@ -45,8 +61,8 @@ async function toRaw(image: Sharp): Promise<RawImage> {
 }
 
 /** The image resized to cover exactly `width` x `height`, centred. */
-export function loadImageCover(ctx: Loader, url: string, field: string, width: number, height: number): Promise<RawImage> {
-  return decode(ctx, url, field, (img) => toRaw(img.resize(width, height, { fit: 'cover' })));
+export function loadImageCover(env: Loader, url: string, field: string, width: number, height: number): Promise<RawImage> {
+  return decode(env, url, field, (img) => toRaw(img.resize(width, height, { fit: 'cover' })));
 }
 
 /**
@@ -54,7 +70,7 @@ export function loadImageCover(ctx: Loader, url: string, field: string, width: n
  * layout without its detail, a cheap heavy blur.
  */
 export async function loadImageSoft(
-  ctx: Loader,
+  env: Loader,
   url: string,
   field: string,
   width: number,
@@ -62,26 +78,26 @@ export async function loadImageSoft(
 ): Promise<RawImage> {
   const scale = 24 / Math.max(width, height);
   const [w, h] = [Math.max(2, Math.round(width * scale)), Math.max(2, Math.round(height * scale))];
-  const small = await decode(ctx, url, field, (img) => toRaw(img.resize(w, h, { fit: 'cover' })));
+  const small = await decode(env, url, field, (img) => toRaw(img.resize(w, h, { fit: 'cover' })));
   const raw = { width: small.width, height: small.height, channels: 3 as const };
   return toRaw(sharp(small.data, { raw }).resize(width, height, { kernel: 'cubic' }));
 }
 
 /** The image covering `width` x `height`, written as a PNG file for ffmpeg. */
 export function loadImageFile(
-  ctx: Loader,
+  env: Loader,
   url: string,
   field: string,
   width: number,
   height: number,
   path: string,
 ): Promise<void> {
-  return decode(ctx, url, field, async (img) => {
+  return decode(env, url, field, async (img) => {
     await img.resize(width, height, { fit: 'cover' }).png().toFile(path);
   });
 }
 
 /** The image's mean colour. */
-export async function loadImageMean(ctx: Loader, url: string, field: string): Promise<Rgb> {
-  return meanColour(await decode(ctx, url, field, (img) => toRaw(img.resize(64, 64, { fit: 'fill' }))));
+export async function loadImageMean(env: Loader, url: string, field: string): Promise<Rgb> {
+  return meanColour(await decode(env, url, field, (img) => toRaw(img.resize(64, 64, { fit: 'fill' }))));
 }

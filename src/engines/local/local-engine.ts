@@ -4,6 +4,9 @@ import type { Clock } from '../../lib/clock.js';
 import { EngineError } from '../engine.js';
 import type { Engine, EngineContext, EngineJob, OutputFile } from '../engine.js';
 import { locateFfmpeg } from '../ffmpeg.js';
+import { locateFfprobe } from '../ffprobe.js';
+import { DEFAULT_MEDIA_LIMITS } from '../media-limits.js';
+import type { MediaLimits } from '../media-limits.js';
 import { renderModelA2 } from './model-a2.js';
 import { renderModelB1 } from './model-b1.js';
 import { renderModelCEdit } from './model-c-edit.js';
@@ -19,6 +22,10 @@ export interface LocalEngineOptions {
   readonly latencyMs: number;
   /** An ffmpeg binary to use instead of the one found on PATH or shipped by npm. */
   readonly ffmpegPath?: string;
+  /** Likewise for ffprobe. */
+  readonly ffprobePath?: string;
+  /** What inputs may claim and cost to decode; unset limits keep DEFAULT_MEDIA_LIMITS. */
+  readonly limits?: Partial<MediaLimits>;
 }
 
 const RENDERERS: ReadonlyMap<string, ModelRenderer> = new Map([
@@ -47,6 +54,8 @@ export class LocalEngine implements Engine {
   readonly #clock: Clock;
   readonly #waits: readonly [number, number, number];
   readonly #ffmpegPath: string | undefined;
+  readonly #ffprobePath: string | undefined;
+  readonly #limits: MediaLimits;
 
   constructor(opts: LocalEngineOptions) {
     this.#clock = opts.clock;
@@ -54,6 +63,8 @@ export class LocalEngine implements Engine {
     const third = Math.floor(total / 3);
     this.#waits = [third, third, total - 2 * third];
     this.#ffmpegPath = opts.ffmpegPath;
+    this.#ffprobePath = opts.ffprobePath;
+    this.#limits = Object.freeze({ ...DEFAULT_MEDIA_LIMITS, ...opts.limits });
   }
 
   async run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]> {
@@ -66,7 +77,13 @@ export class LocalEngine implements Engine {
     signal.throwIfAborted();
     const workDir = await mkdtemp(join(ctx.outDir, WORK_DIR_PREFIX));
     try {
-      const env: RenderEnv = { ctx, workDir, ffmpeg: () => this.#ffmpeg() };
+      const env: RenderEnv = {
+        ctx,
+        workDir,
+        ffmpeg: () => this.#tool('ffmpeg', locateFfmpeg(this.#ffmpegPath)),
+        ffprobe: () => this.#tool('ffprobe', locateFfprobe(this.#ffprobePath)),
+        limits: this.#limits,
+      };
       const prepared = await guard(signal, 'reading the inputs', () => renderer(job.model, job.request, env));
       await ctx.stage('processing');
       await this.#clock.sleep(toSampling, signal);
@@ -82,18 +99,19 @@ export class LocalEngine implements Engine {
     }
   }
 
-  async #ffmpeg(): Promise<string> {
+  async #tool(name: string, located: Promise<string>): Promise<string> {
     try {
-      return await locateFfmpeg(this.#ffmpegPath);
+      return await located;
     } catch (err) {
-      throw new EngineError('engine_failed', (err as Error).message);
+      throw new EngineError('engine_failed', `the local engine cannot run ${name}`, { detail: (err as Error).message });
     }
   }
 }
 
 /**
  * Aborts surface as the signal's reason, EngineErrors as themselves (including the context's own
- * input errors); anything else is the engine's own failure.
+ * input errors); anything else is the engine's own failure, told to the client in general terms:
+ * its message (ffmpeg's stderr, a path, an errno) goes only to `detail`, for the server log.
  */
 async function guard<T>(signal: AbortSignal, doing: string, work: () => Promise<T>): Promise<T> {
   try {
@@ -103,6 +121,7 @@ async function guard<T>(signal: AbortSignal, doing: string, work: () => Promise<
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     if (err instanceof EngineError) throw err;
-    throw new EngineError('engine_failed', `local engine failed while ${doing}: ${(err as Error).message}`);
+    const detail = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
+    throw new EngineError('engine_failed', `the local engine failed while ${doing}`, { detail });
   }
 }

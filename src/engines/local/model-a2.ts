@@ -43,13 +43,13 @@ export const renderModelA2: ModelRenderer = async (model, req, env) => {
   const { ctx } = env;
 
   const imageUrl = optStr(req, 'image_url');
-  const init = imageUrl ? await loadImageCover(ctx, imageUrl, 'image_url', width, height) : undefined;
+  const init = imageUrl ? await loadImageCover(env, imageUrl, 'image_url', width, height) : undefined;
   const refs: StyleRef[] = [];
   for (const [i, ref] of objects(req, 'image_style_references').entries()) {
     const url = optStr(ref, 'url');
     if (!url) continue;
     const field = `image_style_references[${i}].url`;
-    refs.push({ image: await loadImageSoft(ctx, url, field, width, height), strength: num(ref, 'strength', 0.5) });
+    refs.push({ image: await loadImageSoft(env, url, field, width, height), strength: num(ref, 'strength', 0.5) });
   }
 
   return {

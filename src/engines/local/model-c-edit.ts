@@ -9,7 +9,8 @@ import { promptHue } from './scene-svg.js';
 import { Prng, sceneKey } from './seed.js';
 import { AUDIO_RATE, FPS, aacArgs, audioTrim, h264Args, mp4Args } from './video-encode.js';
 import { OUTPUT_MP4 } from './video-scene.js';
-import { loadVideoInput } from './video-probe.js';
+import { loadVideoInput, videoInputArgs } from './video-probe.js';
+import { budgetFailure, decodeBudget } from '../media-limits.js';
 
 /**
  * video/vendor-c/model-c-edit: `init_video` re-timed to 24 fps, scaled and cropped to cover
@@ -22,7 +23,7 @@ export const renderModelCEdit: ModelRenderer = async (model, req, env) => {
   const video = await loadVideoInput(str(req, 'init_video', ''), 'init_video', env);
   const imageUrl = optStr(req, 'init_image_url');
   // The image is used for its colour only: the grade leans toward it.
-  const reference = imageUrl ? await loadImageMean(env.ctx, imageUrl, 'init_image_url') : undefined;
+  const reference = imageUrl ? await loadImageMean(env, imageUrl, 'init_image_url') : undefined;
   // `references` items have no documented fields; they act only through the request hash (seed).
 
   return {
@@ -37,9 +38,10 @@ export const renderModelCEdit: ModelRenderer = async (model, req, env) => {
       ];
       if (video.hasAudio) graph.push(`[0:a:0]aresample=${AUDIO_RATE},${audioTrim(frames / FPS)}[a]`);
       const out = join(env.ctx.outDir, OUTPUT_MP4.name);
+      // The render decodes the whole input: it runs under the input's decode budget.
       await runFfmpeg(
         [
-          '-i', video.path,
+          ...videoInputArgs(video),
           '-filter_complex', graph.join(';'),
           '-map', '[v]',
           ...(video.hasAudio ? ['-map', '[a]', ...aacArgs()] : []),
@@ -47,8 +49,10 @@ export const renderModelCEdit: ModelRenderer = async (model, req, env) => {
           ...mp4Args(),
           out,
         ],
-        { signal: env.ctx.signal, ffmpegPath: await env.ffmpeg() },
-      );
+        { signal: env.ctx.signal, ffmpegPath: await env.ffmpeg(), budget: decodeBudget(env.limits) },
+      ).catch((err: unknown) => {
+        throw budgetFailure(video.field, err);
+      });
       return { outputs: [OUTPUT_MP4], preview: await writeVideoPreview(out, frames, env) };
     },
   };

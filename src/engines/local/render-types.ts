@@ -1,4 +1,5 @@
 import type { EngineContext, OutputFile } from '../engine.js';
+import type { MediaLimits } from '../media-limits.js';
 import type { Request } from './request-fields.js';
 
 /** What a model's renderer is given besides the request. */
@@ -8,6 +9,10 @@ export interface RenderEnv {
   readonly workDir: string;
   /** The ffmpeg binary, located on first use so image models never look for it. */
   ffmpeg(): Promise<string>;
+  /** The ffprobe binary, located on first use. */
+  ffprobe(): Promise<string>;
+  /** What an input may claim and cost to decode. */
+  readonly limits: MediaLimits;
 }
 
 export interface Rendered {

@@ -29,7 +29,7 @@ async function frameImage(req: Request, field: string, size: Size, env: RenderEn
   const url = optStr(req, field);
   if (!url) return undefined;
   const file = join(env.workDir, `${field}.png`);
-  await loadImageFile(env.ctx, url, field, size[0], size[1], file);
+  await loadImageFile(env, url, field, size[0], size[1], file);
   return file;
 }
 
