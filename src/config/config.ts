@@ -31,6 +31,8 @@ export interface Config {
   readonly shutdownGraceMs: number;
   readonly inputMaxBytes: number;
   readonly inputTimeoutMs: number;
+  readonly maxFaultRetries: number;
+  readonly minFreeDiskBytes: number;
   readonly deprecations: readonly DeprecationOverride[];
   /** The config file's `prices`: model path -> rate name -> micro-USD. Names are checked later. */
   readonly prices: Readonly<Record<string, Readonly<Record<string, MicroUsd>>>>;
@@ -217,6 +219,8 @@ export function loadConfig(opts: {
     shutdownGraceMs: values.shutdown_grace_ms as number,
     inputMaxBytes: values.input_max_bytes as number,
     inputTimeoutMs: values.input_timeout_ms as number,
+    maxFaultRetries: values.max_fault_retries as number,
+    minFreeDiskBytes: values.min_free_disk_bytes as number,
     deprecations: Object.freeze(deprecations),
     prices: Object.freeze(prices),
   });

@@ -50,6 +50,8 @@ export const OPTIONS = [
   { key: 'shutdown_grace_ms', flag: 'shutdown-grace-ms', env: 'MEDIAGEN_SHUTDOWN_GRACE_MS', type: 'integer', min: 0, max: 3_600_000, help: 'on SIGTERM, how long running jobs may finish before they are handed back' },
   { key: 'input_max_bytes', flag: 'input-max-bytes', env: 'MEDIAGEN_INPUT_MAX_BYTES', type: 'integer', min: 1024, max: 1024 * 1024 * 1024, help: 'largest input file (image_url, init_video, ...) fetched or decoded' },
   { key: 'input_timeout_ms', flag: 'input-timeout-ms', env: 'MEDIAGEN_INPUT_TIMEOUT_MS', type: 'integer', min: 100, max: 600_000, help: 'time limit for fetching one input URL' },
+  { key: 'max_fault_retries', flag: 'max-fault-retries', env: 'MEDIAGEN_MAX_FAULT_RETRIES', type: 'integer', min: 0, max: 20, help: 'infrastructure faults (disk full, EMFILE, read-only, database lost) a job is handed back for before it fails with server_unavailable' },
+  { key: 'min_free_disk_bytes', flag: 'min-free-disk-bytes', env: 'MEDIAGEN_MIN_FREE_DISK_BYTES', type: 'integer', min: 0, max: 2 ** 50, help: 'below this much free space in the data dir, job creation answers 503 and /readyz is not ready' },
   { key: 'log_level', flag: 'log-level', env: 'MEDIAGEN_LOG_LEVEL', type: 'string', oneOf: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], help: 'fatal, error, warn, info, debug, trace or silent' },
 ] as const satisfies readonly OptionSpec[];
 
@@ -72,5 +74,7 @@ export const DEFAULTS = {
   shutdown_grace_ms: 30_000,
   input_max_bytes: 50 * 1024 * 1024,
   input_timeout_ms: 30_000,
+  max_fault_retries: 3,
+  min_free_disk_bytes: 256 * 1024 * 1024,
   log_level: 'info',
 };

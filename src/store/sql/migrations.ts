@@ -193,7 +193,24 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // 0007 is taken by another change of the same release; the merge orders them.
+  '0008_fault_backoff': {
+    async up(db: Kysely<unknown>) {
+      // A job handed back for an infrastructure fault waits until run_after; fault_count bounds it.
+      await db.schema.alterTable('jobs').addColumn('run_after', 'bigint').execute();
+      await db.schema.alterTable('jobs').addColumn('fault_count', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      // /readyz proves the store takes writes by upserting this one row.
+      await db.schema
+        .createTable('health_probes')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
+
+/** The names of every migration this code knows, in order (readiness compares them with the store's). */
+export const MIGRATION_NAMES: readonly string[] = Object.freeze(Object.keys(migrations).sort());
 
 export const migrationProvider: MigrationProvider = {
   getMigrations: async () => migrations,
