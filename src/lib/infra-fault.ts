@@ -47,12 +47,17 @@ const TEXTS: readonly [RegExp, InfraFaultKind, string][] = [
 ];
 
 /** pg's own words when the connection or pool is gone (no SQLSTATE: the server never answered). */
-const PG_CONNECTION_TEXT = /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Cannot use a pool after calling end/i;
+const PG_CONNECTION_TEXT =
+  /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Cannot use a pool after calling end|is not currently accepting connections/i;
 
-/** SQLSTATE classes: 08 connection exception, 57P01-03 shutdowns, 53 insufficient resources. */
+/**
+ * SQLSTATE classes: 08 connection exception, 57P01-03 shutdowns, 53 insufficient resources, and
+ * failures to connect at all: 3D000 (the database is gone), 28xxx (the credentials were refused).
+ */
 function sqlState(code: string): InfraFaultKind | undefined {
   if (!/^[0-9A-Z]{5}$/.test(code)) return undefined;
-  if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return 'database_unreachable';
+  if (code.startsWith('08') || code.startsWith('28') || code === '3D000') return 'database_unreachable';
+  if (code === '57P01' || code === '57P02' || code === '57P03') return 'database_unreachable';
   if (code === '53100') return 'disk_full';
   if (code.startsWith('53')) return 'database_busy';
   return undefined;

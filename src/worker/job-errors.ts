@@ -2,7 +2,7 @@ import { EngineError } from '../engines/engine.js';
 import type { JobError } from '../services/job-runs.js';
 
 /** What the client reads when the engine failed for a reason of its own; the log has the rest. */
-export const ENGINE_FAILED_MESSAGE = 'the engine failed unexpectedly; the server log has the details';
+export const ENGINE_FAILED_MESSAGE = 'the engine failed unexpectedly';
 
 // An absolute POSIX path (at least two segments, so `a/b` ratios and `image/png` stay), or a
 // Windows drive path. Inside URLs the path follows a host, not a space or quote, so URLs survive.
