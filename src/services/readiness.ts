@@ -69,9 +69,17 @@ export class Readiness {
   }
 }
 
+/** Read after the check's name: `disk full`, `disk read-only`, ... */
+const DISK_VERDICTS: Readonly<Record<string, string>> = {
+  disk_full: 'full',
+  read_only: 'read-only',
+  too_many_files: 'out of file handles',
+};
+
 function diskVerdict(disk: DiskState): string {
   if (disk.ok) return 'ok';
-  return disk.freeBytes !== undefined && disk.kind === 'disk_full' ? 'free space below min_free_disk_bytes' : describeFault(disk.kind);
+  if (disk.kind === 'disk_full' && disk.freeBytes !== undefined) return 'free space below min_free_disk_bytes';
+  return DISK_VERDICTS[disk.kind] ?? 'failing';
 }
 
 /** The 503 of a request the server cannot serve because its storage fails; `what` says what it cannot do. */
