@@ -38,6 +38,11 @@ export class Readiness {
     return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
   }
 
+  /** Whether the data dir can take writes now (cached for a second); a worker claims nothing while not. */
+  async canStore(): Promise<boolean> {
+    return (await this.#disk.check()).ok;
+  }
+
   /** Refuses (503 with Retry-After) a request that would store something the disk cannot take. */
   async assertCanStore(): Promise<void> {
     const disk = await this.#disk.check();

@@ -31,6 +31,8 @@ export interface RunDeps {
   readonly signals: JobSignals;
   loadInput(url: string, field: string, signal: AbortSignal): Promise<Buffer>;
   readonly log: Log;
+  /** The data dir check: while it fails, the worker claims nothing (a claimed job would only fault). */
+  readonly readiness?: { canStore(): Promise<boolean> };
 }
 
 /** The `alert` field of the log line every infrastructure fault writes; alerting rules match on it. */

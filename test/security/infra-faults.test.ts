@@ -368,6 +368,8 @@ describe.skipIf(!MOUNT.ok)('a real full filesystem under the data dir (a 4 MiB t
   let mnt: string | undefined;
   let roView: string | undefined;
   afterEach(async () => {
+    await worker?.stop(0);
+    worker = undefined;
     await t?.close();
     t = undefined;
     if (roView) {
@@ -449,6 +451,28 @@ describe.skipIf(!MOUNT.ok)('a real full filesystem under the data dir (a 4 MiB t
     app.clock.advance(1_000);
     expect((await post(app)).statusCode).toBe(200);
     expect((await app.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+  });
+
+  it('a worker claims nothing while the data dir is full (the jobs wait, unbilled and unfailed), and runs them once space is freed', async () => {
+    const { app, dir } = await serverOnTmpfs(512 * 1024);
+    const id = ((await post(app)).json() as { job_id: string }).job_id;
+    const filler = fill(dir);
+    app.clock.advance(1_000); // past the second for which the creation's disk check is kept
+    const log = new CapturingLog();
+    engine = new ScriptedEngine();
+    worker = new Worker({ ...app.services, engine, loadInput: () => Promise.reject(new Error('no inputs here')), log }, { concurrency: 1, pollMs: 1000 });
+    worker.start();
+    await waitFor(async () => log.lines.some((l) => l.obj.alert === 'infrastructure_fault'), 'the paused-claims alert');
+    await settle();
+    const waiting = (await app.services.runs.find(id))!;
+    expect([waiting.status, waiting.attempts, waiting.faultCount]).toEqual(['queued', 0, 0]);
+    expect(engine.started).toEqual([]);
+
+    rmSync(filler);
+    app.clock.advance(1_000);
+    await waitFor(async () => (await app.services.runs.find(id))!.status === 'completed', 'the job to complete');
+    expect(log.lines.some((l) => l.obj.resolved === true)).toBe(true);
+    await expectLedgerConsistent(app.store, app.workspaceId);
   });
 
   it('maps the store running into the full disk itself (SQLITE_FULL, no free-space floor) to 503, and holds nothing for the refused job', async () => {
