@@ -27,6 +27,7 @@ export function runPolicyFor(config: Config, catalog: Catalog): RunPolicy {
   return {
     leaseMs: config.leaseMs,
     maxAttempts: MAX_ATTEMPTS,
+    maxFaultRetries: config.maxFaultRetries,
     timeoutMs: (model) => config.modelTimeoutsMs[model] ?? config.jobTimeoutMs,
   };
 }
@@ -62,6 +63,7 @@ export async function openContext(
     outputs: new OutputFiles(join(config.dataDir, OUTPUTS_DIR)),
     runPolicy,
     prices,
+    storage: { dir: config.dataDir, minFreeBytes: config.minFreeDiskBytes },
   });
   return { config, store, services };
 }

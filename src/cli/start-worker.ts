@@ -43,6 +43,7 @@ export async function startWorker(config: Config, services: Services, store: Sto
       signals: services.signals,
       loadInput: inputs.load,
       log,
+      readiness: services.readiness,
     },
     { concurrency: config.workerConcurrency, pollMs: config.pollIntervalMs },
   );

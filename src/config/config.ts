@@ -44,6 +44,8 @@ export interface Config {
   readonly inputMaxImagePixels: number;
   readonly inputDecodeTimeoutMs: number;
   readonly inputDecodeCpuSeconds: number;
+  readonly maxFaultRetries: number;
+  readonly minFreeDiskBytes: number;
   readonly deprecations: readonly DeprecationOverride[];
   /** The config file's `prices`: model path -> rate name -> micro-USD. Names are checked later. */
   readonly prices: Readonly<Record<string, Readonly<Record<string, MicroUsd>>>>;
@@ -242,6 +244,8 @@ export function loadConfig(opts: {
     inputMaxImagePixels: values.input_max_image_pixels as number,
     inputDecodeTimeoutMs: values.input_decode_timeout_ms as number,
     inputDecodeCpuSeconds: values.input_decode_cpu_seconds as number,
+    maxFaultRetries: values.max_fault_retries as number,
+    minFreeDiskBytes: values.min_free_disk_bytes as number,
     deprecations: Object.freeze(deprecations),
     prices: Object.freeze(prices),
   });

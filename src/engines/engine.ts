@@ -62,6 +62,7 @@ export const JOB_ERROR_CODES = Object.freeze({
   timeout: "the job ran longer than its model's timeout",
   worker_lost: 'the job was reclaimed after its worker stopped too many times',
   engine_failed: 'the engine failed for a reason of its own',
+  server_unavailable: "the server's storage or database kept failing while it ran the job (disk full, too many open files, read-only, database lost); not billed, submit again later",
 } as const);
 
 export type JobErrorCode = keyof typeof JOB_ERROR_CODES;

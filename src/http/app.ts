@@ -9,11 +9,13 @@ import type { JobService } from '../services/jobs.js';
 import type { NodeAppService } from '../services/node-apps.js';
 import type { WebhookService } from '../services/webhooks.js';
 import type { OutputFiles } from '../store/files/output-files.js';
+import type { Readiness } from '../services/readiness.js';
 import { registerAuth } from './plugins/auth.js';
 import { edgeOptions, registerEdgeHooks } from './plugins/edge.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerJsonBody } from './plugins/json-body.js';
 import { registerGenerateRoutes } from './routes/generate.js';
+import { registerHealth } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerMetaRoutes } from './routes/meta.js';
 import { registerNodeAppRoutes } from './routes/node-apps.js';
@@ -35,6 +37,8 @@ export interface AppDeps {
   readonly billing: BillingService;
   readonly nodeApps: NodeAppService;
   readonly webhooks: WebhookService;
+  /** /healthz, /readyz and the storage guard on job creation. */
+  readonly readiness: Readiness;
   readonly catalog: Catalog;
   readonly clock: Clock;
   /** The base URL clients reach this server at; known only after listening when the port is 0. */
@@ -83,6 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerJsonBody(app);
   registerAuth(app, deps.identity);
+  registerHealth(app, deps.readiness);
   registerJobRoutes(app, deps.jobs, deps.catalog, deps.publicUrl);
   registerGenerateRoutes(app, {
     ...deps,

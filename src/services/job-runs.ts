@@ -1,4 +1,6 @@
 import type { Clock } from '../lib/clock.js';
+import { describeFault, faultRetryDelayMs } from '../lib/infra-fault.js';
+import type { InfraFault } from '../lib/infra-fault.js';
 import { newId } from '../lib/ids.js';
 import { msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
@@ -26,6 +28,8 @@ export interface RunPolicy {
   readonly leaseMs: number;
   /** Claims after which a job whose worker keeps disappearing fails with `worker_lost`. */
   readonly maxAttempts: number;
+  /** Infrastructure-fault hand-backs a job gets; the next fault fails it with `server_unavailable`. */
+  readonly maxFaultRetries: number;
   /** A model's timeout, counted from the job's first claim. */
   timeoutMs(model: string): number;
 }
@@ -109,6 +113,33 @@ export class JobRuns {
     return moved !== undefined;
   }
 
+  /**
+   * An infrastructure fault stopped the run: the job goes back to the queue, unbilled (its hold
+   * stays), not to be claimed before its backoff ends. Past its allowance of faults, or when the
+   * wait would outlast its timeout, it fails with `server_unavailable` and its hold is released.
+   * Undefined when the worker no longer holds the job.
+   */
+  async handBackForFault(job: ClaimedJob, fault: InfraFault): Promise<{ retryInMs: number } | { failed: JobRecord } | undefined> {
+    const faults = job.faultCount + 1;
+    const retryInMs = faultRetryDelayMs(faults);
+    const now = this.#now();
+    if (faults > this.policy.maxFaultRetries || now + retryInMs * 1000 >= this.deadline(job)) {
+      const failed = await this.fail(job, serverUnavailableError(fault));
+      return failed && { failed };
+    }
+    for (const f of RUNNING_STATUSES) assertTransition(f, 'queued');
+    const back = await this.#store.queue.moveJob({
+      id: job.id,
+      from: RUNNING_STATUSES,
+      to: 'queued',
+      leaseId: job.leaseId,
+      patch: { result: null, clearLease: true, faultRetryAt: now + retryInMs * 1000 },
+      now,
+    });
+    // No wake-up: nobody may claim it before its backoff ends; the workers' poll finds it then.
+    return back && { retryInMs };
+  }
+
   /** The job as it is now, whoever holds it. */
   find(id: string): Promise<JobRecord | undefined> {
     return this.#store.queue.findJob(id);
@@ -125,8 +156,9 @@ export class JobRuns {
       const claimed = job as ClaimedJob;
       if (now >= this.deadline(claimed)) {
         if (await this.fail(claimed, timeoutError(this.policy.timeoutMs(job.type)))) moved++;
-      } else if (job.attempts >= this.policy.maxAttempts) {
-        const message = `the job's worker stopped ${job.attempts} times; giving up`;
+      } else if (job.attempts - job.faultCount >= this.policy.maxAttempts) {
+        // Claims that ended in a fault hand-back were not lost workers: they do not count here.
+        const message = `the job's worker stopped ${job.attempts - job.faultCount} times; giving up`;
         if (await this.fail(claimed, { code: 'worker_lost', message })) moved++;
       } else if (await this.handBack(claimed)) {
         moved++;
@@ -174,6 +206,14 @@ export class JobRuns {
         throw err;
       });
   }
+}
+
+/** The job's end after infrastructure faults: the server's fault, and the client was not billed. */
+export function serverUnavailableError(fault: InfraFault): JobError {
+  return {
+    code: 'server_unavailable',
+    message: `the server could not run the job because ${describeFault(fault.kind)}; you were not billed, submit it again later`,
+  };
 }
 
 export function timeoutError(timeoutMs: number): JobError {

@@ -1,4 +1,6 @@
 import type { Clock } from '../lib/clock.js';
+import { dirname } from 'node:path';
+import { DiskCheck } from '../store/files/disk-check.js';
 import type { OutputFiles } from '../store/files/output-files.js';
 import type { Store } from '../store/store.js';
 import type { Catalog } from './catalog/catalog.js';
@@ -11,6 +13,7 @@ import type { RunPolicy } from './job-runs.js';
 import { JobSignals } from './job-signals.js';
 import { JobService } from './jobs.js';
 import { NodeAppService } from './node-apps.js';
+import { Readiness } from './readiness.js';
 import { WebhookService } from './webhooks.js';
 
 export interface Services {
@@ -21,6 +24,7 @@ export interface Services {
   readonly nodeApps: NodeAppService;
   readonly webhooks: WebhookService;
   readonly signals: JobSignals;
+  readonly readiness: Readiness;
   readonly outputs: OutputFiles;
   readonly catalog: Catalog;
   readonly clock: Clock;
@@ -33,6 +37,11 @@ export interface ServiceOptions {
   readonly runPolicy: RunPolicy;
   /** Prices by model path (the spec's table with the config file's overrides). */
   readonly prices: PriceTable;
+  /**
+   * The data dir whose writes readiness and job creation check, and the free space it must keep.
+   * Default: the outputs' parent directory, with no floor (the write probe only).
+   */
+  readonly storage?: { readonly dir: string; readonly minFreeBytes: number };
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -50,6 +59,11 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     nodeApps: new NodeAppService(store, clock),
     webhooks,
     signals,
+    readiness: new Readiness(
+      store,
+      clock,
+      new DiskCheck(opts.storage?.dir ?? dirname(opts.outputs.root), opts.storage?.minFreeBytes ?? 0, () => clock.nowMs()),
+    ),
     outputs: opts.outputs,
     catalog,
     clock,

@@ -61,6 +61,16 @@ export interface JobsTable {
   started_at: number | null;
   /** Names the job's output directory and URLs; random, set by the first claim. */
   output_key: string | null;
+  /** Not claimable before this instant: set when an infrastructure fault handed the job back. */
+  run_after: number | null;
+  /** How many times an infrastructure fault handed the job back (bounded by the run policy). */
+  fault_count: number;
+}
+
+/** One row per probe name, rewritten by each readiness check to prove the store takes writes. */
+export interface HealthProbesTable {
+  id: string;
+  at: number;
 }
 
 /**
@@ -212,4 +222,5 @@ export interface Database {
   node_apps: NodeAppsTable;
   node_app_versions: NodeAppVersionsTable;
   idempotency_keys: IdempotencyKeysTable;
+  health_probes: HealthProbesTable;
 }

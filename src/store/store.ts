@@ -61,6 +61,10 @@ export interface JobRecord {
   readonly attempts: number;
   readonly startedAt: Micros | null;
   readonly outputKey: string | null;
+  /** Not claimable before this instant (an infrastructure fault's backoff); null: at once. */
+  readonly runAfter: Micros | null;
+  /** Hand-backs caused by infrastructure faults so far. */
+  readonly faultCount: number;
 }
 
 export interface NewWorkspace {
@@ -166,6 +170,8 @@ export interface JobPatch {
   readonly clearLease?: boolean;
   /** Zero data retention: the request body (prompt and inputs) is erased. */
   readonly eraseRequest?: boolean;
+  /** An infrastructure fault's hand-back: not claimable before this instant, and counted. */
+  readonly faultRetryAt?: Micros;
 }
 
 export interface JobMove {
@@ -188,7 +194,10 @@ export interface QueueStore {
   lockWorkspace(workspaceId: string): Promise<WorkspaceLimits | undefined>;
   /** How many of the workspace's jobs are in `statuses`, counting no further than `atMost`. */
   countJobs(workspaceId: string, statuses: readonly string[], atMost: number): Promise<number>;
-  /** Atomically takes the oldest queued job, moving it to `scheduled` under a new lease. */
+  /**
+   * Atomically takes the oldest queued job whose run_after (if any) has come, moving it to
+   * `scheduled` under a new lease.
+   */
   claim(claim: NewClaim): Promise<JobRecord | undefined>;
   /**
    * False when the lease is gone: the job was cancelled, deleted, finished or reaped. A lease
@@ -218,6 +227,13 @@ export type JobEvent =
   /** A webhook event was written to the outbox. */
   | { readonly kind: 'webhook' };
 
+export interface StoreProbe {
+  /** Migrations of this code not applied to the store (an older schema). */
+  readonly pendingMigrations: readonly string[];
+  /** Migrations applied to the store that this code does not know (a newer binary migrated it). */
+  readonly unknownMigrations: readonly string[];
+}
+
 /** The stores as seen inside one transaction. */
 export interface StoreTx {
   readonly identity: IdentityStore;
@@ -240,6 +256,11 @@ export interface Store extends StoreTx {
    * Returns the function that stops receiving.
    */
   onEvent(fn: (event: JobEvent) => void): () => void;
+  /**
+   * Readiness: proves the store takes a write (one upserted probe row; throws otherwise) and
+   * compares the migrations it has applied with the code's list.
+   */
+  probe(now: Micros): Promise<StoreProbe>;
   /**
    * Receives the events other processes `notify` (PostgreSQL LISTEN). Absent where the backend
    * has none. Returns the function that stops listening.

@@ -2,8 +2,11 @@ import type { Engine, EngineContext, EngineStage, OutputFile } from '../engines/
 import { EngineError } from '../engines/engine.js';
 import type { Clock } from '../lib/clock.js';
 import type { JobSignals } from '../services/job-signals.js';
+import { infraFault } from '../lib/infra-fault.js';
+import type { InfraFault } from '../lib/infra-fault.js';
 import { timeoutError } from '../services/job-runs.js';
-import type { ClaimedJob, JobRuns } from '../services/job-runs.js';
+import type { ClaimedJob, JobError, JobRuns } from '../services/job-runs.js';
+import { clientJobError, errorDetail } from './job-errors.js';
 import type { JobStatus } from '../services/states.js';
 
 /** Where a run's files go; OutputFiles in production. */
@@ -28,7 +31,12 @@ export interface RunDeps {
   readonly signals: JobSignals;
   loadInput(url: string, field: string, signal: AbortSignal): Promise<Buffer>;
   readonly log: Log;
+  /** The data dir check: while it fails, the worker claims nothing (a claimed job would only fault). */
+  readonly readiness?: { canStore(): Promise<boolean> };
 }
+
+/** The `alert` field of the log line every infrastructure fault writes; alerting rules match on it. */
+export const INFRA_FAULT_ALERT = 'infrastructure_fault';
 
 /** Why a run was stopped from outside the engine. */
 export class RunStopped extends Error {
@@ -105,7 +113,7 @@ async function heartbeat(job: ClaimedJob, deps: RunDeps, signal: AbortSignal, lo
 
 /** The one outcome of a run that did not complete. */
 async function settle(job: ClaimedJob, deps: RunDeps, reason: unknown): Promise<void> {
-  const { runs, outputs, log } = deps;
+  const { runs, log } = deps;
   const meta = { jobId: job.id, model: job.type, attempt: job.attempts };
   if (reason instanceof RunStopped && reason.why === 'shutdown') {
     if (await runs.handBack(job)) log.info(meta, 'job handed back at shutdown');
@@ -116,20 +124,49 @@ async function settle(job: ClaimedJob, deps: RunDeps, reason: unknown): Promise<
     log.info({ ...meta, why: reason.why }, 'job run stopped');
     return;
   }
-  const error =
-    reason instanceof RunStopped
-      ? timeoutError(runs.policy.timeoutMs(job.type))
-      : reason instanceof EngineError
-        ? { code: reason.code, message: reason.message }
-        : { code: 'engine_failed', message: 'the engine failed unexpectedly' };
-  if (!(reason instanceof RunStopped) && !(reason instanceof EngineError)) {
-    log.error({ ...meta, err: { message: (reason as Error)?.message, stack: (reason as Error)?.stack } }, 'engine failed');
+  const fault = reason instanceof RunStopped ? undefined : infraFault(reason);
+  if (fault) return settleFault(job, deps, reason, fault);
+  if (!(reason instanceof RunStopped) && (!(reason instanceof EngineError) || reason.code === 'engine_failed')) {
+    // The client gets a fixed sentence; the whole story stays here, under the job id.
+    log.error({ ...meta, err: errorDetail(reason) }, 'engine failed');
   }
-  if (await runs.fail(job, error)) {
-    log.info({ ...meta, code: error.code }, 'job failed');
-    await outputs.remove(job.outputKey);
+  const error = reason instanceof RunStopped ? timeoutError(runs.policy.timeoutMs(job.type)) : clientJobError(reason);
+  await end(job, deps, error);
+}
+
+async function end(job: ClaimedJob, deps: RunDeps, error: JobError): Promise<void> {
+  if (await deps.runs.fail(job, error)) {
+    deps.log.info({ jobId: job.id, model: job.type, attempt: job.attempts, code: error.code }, 'job failed');
+    await deps.outputs.remove(job.outputKey);
   } else {
     await letGo(job, deps);
+  }
+}
+
+/**
+ * The disk, the file table or the database failed under the run: not the job's fault. The job
+ * goes back to the queue with a backoff, unbilled, and operators get an alert. If even that write
+ * fails (the database is gone), the lease runs out and the reaper requeues the job later.
+ */
+async function settleFault(job: ClaimedJob, deps: RunDeps, reason: unknown, fault: InfraFault): Promise<void> {
+  const alert = { alert: INFRA_FAULT_ALERT, jobId: job.id, model: job.type, attempt: job.attempts, faults: job.faultCount + 1, errno: fault.code, kind: fault.kind };
+  try {
+    const outcome = await deps.runs.handBackForFault(job, fault);
+    if (!outcome) {
+      deps.log.error({ ...alert, err: errorDetail(reason) }, 'infrastructure fault during a job run; the job was no longer ours');
+      await letGo(job, deps);
+    } else if ('failed' in outcome) {
+      deps.log.error({ ...alert, err: errorDetail(reason), gaveUp: true }, 'infrastructure fault during a job run; giving up: job failed with server_unavailable');
+      // On a read-only disk even this fails; the files then wait for an operator (or a janitor).
+      await deps.outputs.remove(job.outputKey).catch((err: unknown) => deps.log.warn({ jobId: job.id, err: errorDetail(err) }, 'could not remove the outputs of a failed job'));
+    } else {
+      deps.log.error({ ...alert, err: errorDetail(reason), retryInMs: outcome.retryInMs }, 'infrastructure fault during a job run; job handed back to the queue');
+    }
+  } catch (err) {
+    deps.log.error(
+      { ...alert, err: errorDetail(reason), handBackError: errorDetail(err) },
+      'infrastructure fault during a job run; the hand-back could not be written, the lease will expire and the job be requeued',
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import { runJob } from './run-job.js';
+import { INFRA_FAULT_ALERT, runJob } from './run-job.js';
 import type { RunDeps } from './run-job.js';
 
 export interface WorkerOptions {
@@ -24,6 +24,8 @@ export class Worker {
   #wake: AbortController = new AbortController();
   #loop: Promise<void> | undefined;
   #offQueued: (() => void) | undefined;
+  /** The data dir could not take writes at the last look: claims are paused. */
+  #diskPaused = false;
 
   constructor(deps: RunDeps, opts: WorkerOptions) {
     this.#deps = deps;
@@ -75,8 +77,22 @@ export class Worker {
     }
   }
 
+  /**
+   * Claims nothing while the data dir cannot take writes: the job would only fault, and waiting in
+   * the queue costs it neither an attempt nor its timeout (counted from its first claim).
+   */
+  async #diskAllowsClaims(): Promise<boolean> {
+    const ok = (await this.#deps.readiness?.canStore()) ?? true;
+    if (ok === !this.#diskPaused) return ok;
+    this.#diskPaused = !ok;
+    if (ok) this.#deps.log.info({ alert: INFRA_FAULT_ALERT, resolved: true }, 'the data dir takes writes again; claiming jobs');
+    else this.#deps.log.error({ alert: INFRA_FAULT_ALERT, kind: 'disk' }, 'the data dir cannot take writes (disk full, read-only or below min_free_disk_bytes); claiming no jobs');
+    return ok;
+  }
+
   /** Claims until every slot is busy or the queue is empty. */
   async #fill(): Promise<void> {
+    if (this.#running.size >= this.#opts.concurrency || !(await this.#diskAllowsClaims())) return;
     while (!this.#stopping.signal.aborted && this.#running.size < this.#opts.concurrency) {
       let job;
       try {

@@ -73,6 +73,8 @@ export async function createTestApp(
     balanceMicros?: number;
     /** The config file's `prices` (micro-USD per rate). */
     prices?: Record<string, Record<string, number>>;
+    /** The data dir readiness and job creation check (default: the test's dir, no free-space floor). */
+    storage?: { dir: string; minFreeBytes: number };
     /** Runs jobs in this process with this engine (default: none, jobs stay queued). */
     worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean };
   } = {},
@@ -88,6 +90,7 @@ export async function createTestApp(
     outputs,
     runPolicy: { ...runPolicyFor(loadConfig({ env: {} }), catalog), ...opts.runPolicy },
     prices: priceTableFor({ ...loadConfig({ env: {} }), prices: opts.prices ?? {} }),
+    ...(opts.storage ? { storage: opts.storage } : {}),
   });
   const app = await buildApp({
     ...services,

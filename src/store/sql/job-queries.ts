@@ -25,6 +25,8 @@ export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
   attempts: Number(r.attempts),
   startedAt: r.started_at === null ? null : Number(r.started_at),
   outputKey: r.output_key,
+  runAfter: r.run_after === null ? null : Number(r.run_after),
+  faultCount: Number(r.fault_count),
 });
 
 export class SqlJobStore implements JobStore {
@@ -68,6 +70,8 @@ export class SqlJobStore implements JobStore {
         attempts: 0,
         started_at: null,
         output_key: null,
+        run_after: null,
+        fault_count: 0,
       };
       await db.insertInto('jobs').values(row).execute();
       return toJobRecord(row);

@@ -221,7 +221,23 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('jobs_output_key').unique().on('jobs').column('output_key').execute();
     },
   },
+  '0009_fault_backoff': {
+    async up(db: Kysely<unknown>) {
+      // A job handed back for an infrastructure fault waits until run_after; fault_count bounds it.
+      await db.schema.alterTable('jobs').addColumn('run_after', 'bigint').execute();
+      await db.schema.alterTable('jobs').addColumn('fault_count', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      // /readyz proves the store takes writes by upserting this one row.
+      await db.schema
+        .createTable('health_probes')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
+
+/** The names of every migration this code knows, in order (readiness compares them with the store's). */
+export const MIGRATION_NAMES: readonly string[] = Object.freeze(Object.keys(migrations).sort());
 
 export const migrationProvider: MigrationProvider = {
   getMigrations: async () => migrations,

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Kysely, Updateable } from 'kysely';
-import type { Database, JobsTable } from '../schema.js';
+import type { Kysely, UpdateObject } from 'kysely';
+import type { Database } from '../schema.js';
 import type { JobEvent, JobMove, JobRecord, NewClaim, QueueStore, WorkspaceLimits } from '../store.js';
 import { toJobRecord } from './job-queries.js';
 
@@ -72,6 +72,7 @@ export class SqlQueueStore implements QueueStore {
         attempts: sql<number>`attempts + 1`,
         started_at: sql<number>`COALESCE(started_at, ${c.now})`,
         output_key: sql<string>`COALESCE(output_key, ${c.outputKey})`,
+        run_after: null,
         updated_at: c.now,
       })
       .where('id', '=', (eb) => {
@@ -79,6 +80,8 @@ export class SqlQueueStore implements QueueStore {
           .selectFrom('jobs')
           .select('id')
           .where('status', '=', 'queued')
+          // A job handed back for an infrastructure fault waits out its backoff.
+          .where((w) => w.or([w('run_after', 'is', null), w('run_after', '<=', c.now)]))
           .orderBy('created_at')
           .orderBy('id')
           .limit(1);
@@ -102,7 +105,7 @@ export class SqlQueueStore implements QueueStore {
 
   async moveJob(m: JobMove): Promise<JobRecord | undefined> {
     const p = m.patch ?? {};
-    const set: Updateable<JobsTable> = { status: m.to, updated_at: m.now };
+    const set: UpdateObject<Database, 'jobs'> = { status: m.to, updated_at: m.now };
     if (p.result !== undefined) set.result = p.result === null ? null : JSON.stringify(p.result);
     if (p.error !== undefined) set.error = p.error === null ? null : JSON.stringify(p.error);
     if (p.completedAt !== undefined) set.completed_at = p.completedAt;
@@ -111,6 +114,10 @@ export class SqlQueueStore implements QueueStore {
       set.lease_expires_at = null;
     }
     if (p.eraseRequest) set.request = '{}';
+    if (p.faultRetryAt !== undefined) {
+      set.run_after = p.faultRetryAt;
+      set.fault_count = sql<number>`fault_count + 1`;
+    }
     let q = this.#db.updateTable('jobs').set(set).where('id', '=', m.id).where('status', 'in', [...m.from]);
     if (m.leaseId !== undefined) q = q.where('lease_id', '=', m.leaseId);
     const r = await q.returningAll().executeTakeFirst();

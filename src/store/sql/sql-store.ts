@@ -1,4 +1,4 @@
-import { Migrator } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { JobEvent, Store, StoreTx } from '../store.js';
@@ -6,7 +6,7 @@ import { SqlBillingStore } from './billing-queries.js';
 import { SqlIdempotencyStore } from './idempotency-queries.js';
 import { SqlIdentityStore } from './identity-queries.js';
 import { SqlJobStore } from './job-queries.js';
-import { migrationProvider } from './migrations.js';
+import { MIGRATION_NAMES, migrationProvider } from './migrations.js';
 import { SqlNodeAppStore } from './node-app-queries.js';
 import { SqlQueueStore } from './queue-queries.js';
 import { SqlWebhookStore } from './webhook-queries.js';
@@ -80,6 +80,22 @@ export async function createSqlStore({ db, transact, migrationsNeedWriteLock, sk
     onEvent(fn) {
       listeners.add(fn);
       return () => listeners.delete(fn);
+    },
+    async probe(now) {
+      await transact((trx) =>
+        trx
+          .insertInto('health_probes')
+          .values({ id: 'readyz', at: now })
+          .onConflict((oc) => oc.column('id').doUpdateSet({ at: now }))
+          .execute(),
+      );
+      // Kysely's own bookkeeping table: every migration it has applied, by name.
+      const applied = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db);
+      const names = new Set(applied.rows.map((r) => r.name));
+      return {
+        pendingMigrations: MIGRATION_NAMES.filter((n) => !names.has(n)),
+        unknownMigrations: [...names].filter((n) => !MIGRATION_NAMES.includes(n)).sort(),
+      };
     },
     ...(listen ? { listen } : {}),
     close: async () => {

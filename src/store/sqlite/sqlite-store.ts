@@ -51,7 +51,9 @@ export async function openSqliteStore(file: string): Promise<Store> {
         await sql`COMMIT`.execute(conn);
         return out;
       } catch (err) {
-        await sql`ROLLBACK`.execute(conn);
+        // SQLite ends the transaction itself on some errors (SQLITE_FULL, SQLITE_IOERR): then
+        // ROLLBACK fails too, and its "no transaction is active" must not hide the real cause.
+        await sql`ROLLBACK`.execute(conn).catch(() => undefined);
         throw err;
       }
     });

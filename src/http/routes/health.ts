@@ -1,0 +1,39 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../services/errors.js';
+import type { Readiness } from '../../services/readiness.js';
+
+const Checks = Type.Object({ store: Type.String(), migrations: Type.String(), disk: Type.String() });
+
+/**
+ * Health for load balancers and orchestrators, without auth and out of the API document:
+ * `/healthz` says the process answers, `/readyz` that it can do its work. Also the storage guard:
+ * an authenticated POST (it would store a job) is refused with 503 while the data dir cannot take
+ * writes, before its body is read; reads and deletes go on.
+ */
+export function registerHealth(app: FastifyInstance, readiness: Readiness): void {
+  app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ status: 'ok' }));
+
+  app.get(
+    '/readyz',
+    { config: { public: true }, schema: { hide: true, response: { 200: Type.Object({ status: Type.Literal('ready'), checks: Checks }) } } },
+    async () => {
+      const report = await readiness.check();
+      if (!report.ready) {
+        const failing = Object.entries(report.checks).filter(([, v]) => v !== 'ok');
+        const [name, verdict] = failing[0]!;
+        throw new AppError('unavailable', `not ready: ${name} ${verdict}`, {
+          extra: { checks: report.checks },
+          headers: { 'retry-after': '5' },
+        });
+      }
+      return { status: 'ready', checks: report.checks };
+    },
+  );
+
+  // Registered after the auth plugin's hook, so an unauthenticated POST still gets its 401.
+  app.addHook('onRequest', async (request) => {
+    if (request.method !== 'POST' || request.routeOptions.config.public || !request.routeOptions.url) return;
+    await readiness.assertCanStore();
+  });
+}
