@@ -73,6 +73,8 @@ export interface EngineErrorOptions {
    * shown to the client. The runner logs it with the job id.
    */
   readonly detail?: string;
+  /** The error behind this one, kept so the runner can tell a full disk from a bad input. */
+  readonly cause?: unknown;
 }
 
 /**
@@ -83,7 +85,7 @@ export class EngineError extends Error {
   readonly code: JobErrorCode;
   readonly detail: string | undefined;
   constructor(code: JobErrorCode, message: string, options: EngineErrorOptions = {}) {
-    super(message);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'EngineError';
     this.code = code;
     this.detail = options.detail;

@@ -70,7 +70,8 @@ function* chain(err: unknown, depth = 0): Generator<unknown> {
   if (typeof err !== 'object') return;
   const e = err as { cause?: unknown; detail?: unknown; errors?: unknown };
   if (e.cause !== undefined) yield* chain(e.cause, depth + 1);
-  if (e.detail instanceof Error) yield* chain(e.detail, depth + 1);
+  // An engine's detail is an Error or the text of one (a stack, a decoder's stderr).
+  if (e.detail instanceof Error || typeof e.detail === 'string') yield* chain(e.detail, depth + 1);
   if (Array.isArray(e.errors)) for (const inner of e.errors.slice(0, 8)) yield* chain(inner, depth + 1);
 }
 

@@ -347,6 +347,17 @@ describe('store and disk errors under a request map to 503, never 500', () => {
     expect(infraFault(Object.assign(new Error('unique violation'), { code: '23505' }))).toBeUndefined();
     expect(infraFault(new Error('wrapped', { cause: new Error('deeper', { cause: errnoError('ENFILE', 'open', '/x') }) }))?.kind).toBe('too_many_files');
   });
+
+  it("finds the fault behind the local engine's catch-all, which keeps the error as its cause and its text as detail", () => {
+    const disk = errnoError('ENOSPC', 'write', '/data/outputs/k/output.png');
+    const wrapped = new EngineError('engine_failed', 'the local engine failed while rendering', { detail: disk.stack, cause: disk });
+    expect(wrapped.cause).toBe(disk);
+    expect(infraFault(wrapped)).toEqual({ kind: 'disk_full', code: 'ENOSPC' });
+    // A decoder's stderr kept only as text still names the fault.
+    const stderrOnly = new EngineError('engine_failed', 'the local engine failed while rendering', { detail: 'output.mp4: No space left on device' });
+    expect(infraFault(stderrOnly)?.kind).toBe('disk_full');
+    expect(infraFault(new EngineError('input_invalid', 'image_url is not a usable image', { detail: 'pngload: bad header' }))).toBeUndefined();
+  });
 });
 
 /** Mounting a tmpfs needs root (or CAP_SYS_ADMIN); CI runs as root on the same kind of machine. */

@@ -122,6 +122,6 @@ async function guard<T>(signal: AbortSignal, doing: string, work: () => Promise<
     if (signal.aborted) throw signal.reason;
     if (err instanceof EngineError) throw err;
     const detail = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
-    throw new EngineError('engine_failed', `the local engine failed while ${doing}`, { detail });
+    throw new EngineError('engine_failed', `the local engine failed while ${doing}`, { detail, cause: err });
   }
 }
