@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { binaryLocator } from './locate-binary.js';
 
 /**
  * Locating and running ffmpeg. design.md: "ffmpeg from PATH, else an npm package that ships the
@@ -138,46 +138,14 @@ export function lastLines(text: string, n: number): string {
   return text.trim().split(/\r?\n/).slice(-n).join(' | ');
 }
 
-/** ffmpeg on PATH is used only if it can encode H.264; some distribution builds cannot. */
-async function pathFfmpegUsable(): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    const child = spawn('ffmpeg', ['-hide_banner', '-encoders'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      out += chunk;
-    });
-    // Not found: `error`, then `close` with no code. Resolving twice is harmless.
-    child.on('error', () => resolve(false));
-    child.on('close', (code) => resolve(code === 0 && /\blibx264\b/.test(out) && /\baac\b/.test(out)));
-  });
-}
-
-function bundledFfmpeg(): string {
-  try {
-    const installer = createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string };
-    return installer.path;
-  } catch (err) {
-    // The package throws a bare string on an unsupported platform.
-    throw new Error(`no usable ffmpeg: none on PATH, and @ffmpeg-installer/ffmpeg failed: ${String(err)}`);
-  }
-}
-
-let located: Promise<string> | undefined;
-
 /**
- * The ffmpeg binary to use: `explicit` if given, else `ffmpeg` on PATH when it has libx264 and
- * aac, else the binary shipped by `@ffmpeg-installer/ffmpeg`. The automatic choice is made once
- * per process. Outputs are byte-identical for identical requests only with the same binary.
+ * The ffmpeg binary to use: `explicit` if given, else `ffmpeg` on PATH when it can encode H.264
+ * and AAC (some distribution builds cannot), else the binary shipped by `@ffmpeg-installer/ffmpeg`.
+ * Outputs are byte-identical for identical requests only with the same binary.
  */
-export function locateFfmpeg(explicit?: string): Promise<string> {
-  if (explicit) return Promise.resolve(explicit);
-  if (!located) {
-    located = pathFfmpegUsable().then((onPath) => (onPath ? 'ffmpeg' : bundledFfmpeg()));
-    // A failed lookup is not kept, so a later call can succeed once the cause is fixed.
-    located.catch(() => {
-      located = undefined;
-    });
-  }
-  return located;
-}
+export const locateFfmpeg = binaryLocator({
+  name: 'ffmpeg',
+  probeArgs: ['-hide_banner', '-encoders'],
+  accepts: (out) => /\blibx264\b/.test(out) && /\baac\b/.test(out),
+  npmPackage: '@ffmpeg-installer/ffmpeg',
+});

@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { runTool } from './ffmpeg.js';
+import { binaryLocator } from './locate-binary.js';
 
 /**
  * Locating and running ffprobe, whose JSON report is how an input video's claims (duration,
@@ -110,33 +109,10 @@ export async function probeFile(ffprobePath: string, path: string, demuxer: stri
   return parseProbeReport(stdout);
 }
 
-async function pathFfprobeUsable(): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    const child = spawn('ffprobe', ['-hide_banner', '-version'], { stdio: 'ignore' });
-    child.on('error', () => resolve(false));
-    child.on('close', (code) => resolve(code === 0));
-  });
-}
-
-function bundledFfprobe(): string {
-  try {
-    const installer = createRequire(import.meta.url)('@ffprobe-installer/ffprobe') as { path: string };
-    return installer.path;
-  } catch (err) {
-    throw new Error(`no usable ffprobe: none on PATH, and @ffprobe-installer/ffprobe failed: ${String(err)}`);
-  }
-}
-
-let located: Promise<string> | undefined;
-
 /** The ffprobe binary: `explicit` if given, else `ffprobe` on PATH, else the npm package's. */
-export function locateFfprobe(explicit?: string): Promise<string> {
-  if (explicit) return Promise.resolve(explicit);
-  if (!located) {
-    located = pathFfprobeUsable().then((onPath) => (onPath ? 'ffprobe' : bundledFfprobe()));
-    located.catch(() => {
-      located = undefined;
-    });
-  }
-  return located;
-}
+export const locateFfprobe = binaryLocator({
+  name: 'ffprobe',
+  probeArgs: ['-hide_banner', '-version'],
+  accepts: () => true,
+  npmPackage: '@ffprobe-installer/ffprobe',
+});

@@ -4,6 +4,7 @@ import { newId } from '../lib/ids.js';
 import { msToMicros } from '../lib/time.js';
 import type { Store, StoreTx } from '../store/store.js';
 import { AppError } from './errors.js';
+import { canonicalJson } from '../lib/canonical-json.js';
 
 /**
  * Idempotency-Key (Stripe's semantics; IETF draft-ietf-httpapi-idempotency-key-header): a request
@@ -41,18 +42,6 @@ export interface HeldKey {
 export type Begun =
   | { readonly kind: 'replay'; readonly status: number; readonly body: Readonly<Record<string, unknown>> }
   | { readonly kind: 'held'; readonly held: HeldKey };
-
-/** JSON with object keys sorted at every level, so key order in the body changes nothing. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 /**
  * SHA-256 HMAC of the canonical request, keyed by the attempt's random id (stored beside it): the

@@ -6,7 +6,8 @@ import type { ModelRenderer } from './render-types.js';
 import { writeImagePreview } from './preview.js';
 import { num, objects, str } from './request-fields.js';
 import { sceneSvg } from './scene-svg.js';
-import { Prng, canonicalJson, sceneKey, unitHash } from './seed.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
+import { Prng, sceneKey, unitHash } from './seed.js';
 
 /**
  * image/vendor-b/model-b-1: exactly `width` x `height` (rounded to whole pixels), PNG unless

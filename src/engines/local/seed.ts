@@ -1,21 +1,10 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../lib/canonical-json.js';
 
 /**
  * Where every "random" choice of the local engine comes from. The same request must give the same
  * bytes, so nothing here reads the time or Math.random: a scene is a pure function of its key.
  */
-
-/** JSON with object keys sorted, so two equal requests hash alike whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 export function sha256(...parts: readonly string[]): Buffer {
   const h = createHash('sha256');

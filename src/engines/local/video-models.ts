@@ -3,7 +3,8 @@ import { loadImageFile } from './image-inputs.js';
 import type { ModelRenderer, RenderEnv } from './render-types.js';
 import { bool, num, optStr, str } from './request-fields.js';
 import type { Request } from './request-fields.js';
-import { Prng, canonicalJson, sceneKey, sha256 } from './seed.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
+import { Prng, sceneKey, sha256 } from './seed.js';
 import { renderSceneVideo } from './video-scene.js';
 
 /** The generated-video models: sizes, lengths and inputs; the picture itself is video-scene.ts. */
