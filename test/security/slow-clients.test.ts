@@ -93,6 +93,25 @@ describe('slow clients are cut and the server keeps serving others', () => {
   });
   afterAll(() => t.close());
 
+  it('a request refused before its body arrives (bad token) is answered once and its connection closed, not held open for the body', async () => {
+    const body = JSON.stringify({ prompt: 'x'.repeat(200) });
+    const conn = await open(port);
+    conn.socket.write(
+      `POST ${B1} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer mg_not_a_token\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+    );
+    const sending = trickle(conn.socket, body, 20);
+    const closedAfter = await conn.closed;
+    await sending;
+    // Closed with the 401, long before the request timeout would have cut a trickling body.
+    expect(closedAfter).toBeLessThan(REQUEST_MS / 2);
+    const raw = conn.received();
+    expect(raw.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    const answer = statusAndJson(raw);
+    expect(answer.status).toBe(401);
+    expect(answer.headers).toContain('connection: close');
+  });
+
   it('a body sent one byte at a time is cut with a 408 JSON error and its socket closed, while another GET answers 200 promptly', async () => {
     const body = JSON.stringify({ prompt: 'x'.repeat(200) });
     const conn = await open(port);

@@ -36,6 +36,9 @@ export function toAppError(err: FastifyError | Error, bodyLimit?: number, method
 export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
   // RFC 6750: a 401 names the scheme the client should use.
   if (err.status === 401) reply.header('www-authenticate', 'Bearer realm="mediagen"');
+  // Refused before its body arrived (401, 413, 503...): the connection closes after the answer
+  // rather than wait for a body nobody will read, which a slow client could trickle for minutes.
+  if (reply.request?.raw && !reply.request.raw.complete) reply.header('connection', 'close');
   return reply.code(err.status).headers(err.headers).type('application/json; charset=utf-8').send(err.body());
 }
 
