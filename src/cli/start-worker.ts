@@ -6,7 +6,7 @@ import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
 import { createGuardedDispatcher } from '../lib/safe-fetch.js';
 import { createInputLoader } from '../worker/input-loader.js';
-import type { Log } from '../worker/run-job.js';
+import type { Log } from '../lib/log.js';
 import { WebhookSender } from '../worker/webhook-sender.js';
 import { Worker } from '../worker/worker.js';
 

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../config/options.js';
 import { EngineError } from './engine.js';
 import { DecodeBudgetError } from './ffmpeg.js';
 import type { DecodeBudget } from './ffmpeg.js';
@@ -7,7 +8,7 @@ import type { DecodeBudget } from './ffmpeg.js';
  * claim ten hours of video or a 10-gigapixel image; the claims are read from headers (ffprobe's
  * report, the image header) and checked here first, so such an input fails at once as
  * `input_too_large` instead of burning CPU until the job times out. Set from the `input_max_*`
- * and `input_decode_*` options (docs/config.md); the defaults are the same numbers.
+ * and `input_decode_*` options (docs/config.md).
  */
 export interface MediaLimits {
   /** Longest video input, seconds (container and every stream). */
@@ -26,14 +27,15 @@ export interface MediaLimits {
   readonly decodeCpuSeconds: number;
 }
 
+/** The defaults of docs/config.md, for callers (tests) that do not read a config. */
 export const DEFAULT_MEDIA_LIMITS: MediaLimits = Object.freeze({
-  videoSeconds: 60,
-  videoFrames: 3600,
-  videoPixels: 3840 * 2160,
-  streams: 8,
-  imagePixels: 50_000_000,
-  decodeWallMs: 120_000,
-  decodeCpuSeconds: 240,
+  videoSeconds: DEFAULTS.input_max_video_seconds,
+  videoFrames: DEFAULTS.input_max_video_frames,
+  videoPixels: DEFAULTS.input_max_video_pixels,
+  streams: DEFAULTS.input_max_streams,
+  imagePixels: DEFAULTS.input_max_image_pixels,
+  decodeWallMs: DEFAULTS.input_decode_timeout_ms,
+  decodeCpuSeconds: DEFAULTS.input_decode_cpu_seconds,
 });
 
 export function decodeBudget(limits: MediaLimits): DecodeBudget {

@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger';
 import Fastify from 'fastify';
+import { DEFAULTS } from '../config/options.js';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Clock } from '../lib/clock.js';
 import type { Catalog } from '../services/catalog/catalog.js';
@@ -14,6 +15,7 @@ import { registerAuth } from './plugins/auth.js';
 import { edgeOptions, registerEdgeHooks } from './plugins/edge.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerJsonBody } from './plugins/json-body.js';
+import { registerStorageGuard } from './plugins/storage-guard.js';
 import { registerGenerateRoutes } from './routes/generate.js';
 import { registerHealth } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
@@ -26,8 +28,6 @@ import { applyConnectionCap, DEFAULT_SERVER_LIMITS, serverOptions } from './serv
 import type { ServerLimits } from './server-limits.js';
 import { validatorCompiler } from './validation.js';
 
-/** DEFAULTS.body_limit_bytes: far above the largest valid generation body (docs/decisions.md). */
-export const DEFAULT_BODY_LIMIT_BYTES = 128 * 1024;
 /** Routes that take no body (GET, DELETE) still get one parsed if sent; it may not be big. */
 const NO_BODY_LIMIT_BYTES = 1024;
 
@@ -65,7 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...serverOptions(limits),
     ...edgeOptions(deps.identity),
   });
-  applyConnectionCap(app.server, limits, deps.logger, () => deps.clock.nowMs());
+  applyConnectionCap(app.server, limits, deps.logger, deps.clock);
   registerEdgeHooks(app);
   app.setValidatorCompiler(validatorCompiler);
   // Response schemas document the API; they must never silently drop fields on the way out.
@@ -87,12 +87,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerJsonBody(app);
   registerAuth(app, deps.identity);
+  registerStorageGuard(app, deps.readiness);
   registerHealth(app, deps.readiness);
   registerJobRoutes(app, deps.jobs, deps.catalog, deps.publicUrl);
   registerGenerateRoutes(app, {
     ...deps,
     allowPrivateUrls: deps.allowPrivateUrls ?? false,
-    bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULTS.body_limit_bytes,
   });
   registerWebhookDeliveryRoutes(app, deps.webhooks);
   registerUsageRoutes(app, deps.billing);

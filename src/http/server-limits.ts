@@ -1,5 +1,7 @@
 import type { Server } from 'node:http';
 import type { FastifyBaseLogger, FastifyHttpOptions } from 'fastify';
+import { DEFAULTS } from '../config/options.js';
+import type { Clock } from '../lib/clock.js';
 
 /**
  * What one client may hold of the server: how long it may take to send a request, how long an idle
@@ -20,10 +22,10 @@ export interface ServerLimits {
 
 /** The defaults of docs/config.md, for callers (tests) that do not read a config. */
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
-  requestTimeoutMs: 30_000,
-  headersTimeoutMs: 10_000,
-  keepAliveTimeoutMs: 5000,
-  maxConnections: 1024,
+  requestTimeoutMs: DEFAULTS.request_timeout_ms,
+  headersTimeoutMs: DEFAULTS.headers_timeout_ms,
+  keepAliveTimeoutMs: DEFAULTS.keep_alive_timeout_ms,
+  maxConnections: DEFAULTS.max_connections,
 };
 
 /**
@@ -59,7 +61,7 @@ export function applyConnectionCap(
   server: Server,
   limits: ServerLimits,
   log: FastifyBaseLogger | undefined,
-  nowMs: () => number,
+  clock: Clock,
   logEveryMs = 10_000,
 ): void {
   server.maxConnections = limits.maxConnections;
@@ -67,7 +69,7 @@ export function applyConnectionCap(
   let dropped = 0;
   server.on('drop', () => {
     dropped++;
-    const now = nowMs();
+    const now = clock.nowMs();
     if (!log || now - lastLogged < logEveryMs) return;
     log.warn({ maxConnections: limits.maxConnections, dropped }, 'connection cap reached: closed new connections');
     lastLogged = now;

@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/clock.js';
+import type { Log } from '../lib/log.js';
 import { isUuid, newId } from '../lib/ids.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
@@ -32,9 +33,7 @@ export interface OutputRemover {
 }
 
 /** Where a removal that failed after the commit is reported (the request's logger). */
-export interface RemovalLog {
-  warn(obj: object, msg: string): void;
-}
+export type RemovalLog = Pick<Log, 'warn'>;
 
 const quiet: RemovalLog = { warn: () => undefined };
 

@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/clock.js';
+import type { Log } from '../lib/log.js';
 import type { OutputEntry } from '../store/files/output-files.js';
 import type { JobStore } from '../store/store.js';
 
@@ -15,12 +16,6 @@ export const JANITOR_BATCH = 200;
 export interface JanitorOutputs {
   list(): AsyncIterable<OutputEntry>;
   removeEntry(entry: OutputEntry): Promise<void>;
-}
-
-export interface JanitorLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
 }
 
 export interface JanitorOptions {
@@ -54,14 +49,14 @@ export class OutputJanitor {
   readonly #jobs: Pick<JobStore, 'outputKeysInUse'>;
   readonly #outputs: JanitorOutputs;
   readonly #clock: Clock;
-  readonly #log: JanitorLog;
+  readonly #log: Log;
   readonly #intervalMs: number;
   readonly #graceMs: number;
   readonly #batchSize: number;
   readonly #stop = new AbortController();
   #loop: Promise<void> | undefined;
 
-  constructor(jobs: Pick<JobStore, 'outputKeysInUse'>, outputs: JanitorOutputs, clock: Clock, log: JanitorLog, opts: JanitorOptions) {
+  constructor(jobs: Pick<JobStore, 'outputKeysInUse'>, outputs: JanitorOutputs, clock: Clock, log: Log, opts: JanitorOptions) {
     this.#jobs = jobs;
     this.#outputs = outputs;
     this.#clock = clock;

@@ -62,7 +62,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     readiness: new Readiness(
       store,
       clock,
-      new DiskCheck(opts.storage?.dir ?? dirname(opts.outputs.root), opts.storage?.minFreeBytes ?? 0, () => clock.nowMs()),
+      new DiskCheck(opts.storage?.dir ?? dirname(opts.outputs.root), opts.storage?.minFreeBytes ?? 0, clock),
     ),
     outputs: opts.outputs,
     catalog,

@@ -1,6 +1,7 @@
 import type { Engine, EngineContext, EngineStage, OutputFile } from '../engines/engine.js';
 import { EngineError } from '../engines/engine.js';
 import type { Clock } from '../lib/clock.js';
+import type { Log } from '../lib/log.js';
 import type { JobSignals } from '../services/job-signals.js';
 import { infraFault } from '../lib/infra-fault.js';
 import type { InfraFault } from '../lib/infra-fault.js';
@@ -15,12 +16,6 @@ export interface RunOutputs {
   remove(key: string): Promise<void>;
   removeFile(key: string, name: string): Promise<void>;
   urlPath(key: string, name: string): string;
-}
-
-export interface Log {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
 }
 
 export interface RunDeps {

@@ -6,7 +6,7 @@ import { presentJob } from '../services/job-view.js';
 import type { JobView } from '../services/job-view.js';
 import type { WebhookService } from '../services/webhooks.js';
 import type { WebhookDelivery } from '../store/webhook-store.js';
-import type { Log } from './run-job.js';
+import type { Log } from '../lib/log.js';
 import { postWebhook } from './webhook-post.js';
 
 export interface WebhookSenderDeps {

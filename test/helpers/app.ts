@@ -17,7 +17,7 @@ import { priceTableFor, runPolicyFor } from '../../src/cli/context.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createInputLoader } from '../../src/worker/input-loader.js';
 import type { InputLoader } from '../../src/worker/input-loader.js';
-import type { Log } from '../../src/worker/run-job.js';
+import type { Log } from '../../src/lib/log.js';
 import { Worker } from '../../src/worker/worker.js';
 import { sqliteBackend } from './backends.js';
 import type { Backend } from './backends.js';

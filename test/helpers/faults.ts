@@ -1,4 +1,4 @@
-import type { Log } from '../../src/worker/run-job.js';
+import type { Log } from '../../src/lib/log.js';
 
 /** Test doubles for infrastructure faults (test/security/infra-faults and full-disk). */
 

@@ -15,6 +15,29 @@ const FOX = { prompt: 'a red fox' };
 
 const withKey = (key: string, more: Record<string, string> = {}) => ({ 'idempotency-key': key, ...more });
 
+/**
+ * Holds the app's first store transaction (a request's job transaction, after it took its key)
+ * until `letGo`; `inside` resolves once it is held. Later transactions pass straight through.
+ */
+function holdFirstTransaction(app: TestApp): { inside: Promise<void>; letGo: () => void; restore: () => void } {
+  const store = app.store as { transaction: TestApp['store']['transaction'] };
+  const original = store.transaction.bind(app.store);
+  let entered!: () => void;
+  const inside = new Promise<void>((r) => (entered = r));
+  let letGo!: () => void;
+  const gate = new Promise<void>((r) => (letGo = r));
+  let held = true;
+  store.transaction = async (fn) => {
+    if (held) {
+      held = false;
+      entered();
+      await gate;
+    }
+    return original(fn);
+  };
+  return { inside, letGo, restore: () => (store.transaction = original) };
+}
+
 describe.each(backends)('Idempotency-Key on POST /generate: $name', (backend) => {
   let t: TestApp;
   afterEach(async () => t?.close());
@@ -88,16 +111,7 @@ describe.each(backends)('Idempotency-Key on POST /generate: $name', (backend) =>
   it('a key whose first request is still inside its creation answers 409 with Retry-After: 1, then the replay', async () => {
     t = await createTestApp({ backend });
     // Hold the first request after it has taken the key and before its job transaction runs.
-    const original = t.store.transaction.bind(t.store);
-    let entered!: () => void;
-    const inside = new Promise<void>((r) => (entered = r));
-    let letGo!: () => void;
-    const gate = new Promise<void>((r) => (letGo = r));
-    (t.store as { transaction: typeof original }).transaction = async (fn) => {
-      entered();
-      await gate;
-      return original(fn);
-    };
+    const { inside, letGo, restore } = holdFirstTransaction(t);
     const firstP = generate(t, B1, FOX, withKey('slow'));
     await inside;
 
@@ -108,7 +122,7 @@ describe.each(backends)('Idempotency-Key on POST /generate: $name', (backend) =>
 
     letGo();
     const first = ok(await firstP);
-    (t.store as { transaction: typeof original }).transaction = original;
+    restore();
     const third = await generate(t, B1, FOX, withKey('slow'));
     expect(third.headers['idempotent-replayed']).toBe('true');
     expect(ok(third).job_id).toBe(first.job_id);
@@ -117,20 +131,7 @@ describe.each(backends)('Idempotency-Key on POST /generate: $name', (backend) =>
 
   it('a request that outlives its lease loses its key: the request that took the key over creates the one job, it gets 409', async () => {
     t = await createTestApp({ backend });
-    const original = t.store.transaction.bind(t.store);
-    let entered!: () => void;
-    const inside = new Promise<void>((r) => (entered = r));
-    let letGo!: () => void;
-    const gate = new Promise<void>((r) => (letGo = r));
-    let held = true;
-    (t.store as { transaction: typeof original }).transaction = async (fn) => {
-      if (held) {
-        held = false;
-        entered();
-        await gate;
-      }
-      return original(fn);
-    };
+    const { inside, letGo } = holdFirstTransaction(t);
     const slowP = generate(t, B1, FOX, withKey('lease'));
     await inside;
     t.clock.advance(IDEMPOTENCY_LEASE_MS + 1);

@@ -7,9 +7,7 @@ const Checks = Type.Object({ store: Type.String(), migrations: Type.String(), di
 
 /**
  * Health for load balancers and orchestrators, without auth and out of the API document:
- * `/healthz` says the process answers, `/readyz` that it can do its work. Also the storage guard:
- * an authenticated POST (it would store a job) is refused with 503 while the data dir cannot take
- * writes, before its body is read; reads and deletes go on.
+ * `/healthz` says the process answers, `/readyz` that it can do its work.
  */
 export function registerHealth(app: FastifyInstance, readiness: Readiness): void {
   app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ status: 'ok' }));
@@ -30,10 +28,4 @@ export function registerHealth(app: FastifyInstance, readiness: Readiness): void
       return { status: 'ready', checks: report.checks };
     },
   );
-
-  // Registered after the auth plugin's hook, so an unauthenticated POST still gets its 401.
-  app.addHook('onRequest', async (request) => {
-    if (request.method !== 'POST' || request.routeOptions.config.public || !request.routeOptions.url) return;
-    await readiness.assertCanStore();
-  });
 }

@@ -1,5 +1,6 @@
 import { mkdir, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Clock } from '../../lib/clock.js';
 import { infraFault } from '../../lib/infra-fault.js';
 import type { InfraFaultKind } from '../../lib/infra-fault.js';
 
@@ -21,17 +22,17 @@ export const DISK_CHECK_TTL_MS = 1000;
 export class DiskCheck {
   readonly #dir: string;
   readonly #minFreeBytes: number;
-  readonly #nowMs: () => number;
+  readonly #clock: Clock;
   #last: { at: number; state: Promise<DiskState> } | undefined;
 
-  constructor(dir: string, minFreeBytes: number, nowMs: () => number) {
+  constructor(dir: string, minFreeBytes: number, clock: Clock) {
     this.#dir = dir;
     this.#minFreeBytes = minFreeBytes;
-    this.#nowMs = nowMs;
+    this.#clock = clock;
   }
 
   check(): Promise<DiskState> {
-    const now = this.#nowMs();
+    const now = this.#clock.nowMs();
     if (!this.#last || now - this.#last.at >= DISK_CHECK_TTL_MS || now < this.#last.at) {
       this.#last = { at: now, state: this.#measure() };
     }

@@ -1,0 +1,15 @@
+import type { FastifyInstance } from 'fastify';
+import type { Readiness } from '../../services/readiness.js';
+
+/**
+ * An authenticated POST (it would store a job) is refused with 503 and Retry-After while the data
+ * dir cannot take writes, before its body is read; reads and deletes go on. The disk check behind
+ * it is cached for a second, so this costs nothing per request.
+ */
+export function registerStorageGuard(app: FastifyInstance, readiness: Readiness): void {
+  // Registered after the auth plugin's hook, so an unauthenticated POST still gets its 401.
+  app.addHook('onRequest', async (request) => {
+    if (request.method !== 'POST' || request.routeOptions.config.public || !request.routeOptions.url) return;
+    await readiness.assertCanStore();
+  });
+}
