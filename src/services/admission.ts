@@ -1,7 +1,7 @@
 import type { Micros } from '../lib/time.js';
 import type { StoreTx, WorkspaceLimits } from '../store/store.js';
-import { ACTIVE_STATUSES } from './states.js';
-import type { JobStatus } from './states.js';
+import { ACTIVE_STATUSES } from '../domain/states.js';
+import type { JobStatus } from '../domain/states.js';
 
 /**
  * Per-workspace concurrency: at most `max_concurrent_jobs` admitted (queued or running) jobs, then

@@ -1,6 +1,6 @@
 import type { Clock } from '../lib/clock.js';
-import { MICROS_PER_USD, formatUsd, parseUsd } from '../lib/money.js';
-import type { MicroUsd } from '../lib/money.js';
+import { MICROS_PER_USD, formatUsd, parseUsd } from '../domain/money.js';
+import type { MicroUsd } from '../domain/money.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { Balance, LedgerEntry } from '../store/billing-store.js';
@@ -9,7 +9,7 @@ import type { PriceTable } from './catalog/prices.js';
 import { AppError, invalid } from './errors.js';
 import { normalizeEmail } from './identity.js';
 import type { AuthContext, IdentityService } from './identity.js';
-import type { JobStatus } from './states.js';
+import type { JobStatus } from '../domain/states.js';
 
 /** Spec section 8: a top-up is a custom amount from $5 to $10,000, in cents. */
 export const TOP_UP_MIN_MICROS = 5 * MICROS_PER_USD;

@@ -9,8 +9,8 @@ import type { JobPatch, JobRecord, Store } from '../store/store.js';
 import { fillSlots, promote } from './admission.js';
 import type { BillingService } from './billing.js';
 import type { WebhookService } from './webhooks.js';
-import { RUNNING_STATUSES, assertTransition } from './states.js';
-import type { JobStatus } from './states.js';
+import { RUNNING_STATUSES, assertTransition } from '../domain/states.js';
+import type { JobStatus } from '../domain/states.js';
 
 /** A job a worker holds: its lease id and output key are set. */
 export type ClaimedJob = JobRecord & { readonly leaseId: string; readonly outputKey: string; readonly startedAt: Micros };

@@ -14,8 +14,8 @@ import type { HeldKey } from './idempotency.js';
 import type { AuthContext } from './identity.js';
 import { toJobView } from './job-view.js';
 import type { JobView } from './job-view.js';
-import { NON_TERMINAL_STATUSES } from './states.js';
-import type { JobStatus } from './states.js';
+import { NON_TERMINAL_STATUSES } from '../domain/states.js';
+import type { JobStatus } from '../domain/states.js';
 
 /** Seconds a client told 429 should wait: about one short job's time. */
 export const FULL_RETRY_AFTER_S = 5;

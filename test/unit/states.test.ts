@@ -9,7 +9,7 @@ import {
   assertTransition,
   canTransition,
   predecessorsOf,
-} from '../../src/services/states.js';
+} from '../../src/domain/states.js';
 
 describe('job state machine', () => {
   it('lets no job leave a terminal status', () => {
