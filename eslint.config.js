@@ -12,4 +12,15 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    // A LockedWorkspace proves the workspace lock is held: only the store's lockWorkspace makes one.
+    files: ['**/*.ts'],
+    ignores: ['src/store/sql/queue-queries.ts', 'src/store/locked-workspace.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/locked-workspace.js'], importNames: ['sealLock'], message: 'Only QueueStore.lockWorkspace hands out a LockedWorkspace.' }] },
+      ],
+    },
+  },
 );

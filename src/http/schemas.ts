@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { JOB_STATUSES } from '../services/states.js';
+import { JOB_STATUSES } from '../domain/states.js';
 import { StringEnum } from '../services/catalog/schema-kit.js';
 
 /** Response shapes for the OpenAPI document (spec section 2). Responses are not filtered by them. */

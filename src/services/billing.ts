@@ -1,15 +1,15 @@
 import type { Clock } from '../lib/clock.js';
-import { MICROS_PER_USD, formatUsd, parseUsd } from '../lib/money.js';
-import type { MicroUsd } from '../lib/money.js';
+import { MICROS_PER_USD, formatUsd, parseUsd } from '../domain/money.js';
+import type { MicroUsd } from '../domain/money.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { Balance, LedgerEntry } from '../store/billing-store.js';
-import type { Store, StoreTx, Workspace } from '../store/store.js';
+import type { LockedWorkspace, Store, StoreTx, Workspace } from '../store/store.js';
 import type { PriceTable } from './catalog/prices.js';
 import { AppError, invalid } from './errors.js';
 import { normalizeEmail } from './identity.js';
 import type { AuthContext, IdentityService } from './identity.js';
-import type { JobStatus } from './states.js';
+import type { TerminalStatus } from '../domain/states.js';
 
 /** Spec section 8: a top-up is a custom amount from $5 to $10,000, in cents. */
 export const TOP_UP_MIN_MICROS = 5 * MICROS_PER_USD;
@@ -90,10 +90,10 @@ export class BillingService {
   }
 
   /** In the admission transaction: holds the job's price, or refuses with 402 (nothing written). */
-  async hold(tx: StoreTx, job: { workspaceId: string; jobId: string; type: string; price: MicroUsd }, now: Micros): Promise<void> {
-    const held = await tx.billing.hold({ workspaceId: job.workspaceId, jobId: job.jobId, jobType: job.type, amountMicros: job.price, now });
+  async hold(tx: StoreTx, lock: LockedWorkspace, job: { jobId: string; type: string; price: MicroUsd }, now: Micros): Promise<void> {
+    const held = await tx.billing.hold({ workspaceId: lock.workspaceId, jobId: job.jobId, jobType: job.type, amountMicros: job.price, now });
     if (held) return;
-    const { balanceMicros, heldMicros } = await tx.billing.getBalance(job.workspaceId);
+    const { balanceMicros, heldMicros } = await tx.billing.getBalance(lock.workspaceId);
     throw new AppError(
       'insufficient_balance',
       `insufficient API balance: this request costs $${formatUsd(job.price)} and the workspace has $${formatUsd(balanceMicros - heldMicros)} available ` +
@@ -102,8 +102,11 @@ export class BillingService {
     );
   }
 
-  /** In the transaction that ends the job: completed jobs are charged their hold, others released. */
-  settle(tx: StoreTx, jobId: string, status: JobStatus, now: Micros): Promise<LedgerEntry | undefined> {
+  /**
+   * In the transaction that ends the job (its workspace locked: `lock` is the job's workspace):
+   * completed jobs are charged their hold, others released.
+   */
+  settle(tx: StoreTx, _lock: LockedWorkspace, jobId: string, status: TerminalStatus, now: Micros): Promise<LedgerEntry | undefined> {
     return status === 'completed' ? tx.billing.charge(jobId, now) : tx.billing.release(jobId, now);
   }
 

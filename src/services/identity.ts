@@ -1,6 +1,6 @@
 import type { Clock } from '../lib/clock.js';
 import { hashToken, isUuid, newId, newToken } from '../lib/ids.js';
-import { MICROS_PER_USD } from '../lib/money.js';
+import { MICROS_PER_USD } from '../domain/money.js';
 import { msToMicros } from '../lib/time.js';
 import type { ApiToken, Role, Store, Workspace, WorkspacePatch } from '../store/store.js';
 import { WORKSPACE_LIMITS } from '../config/options.js';

@@ -5,23 +5,27 @@ import { newId } from '../lib/ids.js';
 import { msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import { OutputFiles } from '../store/files/output-files.js';
+import type { EngineStage } from '../engines/engine.js';
 import type { JobPatch, JobRecord, Store } from '../store/store.js';
-import { fillSlots, promote } from './admission.js';
+import { promote } from './admission.js';
 import type { BillingService } from './billing.js';
+import { JobLost, endJob } from './job-end.js';
+import type { JobEnding, JobError } from './job-end.js';
 import type { WebhookService } from './webhooks.js';
-import { RUNNING_STATUSES, assertTransition } from './states.js';
-import type { JobStatus } from './states.js';
+import { assertMove } from '../domain/states.js';
+import type { JobStatus, MoveInto } from '../domain/states.js';
+
+export type { JobError } from './job-end.js';
 
 /** A job a worker holds: its lease id and output key are set. */
 export type ClaimedJob = JobRecord & { readonly leaseId: string; readonly outputKey: string; readonly startedAt: Micros };
 
-export interface JobError {
-  readonly code: string;
-  readonly message: string;
-}
-
-/** Thrown to roll back the end of a job its worker no longer holds. */
-const LOST = Symbol('job lost');
+/** The move each engine stage makes; the compiler checks each lands on its stage. */
+const STAGE_MOVES: { readonly [S in EngineStage]: MoveInto<S> } = Object.freeze({
+  processing: 'start',
+  sampling: 'markSampling',
+  'intermediate-complete': 'markIntermediate',
+});
 
 export interface RunPolicy {
   /** How long a claim lasts without a heartbeat. */
@@ -35,10 +39,9 @@ export interface RunPolicy {
 }
 
 /**
- * The job runner's side of the state machine. Every move is checked against the transition table
- * and written as one guarded UPDATE that also requires the worker's lease, so a worker that lost
- * its job (cancelled, reaped, deleted) can never move it again. A job's end, and the promotion of
- * the workspace's next backlogged job, commit in one transaction.
+ * The job runner's side of the state machine. Every move is a named move of domain/states.ts,
+ * written as one guarded UPDATE that also requires the worker's lease, so a worker that lost its
+ * job (cancelled, reaped, deleted) can never move it again. A job's end is `endJob`.
  */
 export class JobRuns {
   readonly #store: Store;
@@ -79,34 +82,27 @@ export class JobRuns {
     return this.#store.queue.extendLease(job.id, job.leaseId, this.#now() + this.policy.leaseMs * 1000);
   }
 
-  /** Moves a running job one step; undefined when the worker no longer holds it. */
-  async advance(job: ClaimedJob, from: JobStatus, to: JobStatus, patch?: JobPatch): Promise<JobRecord | undefined> {
-    assertTransition(from, to);
-    return this.#store.queue.moveJob({ id: job.id, from: [from], to, leaseId: job.leaseId, patch, now: this.#now() });
+  /** Moves a running job one engine stage on; undefined when the worker no longer holds it. */
+  async advance(job: ClaimedJob, from: JobStatus, stage: EngineStage, patch?: JobPatch): Promise<JobRecord | undefined> {
+    const name = STAGE_MOVES[stage];
+    assertMove(name, from);
+    return this.#store.queue.move(name, { id: job.id, leaseId: job.leaseId, patch, now: this.#now() });
   }
 
   complete(job: ClaimedJob, from: JobStatus, result: Readonly<Record<string, unknown>>): Promise<JobRecord | undefined> {
-    assertTransition(from, 'completed');
-    return this.#end(job, [from], 'completed', { result, error: null });
+    assertMove('complete', from);
+    return this.#end(job, { move: 'complete', id: job.id, leaseId: job.leaseId, result });
   }
 
   /** Fails the job from whatever running status it is in. */
   fail(job: ClaimedJob, error: JobError): Promise<JobRecord | undefined> {
-    return this.#end(job, RUNNING_STATUSES, 'failed', { result: null, error });
+    return this.#end(job, { move: 'fail', id: job.id, leaseId: job.leaseId, error });
   }
 
   /** Returns a job to the queue (its worker is stopping); its preview, if any, is gone with it. */
   async handBack(job: ClaimedJob): Promise<boolean> {
-    for (const f of RUNNING_STATUSES) assertTransition(f, 'queued');
     const moved = await this.#store.transaction(async (tx) => {
-      const back = await tx.queue.moveJob({
-        id: job.id,
-        from: RUNNING_STATUSES,
-        to: 'queued',
-        leaseId: job.leaseId,
-        patch: { result: null, clearLease: true },
-        now: this.#now(),
-      });
+      const back = await tx.queue.move('requeue', { id: job.id, leaseId: job.leaseId, patch: { result: null }, now: this.#now() });
       if (back) await tx.queue.notify({ kind: 'queued' });
       return back;
     });
@@ -127,13 +123,10 @@ export class JobRuns {
       const failed = await this.fail(job, serverUnavailableError(fault));
       return failed && { failed };
     }
-    for (const f of RUNNING_STATUSES) assertTransition(f, 'queued');
-    const back = await this.#store.queue.moveJob({
+    const back = await this.#store.queue.move('requeue', {
       id: job.id,
-      from: RUNNING_STATUSES,
-      to: 'queued',
       leaseId: job.leaseId,
-      patch: { result: null, clearLease: true, faultRetryAt: now + retryInMs * 1000 },
+      patch: { result: null, faultRetryAt: now + retryInMs * 1000 },
       now,
     });
     // No wake-up: nobody may claim it before its backoff ends; the workers' poll finds it then.
@@ -176,35 +169,20 @@ export class JobRuns {
     return moved;
   }
 
-  async #end(job: ClaimedJob, from: readonly JobStatus[], to: JobStatus, patch: JobPatch): Promise<JobRecord | undefined> {
-    for (const f of from) assertTransition(f, to);
+  async #end(job: ClaimedJob, ending: JobEnding): Promise<JobRecord | undefined> {
     const now = this.#now();
-    return this.#store
-      .transaction(async (tx) => {
-        // Workspace row first, then balance and job rows: the order every transaction takes.
-        const limits = await tx.queue.lockWorkspace(job.workspaceId);
-        // The charge comes first because it fixes the completion time: charges are strictly
-        // ordered per workspace, so the usage report's cursor is exact.
-        const entry = await this.#billing.settle(tx, job.id, to, now);
-        const completedAt = to === 'completed' && entry ? entry.at : now;
-        const ended = await tx.queue.moveJob({
-          id: job.id,
-          from,
-          to,
-          leaseId: job.leaseId,
-          patch: { ...patch, completedAt, clearLease: true, eraseRequest: job.zeroDataRetention },
-          now,
-        });
-        // The worker lost the job (cancelled, reaped): undo the ledger entry with the transaction.
-        if (!ended) throw LOST;
-        await this.#webhooks.enqueue(tx, ended, now);
-        if (limits) await fillSlots(tx, job.workspaceId, limits, now);
-        return ended;
-      })
-      .catch((err: unknown) => {
-        if (err === LOST) return undefined;
-        throw err;
+    const deps = { billing: this.#billing, webhooks: this.#webhooks };
+    try {
+      return await this.#store.transaction(async (tx) => {
+        const lock = await tx.queue.lockWorkspace(job.workspaceId);
+        if (!lock) throw new Error(`workspace ${job.workspaceId} of job ${job.id} vanished`);
+        return endJob(tx, lock, ending, deps, now);
       });
+    } catch (err) {
+      // The worker lost the job (cancelled, reaped): its end rolled back, ledger entry and all.
+      if (err instanceof JobLost) return undefined;
+      throw err;
+    }
   }
 }
 

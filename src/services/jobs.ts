@@ -5,7 +5,7 @@ import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { Store } from '../store/store.js';
 import type { CatalogEntry } from './catalog/catalog.js';
-import { admit, fillSlots } from './admission.js';
+import { admit } from './admission.js';
 import type { BillingService } from './billing.js';
 import type { WebhookService } from './webhooks.js';
 import { AppError, notFound } from './errors.js';
@@ -14,8 +14,9 @@ import type { HeldKey } from './idempotency.js';
 import type { AuthContext } from './identity.js';
 import { toJobView } from './job-view.js';
 import type { JobView } from './job-view.js';
-import { NON_TERMINAL_STATUSES } from './states.js';
-import type { JobStatus } from './states.js';
+import { isTerminal } from '../domain/states.js';
+import type { JobStatus } from '../domain/states.js';
+import { endJob } from './job-end.js';
 
 /** Seconds a client told 429 should wait: about one short job's time. */
 export const FULL_RETRY_AFTER_S = 5;
@@ -115,11 +116,10 @@ export class JobService {
     const id = newId();
     const price = this.#billing.priceOf(input.model.path, input.request);
     return this.#store.transaction(async (tx) => {
-      // Workspace row first, then the balance and job rows: the order every transaction takes.
-      const limits = await tx.queue.lockWorkspace(auth.workspace.id);
-      if (!limits) throw new Error(`workspace ${auth.workspace.id} vanished`);
-      await this.#billing.hold(tx, { workspaceId: auth.workspace.id, jobId: id, type: input.model.path, price }, now);
-      const status = await admit(tx, auth.workspace.id, limits, now);
+      const lock = await tx.queue.lockWorkspace(auth.workspace.id);
+      if (!lock) throw new Error(`workspace ${auth.workspace.id} vanished`);
+      await this.#billing.hold(tx, lock, { jobId: id, type: input.model.path, price }, now);
+      const status = await admit(tx, lock, now);
       if (!status) throw tooManyJobs();
       if (status === 'queued') await tx.queue.notify({ kind: 'queued' });
       const inserted = await tx.jobs.insertJob(
@@ -161,27 +161,18 @@ export class JobService {
     const jobId = id.toLowerCase();
     const now = msToMicros(this.#clock.nowMs());
     const gone = await this.#store.transaction(async (tx) => {
-      // Workspace row first, then job rows: the order every transaction takes them in. An API
-      // user's jobs are all in its workspace, so the job is read only under this lock.
-      const limits = await tx.queue.lockWorkspace(auth.workspace.id);
+      // An API user's jobs are all in its workspace, so the job is read only under its lock.
+      const lock = await tx.queue.lockWorkspace(auth.workspace.id);
+      if (!lock) throw new Error(`workspace ${auth.workspace.id} vanished`);
       const job = await tx.jobs.getJob(auth.apiUserId, jobId);
       if (!job) return undefined;
-      // A claim racing this read may have given the job its key meanwhile: the row this move
-      // returns (locked until commit) is the one whose key counts.
-      const stopped = await tx.queue.moveJob({
-        id: job.id,
-        from: NON_TERMINAL_STATUSES,
-        to: 'cancelled',
-        patch: { completedAt: now, clearLease: true, eraseRequest: job.zeroDataRetention },
-        now,
-      });
-      if (stopped) {
-        await this.#billing.settle(tx, job.id, 'cancelled', now);
-        await this.#webhooks.enqueue(tx, stopped, now);
-        await tx.queue.notify({ kind: 'cancelled', jobId: job.id });
-      }
+      // Every end takes the workspace lock, so the job cannot end between that read and this
+      // cancel. A claim racing the read may have given the job its key meanwhile: the row the
+      // cancel returns (locked until commit) is the one whose key counts.
+      const stopped = isTerminal(job.status)
+        ? undefined
+        : await endJob(tx, lock, { move: 'cancel', id: job.id }, { billing: this.#billing, webhooks: this.#webhooks }, now);
       if (!(await tx.jobs.deleteJob(auth.apiUserId, job.id))) throw new Error(`job ${job.id} vanished under its workspace lock`);
-      if (stopped && limits) await fillSlots(tx, job.workspaceId, limits, now);
       return stopped ?? job;
     });
     if (!gone) throw notFound(`job '${id}' not found`);

@@ -1,7 +1,5 @@
+import type { MicroUsd } from '../domain/money.js';
 import type { Micros } from '../lib/time.js';
-
-/** Integer micro-USD: 1 USD = 1,000,000. */
-export type MicroUsd = number;
 
 export type LedgerKind = 'top_up' | 'hold' | 'charge' | 'release';
 

@@ -1,3 +1,5 @@
+import type { JobStatus } from '../domain/states.js';
+
 /**
  * Table shapes shared by every backend. Times are integer microseconds since the epoch; booleans
  * are 0/1 so that SQLite and PostgreSQL rows look alike to the query modules.
@@ -42,7 +44,8 @@ export interface JobsTable {
   workspace_id: string;
   api_user_id: string;
   type: string;
-  status: string;
+  /** Written only by the named moves of domain/states.ts (and the insert). */
+  status: JobStatus;
   created_at: number;
   updated_at: number;
   completed_at: number | null;

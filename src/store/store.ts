@@ -1,8 +1,12 @@
+import type { JobStatus, MoveName, HolderMove } from '../domain/states.js';
 import type { Micros } from '../lib/time.js';
 import type { BillingStore } from './billing-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
+import type { LockedWorkspace } from './locked-workspace.js';
 import type { NodeAppStore } from './node-app-store.js';
 import type { WebhookStore } from './webhook-store.js';
+
+export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
 
 /**
  * The narrow interfaces the services use. Every backend (sqlite/, postgres/) implements the same
@@ -47,7 +51,7 @@ export interface JobRecord {
   readonly workspaceId: string;
   readonly apiUserId: string;
   readonly type: string;
-  readonly status: string;
+  readonly status: JobStatus;
   readonly createdAt: Micros;
   readonly updatedAt: Micros;
   readonly completedAt: Micros | null;
@@ -115,7 +119,7 @@ export interface NewJob {
   readonly workspaceId: string;
   readonly apiUserId: string;
   readonly type: string;
-  readonly status: string;
+  readonly status: JobStatus;
   readonly request: Readonly<Record<string, unknown>>;
   readonly webhookUrl: string | null;
   readonly zeroDataRetention: boolean;
@@ -126,7 +130,7 @@ export interface JobQuery {
   /** Only jobs created strictly before this instant. */
   readonly before?: Micros;
   readonly types?: readonly string[];
-  readonly status?: string;
+  readonly status?: JobStatus;
   readonly limit: number;
 }
 
@@ -148,11 +152,6 @@ export interface JobStore {
   outputKeysInUse(keys: readonly string[]): Promise<Set<string>>;
 }
 
-export interface WorkspaceLimits {
-  readonly maxConcurrentJobs: number;
-  readonly maxBackloggedJobs: number;
-}
-
 export interface NewClaim {
   readonly leaseId: string;
   readonly leaseExpiresAt: Micros;
@@ -161,42 +160,47 @@ export interface NewClaim {
   readonly now: Micros;
 }
 
-/** What a guarded move writes besides the status; absent fields are left as they are. */
+/**
+ * What a move writes besides the status. Absent fields are left as they are. What follows from the
+ * move itself the store writes unasked: leaving a running status ends the lease; reaching a
+ * terminal status sets `completed_at` and erases a zero-data-retention job's request body.
+ */
 export interface JobPatch {
   readonly result?: Readonly<Record<string, unknown>> | null;
   readonly error?: Readonly<{ code: string; message?: string }> | null;
+  /** A move into a terminal status: the completion time, when not `now` (a charge fixes it). */
   readonly completedAt?: Micros;
-  /** Ends the lease (the job is handed back or finished). */
-  readonly clearLease?: boolean;
-  /** Zero data retention: the request body (prompt and inputs) is erased. */
-  readonly eraseRequest?: boolean;
-  /** An infrastructure fault's hand-back: not claimable before this instant, and counted. */
+  /** `requeue` for an infrastructure fault: not claimable before this instant, and counted. */
   readonly faultRetryAt?: Micros;
 }
 
-export interface JobMove {
+/** A named move of one job; the guard statuses are `MOVES[name].from`, never the caller's. */
+export type JobMove<N extends MoveName> = {
   readonly id: string;
-  /** The guard: the statuses the job must be in for the move to happen. */
-  readonly from: readonly string[];
-  readonly to: string;
-  /** When given, the move also requires this lease (a running job moved by its worker). */
-  readonly leaseId?: string;
   readonly patch?: JobPatch;
   readonly now: Micros;
-}
+} & (N extends HolderMove
+  ? { /** The worker's lease: the move also requires it. */ readonly leaseId: string }
+  : { readonly leaseId?: undefined });
+
+/** The moves `QueueStore.move` makes (the claim picks its job itself: `QueueStore.claim`). */
+export type JobMoveName = Exclude<MoveName, 'claim'>;
 
 /**
  * The runner's queries. Every status change is one guarded UPDATE that returns the row only if
  * the guard held, so two writers can never both move the same job.
  */
 export interface QueueStore {
-  /** Locks the workspace row until the transaction ends (admission is serial per workspace). */
-  lockWorkspace(workspaceId: string): Promise<WorkspaceLimits | undefined>;
-  /** How many of the workspace's jobs are in `statuses`, counting no further than `atMost`. */
-  countJobs(workspaceId: string, statuses: readonly string[], atMost: number): Promise<number>;
   /**
-   * Atomically takes the oldest queued job whose run_after (if any) has come, moving it to
-   * `scheduled` under a new lease.
+   * Locks the workspace row until the transaction ends; undefined when there is no such workspace.
+   * The only source of a `LockedWorkspace` (see there for the lock order).
+   */
+  lockWorkspace(workspaceId: string): Promise<LockedWorkspace | undefined>;
+  /** How many of the workspace's jobs are in `statuses`, counting no further than `atMost`. */
+  countJobs(workspaceId: string, statuses: readonly JobStatus[], atMost: number): Promise<number>;
+  /**
+   * The `claim` move: atomically takes the oldest queued job whose run_after (if any) has come,
+   * moving it to `scheduled` under a new lease.
    */
   claim(claim: NewClaim): Promise<JobRecord | undefined>;
   /**
@@ -204,7 +208,11 @@ export interface QueueStore {
    * exists only while its job runs: every move out of a running status clears it.
    */
   extendLease(id: string, leaseId: string, expiresAt: Micros): Promise<boolean>;
-  moveJob(move: JobMove): Promise<JobRecord | undefined>;
+  /**
+   * Makes the named move (domain/states.ts `MOVES`): one UPDATE guarded by the move's `from`
+   * statuses (and the lease, for a holder's move) that returns the row only if the guard held.
+   */
+  move<N extends JobMoveName>(name: N, move: JobMove<N>): Promise<JobRecord | undefined>;
   /** Running jobs whose lease ran out before `now`, oldest lease first. */
   expiredLeases(now: Micros, limit: number): Promise<JobRecord[]>;
   /** Ids of the workspace's oldest backlogged jobs, in creation order. */

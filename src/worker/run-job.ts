@@ -8,7 +8,7 @@ import type { InfraFault } from '../lib/infra-fault.js';
 import { timeoutError } from '../services/job-runs.js';
 import type { ClaimedJob, JobError, JobRuns } from '../services/job-runs.js';
 import { clientJobError, errorDetail } from './job-errors.js';
-import type { JobStatus } from '../services/states.js';
+import type { JobStatus } from '../domain/states.js';
 
 /** Where a run's files go; OutputFiles in production. */
 export interface RunOutputs {

@@ -1,11 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { MOVES, JOB_STATUSES } from '../../src/domain/states.js';
+import type { JobStatus } from '../../src/domain/states.js';
 import { newId } from '../../src/lib/ids.js';
-import type { Store } from '../../src/store/store.js';
+import type { JobMoveName, JobRecord, Store } from '../../src/store/store.js';
 import { backends } from '../helpers/backends.js';
 import { T0, useStoreFixture } from '../helpers/store-fixture.js';
 
 const SEC = 1_000_000;
-const RUNNING = ['scheduled', 'processing', 'sampling', 'intermediate-complete'];
 
 describe.each(backends)('queue store contract: $name', (backend) => {
   const f = useStoreFixture(backend);
@@ -16,13 +17,25 @@ describe.each(backends)('queue store contract: $name', (backend) => {
     ws = f.ws;
   });
 
-  const insert = (status = 'queued', at = T0) =>
+  const insert = (status: JobStatus = 'queued', at = T0) =>
     store.jobs.insertJob(
       { id: newId(), workspaceId: ws.id, apiUserId: ws.apiUserId, type: 'image/vendor-b/model-b-1', status, request: { prompt: 'p' }, webhookUrl: null, zeroDataRetention: false },
       at,
     );
   const claim = (s: Store = store, now = T0 + SEC) =>
     s.queue.claim({ leaseId: newId(), leaseExpiresAt: now + 30 * SEC, outputKey: newId(), now });
+  /** A job in `status`; a running one is claimed (the only queued job) and moved on under its lease. */
+  const jobIn = async (status: JobStatus): Promise<{ job: JobRecord; leaseId: string }> => {
+    const path = ['scheduled', 'processing', 'sampling', 'intermediate-complete'] as const;
+    const steps = path.indexOf(status as (typeof path)[number]);
+    if (steps < 0) return { job: await insert(status), leaseId: newId() };
+    const job = await insert();
+    const c = (await claim())!;
+    expect(c.id).toBe(job.id);
+    const stages = ['start', 'markSampling', 'markIntermediate'] as const;
+    for (const stage of stages.slice(0, steps)) await store.queue.move(stage, { id: c.id, leaseId: c.leaseId!, now: T0 + 2 * SEC });
+    return { job: (await store.queue.findJob(c.id))!, leaseId: c.leaseId! };
+  };
 
   it('claims the oldest queued job under a lease, and nothing when the queue is empty', async () => {
     await insert('backlogged');
@@ -39,7 +52,7 @@ describe.each(backends)('queue store contract: $name', (backend) => {
   it('keeps the first start time and output key when a job is claimed again', async () => {
     await insert();
     const first = await claim();
-    const back = await store.queue.moveJob({ id: first!.id, from: RUNNING, to: 'queued', leaseId: first!.leaseId!, patch: { clearLease: true }, now: T0 + 2 * SEC });
+    const back = await store.queue.move('requeue', { id: first!.id, leaseId: first!.leaseId!, now: T0 + 2 * SEC });
     expect(back).toMatchObject({ status: 'queued', leaseId: null, leaseExpiresAt: null });
     const second = await claim(store, T0 + 5 * SEC);
     expect(second).toMatchObject({ id: first!.id, attempts: 2, startedAt: first!.startedAt, outputKey: first!.outputKey });
@@ -49,21 +62,56 @@ describe.each(backends)('queue store contract: $name', (backend) => {
   it('moves a job only from the status and lease it expects', async () => {
     await insert();
     const c = (await claim())!;
-    const wrongStatus = await store.queue.moveJob({ id: c.id, from: ['processing'], to: 'sampling', leaseId: c.leaseId!, now: T0 });
+    const wrongStatus = await store.queue.move('markSampling', { id: c.id, leaseId: c.leaseId!, now: T0 });
     expect(wrongStatus).toBeUndefined();
-    const wrongLease = await store.queue.moveJob({ id: c.id, from: ['scheduled'], to: 'processing', leaseId: newId(), now: T0 });
+    const wrongLease = await store.queue.move('start', { id: c.id, leaseId: newId(), now: T0 });
     expect(wrongLease).toBeUndefined();
-    const moved = await store.queue.moveJob({ id: c.id, from: ['scheduled'], to: 'processing', leaseId: c.leaseId!, now: T0 + 7 });
+    expect(await store.queue.findJob(c.id)).toMatchObject({ status: 'scheduled', updatedAt: c.updatedAt });
+    const moved = await store.queue.move('start', { id: c.id, leaseId: c.leaseId!, now: T0 + 7 });
     expect(moved).toMatchObject({ status: 'processing', updatedAt: T0 + 7 });
-    const done = await store.queue.moveJob({
+    // Completing needs the engine to have sampled: the guard comes from the named move.
+    expect(await store.queue.move('complete', { id: c.id, leaseId: c.leaseId!, patch: { result: { urls: [] } }, now: T0 + 8 })).toBeUndefined();
+    await store.queue.move('markSampling', { id: c.id, leaseId: c.leaseId!, now: T0 + 8 });
+    const done = await store.queue.move('complete', {
       id: c.id,
-      from: ['processing'],
-      to: 'completed',
       leaseId: c.leaseId!,
-      patch: { result: { urls: ['outputs/k/output.png'] }, completedAt: T0 + 9, clearLease: true, eraseRequest: true },
-      now: T0 + 9,
+      patch: { result: { urls: ['outputs/k/output.png'] }, completedAt: T0 + 9 },
+      now: T0 + 10,
     });
-    expect(done).toMatchObject({ status: 'completed', completedAt: T0 + 9, result: { urls: ['outputs/k/output.png'] }, request: {}, leaseId: null });
+    // Ending a job ends its lease and sets its completion time; the request stays (no zero data retention).
+    expect(done).toMatchObject({ status: 'completed', completedAt: T0 + 9, result: { urls: ['outputs/k/output.png'] }, request: { prompt: 'p' }, leaseId: null, leaseExpiresAt: null });
+  });
+
+  it('refuses every named move from a status outside its guard, and makes it from every status inside', async () => {
+    const moves = (Object.keys(MOVES) as (keyof typeof MOVES)[]).filter((n): n is JobMoveName => n !== 'claim');
+    for (const name of moves) {
+      const rule = MOVES[name];
+      for (const status of JOB_STATUSES) {
+        const { job, leaseId } = await jobIn(status);
+        const moved = await store.queue.move(name, { id: job.id, leaseId, now: T0 + 9 * SEC });
+        const legal = (rule.from as readonly JobStatus[]).includes(status);
+        expect({ name, status, moved: moved?.status }).toEqual({ name, status, moved: legal ? rule.to : undefined });
+        expect((await store.queue.findJob(job.id))!.status).toBe(legal ? rule.to : status);
+        // Out of the way: the next running job must be the only queued one when it is claimed.
+        await store.queue.move('cancel', { id: job.id, now: T0 + 9 * SEC });
+      }
+    }
+  });
+
+  it('erases the request of a zero-data-retention job when it ends, and only then', async () => {
+    const j = await store.jobs.insertJob(
+      { id: newId(), workspaceId: ws.id, apiUserId: ws.apiUserId, type: 'image/vendor-b/model-b-1', status: 'queued', request: { prompt: 'p' }, webhookUrl: null, zeroDataRetention: true },
+      T0,
+    );
+    const c = (await claim())!;
+    expect(c.id).toBe(j.id);
+    expect(await store.queue.move('start', { id: c.id, leaseId: c.leaseId!, now: T0 + 2 * SEC })).toMatchObject({ request: { prompt: 'p' } });
+    expect(await store.queue.move('fail', { id: c.id, leaseId: c.leaseId!, patch: { error: { code: 'x' } }, now: T0 + 3 * SEC })).toMatchObject({
+      status: 'failed',
+      request: {},
+      completedAt: T0 + 3 * SEC,
+      error: { code: 'x' },
+    });
   });
 
   it('extends a lease only while its holder still has the running job', async () => {
@@ -72,7 +120,7 @@ describe.each(backends)('queue store contract: $name', (backend) => {
     expect(await store.queue.extendLease(c.id, c.leaseId!, T0 + 60 * SEC)).toBe(true);
     expect((await store.queue.findJob(c.id))!.leaseExpiresAt).toBe(T0 + 60 * SEC);
     expect(await store.queue.extendLease(c.id, newId(), T0 + 90 * SEC)).toBe(false);
-    await store.queue.moveJob({ id: c.id, from: RUNNING, to: 'cancelled', patch: { clearLease: true }, now: T0 });
+    await store.queue.move('cancel', { id: c.id, now: T0 });
     expect(await store.queue.extendLease(c.id, c.leaseId!, T0 + 90 * SEC)).toBe(false);
   });
 
@@ -97,7 +145,7 @@ describe.each(backends)('queue store contract: $name', (backend) => {
     expect(await store.queue.oldestBacklogged(ws.id, 5)).toEqual([b1.id, b2.id]);
     expect(await store.queue.oldestBacklogged(ws.id, 1)).toEqual([b1.id]);
     expect(await store.queue.workspacesWithBacklog()).toEqual([ws.id]);
-    expect(await store.transaction((tx) => tx.queue.lockWorkspace(ws.id))).toEqual({ maxConcurrentJobs: 2, maxBackloggedJobs: 3 });
+    expect(await store.transaction((tx) => tx.queue.lockWorkspace(ws.id))).toEqual({ workspaceId: ws.id, maxConcurrentJobs: 2, maxBackloggedJobs: 3 });
     expect(await store.queue.lockWorkspace(newId())).toBeUndefined();
   });
 

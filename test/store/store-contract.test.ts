@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { JobStatus } from '../../src/domain/states.js';
 import { hashToken, newId } from '../../src/lib/ids.js';
 import type { Store } from '../../src/store/store.js';
 import { backends } from '../helpers/backends.js';
@@ -42,7 +43,7 @@ describe.each(backends)('store contract: $name', (backend) => {
     return { ws: ws!, token, apiUserId: owner!.apiUserId };
   }
 
-  const newJob = (w: { ws: { id: string }; apiUserId: string }, type = 'image/vendor-b/model-b-1', status = 'queued') => ({
+  const newJob = (w: { ws: { id: string }; apiUserId: string }, type = 'image/vendor-b/model-b-1', status: JobStatus = 'queued') => ({
     id: newId(),
     workspaceId: w.ws.id,
     apiUserId: w.apiUserId,

@@ -5,7 +5,7 @@ import { StringEnum } from '../../services/catalog/schema-kit.js';
 import { invalid } from '../../services/errors.js';
 import type { JobListQuery, JobService } from '../../services/jobs.js';
 import { presentJob } from '../../services/job-view.js';
-import { JOB_STATUSES, isJobStatus } from '../../services/states.js';
+import { JOB_STATUSES, isJobStatus } from '../../domain/states.js';
 import { PAGE_LIMIT, parseDateTime, parseLimit, rejectUnknown, single } from '../query.js';
 import type { RawQuery } from '../query.js';
 import { requireAuth } from '../plugins/auth.js';

@@ -1,4 +1,4 @@
-import type { MicroUsd } from '../../lib/money.js';
+import type { MicroUsd } from '../../domain/money.js';
 
 /**
  * The price table of spec section 8, as data: each model has named rates in integer micro-USD and

@@ -2,9 +2,9 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../schema.js';
 import type { Store } from '../store.js';
-import { JOB_EVENTS_CHANNEL } from '../sql/queue-queries.js';
 import { createSqlStore } from '../sql/sql-store.js';
 import { PgListener } from './pg-listener.js';
+import { JOB_EVENTS_CHANNEL, pgNotify } from './pg-notify.js';
 import type { Transact } from '../sql/transact.js';
 
 /**
@@ -31,6 +31,7 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
     transact,
     migrationsNeedWriteLock: false,
     skipLocked: true,
+    sendEvent: pgNotify,
     listen: (fn) => listener.listen(fn),
     closeExtra: () => listener.close(),
   });

@@ -1,38 +1,49 @@
 import { sql } from 'kysely';
 import type { Kysely, UpdateObject } from 'kysely';
+import { MOVES, RUNNING_STATUSES, isTerminal } from '../../domain/states.js';
+import type { JobStatus, MoveRule } from '../../domain/states.js';
+import { sealLock } from '../locked-workspace.js';
+import type { LockedWorkspace } from '../locked-workspace.js';
 import type { Database } from '../schema.js';
-import type { JobEvent, JobMove, JobRecord, NewClaim, QueueStore, WorkspaceLimits } from '../store.js';
+import type { JobEvent, JobMove, JobMoveName, JobRecord, NewClaim, QueueStore } from '../store.js';
 import { toJobRecord } from './job-queries.js';
 
-/** The PostgreSQL channel that carries JobEvents between processes. */
-export const JOB_EVENTS_CHANNEL = 'mediagen_jobs';
+/** Sends an event to other processes, delivered when the transaction `db` belongs to commits. */
+export type EventSender = (db: Kysely<Database>, event: JobEvent) => Promise<void>;
+
+/** What the backend can do that the shared queries ask for (Kysely's habit: capabilities, not dialect tests). */
+export interface QueueCaps {
+  /** Claims can pass each other's row locks (FOR UPDATE SKIP LOCKED). */
+  readonly skipLocked: boolean;
+  /** Absent where other processes cannot be reached (SQLite: their poll finds the change). */
+  readonly sendEvent?: EventSender;
+}
 
 /**
  * The runner's queries (graphile-worker's habit: each state change is its own small query, and the
- * runner never builds SQL). The only backend difference is a capability: PostgreSQL claims with
- * FOR UPDATE SKIP LOCKED so concurrent claimers pass each other; SQLite's write lock already makes
- * the claim serial; and it carries events to other processes with NOTIFY, delivered at commit.
+ * runner never builds SQL). The guard of every status write is the named move's `from` in
+ * domain/states.ts. Backend differences are capabilities: PostgreSQL claims with FOR UPDATE SKIP
+ * LOCKED so concurrent claimers pass each other (SQLite's write lock already makes the claim
+ * serial), and it carries events to other processes (store/postgres/pg-notify.ts).
  */
 export class SqlQueueStore implements QueueStore {
   readonly #db: Kysely<Database>;
-  readonly #skipLocked: boolean;
-  readonly #notifies: boolean;
+  readonly #caps: QueueCaps;
   readonly #announce: (event: JobEvent) => void;
 
   /** `announce` hands the event to this process's listeners, at commit when in a transaction. */
-  constructor(db: Kysely<Database>, caps: { skipLocked: boolean; notifies: boolean }, announce: (event: JobEvent) => void) {
+  constructor(db: Kysely<Database>, caps: QueueCaps, announce: (event: JobEvent) => void) {
     this.#db = db;
-    this.#skipLocked = caps.skipLocked;
-    this.#notifies = caps.notifies;
+    this.#caps = caps;
     this.#announce = announce;
   }
 
   async notify(event: JobEvent): Promise<void> {
-    if (this.#notifies) await sql`SELECT pg_notify(${JOB_EVENTS_CHANNEL}, ${JSON.stringify(event)})`.execute(this.#db);
+    await this.#caps.sendEvent?.(this.#db, event);
     this.#announce(event);
   }
 
-  async lockWorkspace(workspaceId: string): Promise<WorkspaceLimits | undefined> {
+  async lockWorkspace(workspaceId: string): Promise<LockedWorkspace | undefined> {
     // A no-op UPDATE: a row lock on PostgreSQL, and SQLite's write transaction is serial anyway.
     const r = await this.#db
       .updateTable('workspaces')
@@ -40,10 +51,10 @@ export class SqlQueueStore implements QueueStore {
       .where('id', '=', workspaceId)
       .returning(['max_concurrent_jobs', 'max_backlogged_jobs'])
       .executeTakeFirst();
-    return r && { maxConcurrentJobs: Number(r.max_concurrent_jobs), maxBackloggedJobs: Number(r.max_backlogged_jobs) };
+    return r && sealLock(workspaceId, { maxConcurrentJobs: Number(r.max_concurrent_jobs), maxBackloggedJobs: Number(r.max_backlogged_jobs) });
   }
 
-  async countJobs(workspaceId: string, statuses: readonly string[], atMost: number): Promise<number> {
+  async countJobs(workspaceId: string, statuses: readonly JobStatus[], atMost: number): Promise<number> {
     // Admission only asks "fewer than the limit?": counting stops there, so a deep queue costs
     // nothing more (docs/benchmarks.md measured create time growing with the queue without it).
     const r = await this.#db
@@ -63,10 +74,11 @@ export class SqlQueueStore implements QueueStore {
 
   async claim(c: NewClaim): Promise<JobRecord | undefined> {
     // One statement: pick the oldest queued job and take it, guarded by its status.
+    const { from, to } = MOVES.claim;
     const r = await this.#db
       .updateTable('jobs')
       .set({
-        status: 'scheduled',
+        status: to,
         lease_id: c.leaseId,
         lease_expires_at: c.leaseExpiresAt,
         attempts: sql<number>`attempts + 1`,
@@ -79,15 +91,15 @@ export class SqlQueueStore implements QueueStore {
         const oldest = eb
           .selectFrom('jobs')
           .select('id')
-          .where('status', '=', 'queued')
+          .where('status', 'in', from)
           // A job handed back for an infrastructure fault waits out its backoff.
           .where((w) => w.or([w('run_after', 'is', null), w('run_after', '<=', c.now)]))
           .orderBy('created_at')
           .orderBy('id')
           .limit(1);
-        return this.#skipLocked ? oldest.forUpdate().skipLocked() : oldest;
+        return this.#caps.skipLocked ? oldest.forUpdate().skipLocked() : oldest;
       })
-      .where('status', '=', 'queued')
+      .where('status', 'in', from)
       .returningAll()
       .executeTakeFirst();
     return r && toJobRecord(r);
@@ -103,23 +115,32 @@ export class SqlQueueStore implements QueueStore {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  async moveJob(m: JobMove): Promise<JobRecord | undefined> {
+  async move<N extends JobMoveName>(name: N, m: JobMove<N>): Promise<JobRecord | undefined> {
+    const rule: MoveRule = MOVES[name];
     const p = m.patch ?? {};
-    const set: UpdateObject<Database, 'jobs'> = { status: m.to, updated_at: m.now };
+    const set: UpdateObject<Database, 'jobs'> = { status: rule.to, updated_at: m.now };
     if (p.result !== undefined) set.result = p.result === null ? null : JSON.stringify(p.result);
     if (p.error !== undefined) set.error = p.error === null ? null : JSON.stringify(p.error);
-    if (p.completedAt !== undefined) set.completed_at = p.completedAt;
-    if (p.clearLease) {
+    if (!RUNNING_STATUSES.includes(rule.to)) {
+      // A lease exists only while its job runs.
       set.lease_id = null;
       set.lease_expires_at = null;
     }
-    if (p.eraseRequest) set.request = '{}';
+    if (isTerminal(rule.to)) {
+      set.completed_at = p.completedAt ?? m.now;
+      // Zero data retention: the prompt and inputs go in the same write that ends the job.
+      set.request = sql<string>`CASE WHEN zero_data_retention = 1 THEN '{}' ELSE request END`;
+    }
     if (p.faultRetryAt !== undefined) {
       set.run_after = p.faultRetryAt;
       set.fault_count = sql<number>`fault_count + 1`;
     }
-    let q = this.#db.updateTable('jobs').set(set).where('id', '=', m.id).where('status', 'in', [...m.from]);
-    if (m.leaseId !== undefined) q = q.where('lease_id', '=', m.leaseId);
+    let q = this.#db.updateTable('jobs').set(set).where('id', '=', m.id).where('status', 'in', rule.from);
+    if (rule.lease === 'holder') {
+      // The type makes holder moves carry a lease; this refuses one that slipped through a cast.
+      if (typeof m.leaseId !== 'string') throw new Error(`move '${name}' requires the worker's lease`);
+      q = q.where('lease_id', '=', m.leaseId);
+    }
     const r = await q.returningAll().executeTakeFirst();
     return r && toJobRecord(r);
   }

@@ -9,6 +9,7 @@ import { SqlJobStore } from './job-queries.js';
 import { MIGRATION_NAMES, migrationProvider } from './migrations.js';
 import { SqlNodeAppStore } from './node-app-queries.js';
 import { SqlQueueStore } from './queue-queries.js';
+import type { EventSender, QueueCaps } from './queue-queries.js';
 import { SqlWebhookStore } from './webhook-queries.js';
 import type { Transact } from './transact.js';
 
@@ -23,15 +24,14 @@ export interface SqlBackend {
   readonly migrationsNeedWriteLock: boolean;
   /** Claims can pass each other's row locks (FOR UPDATE SKIP LOCKED). */
   readonly skipLocked: boolean;
-  /** Cross-process events: NOTIFY on the way out, and this to LISTEN (PostgreSQL only). */
+  /** Cross-process events: this sends them (PostgreSQL NOTIFY) and `listen` receives them. */
+  readonly sendEvent?: EventSender;
   readonly listen?: Store['listen'];
   /** Ends what the backend holds besides Kysely's pool (the LISTEN connection). */
   readonly closeExtra?: () => Promise<void>;
 }
 
 /** Query modules bound to one transaction: calls inside it join it instead of opening another. */
-type QueueCaps = ConstructorParameters<typeof SqlQueueStore>[1];
-
 function bind(trx: Kysely<Database>, caps: QueueCaps, pending: JobEvent[]): StoreTx {
   const joined: Transact = (fn) => fn(trx);
   return {
@@ -50,8 +50,8 @@ function bind(trx: Kysely<Database>, caps: QueueCaps, pending: JobEvent[]): Stor
  * Migrates a freshly opened database to the latest schema and assembles the Store on it. Each
  * backend supplies only its connection and its write transaction.
  */
-export async function createSqlStore({ db, transact, migrationsNeedWriteLock, skipLocked, listen, closeExtra }: SqlBackend): Promise<Store> {
-  const caps: QueueCaps = { skipLocked, notifies: listen !== undefined };
+export async function createSqlStore({ db, transact, migrationsNeedWriteLock, skipLocked, sendEvent, listen, closeExtra }: SqlBackend): Promise<Store> {
+  const caps: QueueCaps = { skipLocked, ...(sendEvent ? { sendEvent } : {}) };
   const { error } = migrationsNeedWriteLock
     ? await transact((trx) => new Migrator({ db: trx, provider: migrationProvider, disableTransactions: true }).migrateToLatest())
     : await new Migrator({ db, provider: migrationProvider }).migrateToLatest();

@@ -1,0 +1,68 @@
+import { MOVES } from '../domain/states.js';
+import type { EndMove } from '../domain/states.js';
+import type { Micros } from '../lib/time.js';
+import type { JobRecord, LockedWorkspace, StoreTx } from '../store/store.js';
+import { fillSlots } from './admission.js';
+import type { BillingService } from './billing.js';
+import type { WebhookService } from './webhooks.js';
+
+export interface JobError {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** How a job ends: its worker completes or fails it (under its lease), or DELETE cancels it. */
+export type JobEnding =
+  | { readonly move: 'complete'; readonly id: string; readonly leaseId: string; readonly result: Readonly<Record<string, unknown>> }
+  | { readonly move: 'fail'; readonly id: string; readonly leaseId: string; readonly error: JobError }
+  | { readonly move: 'cancel'; readonly id: string };
+
+/** The services a job's end writes through. */
+export interface JobEndDeps {
+  readonly billing: Pick<BillingService, 'settle'>;
+  readonly webhooks: Pick<WebhookService, 'enqueue'>;
+}
+
+/**
+ * The job's guarded move was refused (a worker lost it to a cancel or the reaper; a job already
+ * ended): the ledger entry written for it is wrong, so the caller's transaction must roll back.
+ */
+export class JobLost extends Error {
+  constructor(readonly jobId: string) {
+    super(`job ${jobId} is no longer in a status this end may leave`);
+    this.name = 'JobLost';
+  }
+}
+
+/**
+ * Every job's end, in the caller's transaction with the job's workspace locked: the hold is
+ * charged (completed) or released, the terminal status written (one guarded UPDATE, which also
+ * ends the lease and erases a zero-data-retention request), the webhook event put in the outbox, a
+ * cancelled job's worker told to abort, and the freed slot given to the oldest backlogged job.
+ * Commits with the caller's transaction or not at all; throws `JobLost` when the move is refused.
+ */
+export async function endJob(tx: StoreTx, lock: LockedWorkspace, ending: JobEnding, deps: JobEndDeps, now: Micros): Promise<JobRecord> {
+  const to = MOVES[ending.move satisfies EndMove].to;
+  // The charge comes first because it fixes the completion time: charges are strictly ordered per
+  // workspace, so the usage report's cursor is exact.
+  const entry = await deps.billing.settle(tx, lock, ending.id, to, now);
+  const completedAt = to === 'completed' && entry ? entry.at : now;
+  const ended = await moveToEnd(tx, ending, completedAt, now);
+  if (!ended) throw new JobLost(ending.id);
+  if (ended.workspaceId !== lock.workspaceId) throw new Error(`job ${ended.id} ended under another workspace's lock`);
+  await deps.webhooks.enqueue(tx, ended, now);
+  if (ending.move === 'cancel') await tx.queue.notify({ kind: 'cancelled', jobId: ended.id });
+  await fillSlots(tx, lock, now);
+  return ended;
+}
+
+function moveToEnd(tx: StoreTx, e: JobEnding, completedAt: Micros, now: Micros): Promise<JobRecord | undefined> {
+  switch (e.move) {
+    case 'complete':
+      return tx.queue.move('complete', { id: e.id, leaseId: e.leaseId, patch: { result: e.result, error: null, completedAt }, now });
+    case 'fail':
+      return tx.queue.move('fail', { id: e.id, leaseId: e.leaseId, patch: { result: null, error: e.error, completedAt }, now });
+    case 'cancel':
+      return tx.queue.move('cancel', { id: e.id, patch: { completedAt }, now });
+  }
+}

@@ -1,0 +1,15 @@
+import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import type { JobEvent } from '../store.js';
+
+/** The PostgreSQL channel that carries JobEvents between processes. */
+export const JOB_EVENTS_CHANNEL = 'mediagen_jobs';
+
+/**
+ * Sends the event to the other processes' LISTEN connections. NOTIFY is transactional: inside a
+ * transaction it is delivered at commit, and not at all on rollback.
+ */
+export async function pgNotify(db: Kysely<Database>, event: JobEvent): Promise<void> {
+  await sql`SELECT pg_notify(${JOB_EVENTS_CHANNEL}, ${JSON.stringify(event)})`.execute(db);
+}
