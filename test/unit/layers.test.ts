@@ -16,8 +16,10 @@ const LAYERS: readonly (readonly string[])[] = [
   ['engines'],
   ['models'],
   ['store', 'outputs'],
+  // The config reads money amounts (prices) and dates; nothing below it reads the config.
+  ['config'],
   ['domain'],
-  ['lib', 'config'],
+  ['lib'],
 ];
 const MAX_LINES = 320;
 
