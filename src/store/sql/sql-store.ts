@@ -52,13 +52,17 @@ function bind(trx: Kysely<Database>, caps: QueueCaps, pending: JobEvent[]): Stor
  */
 export async function createSqlStore({ db, transact, migrationsNeedWriteLock, skipLocked, listen, closeExtra }: SqlBackend): Promise<Store> {
   const caps: QueueCaps = { skipLocked, notifies: listen !== undefined };
-  const { error } = migrationsNeedWriteLock
+  const { error, results } = migrationsNeedWriteLock
     ? await transact((trx) => new Migrator({ db: trx, provider: migrationProvider, disableTransactions: true }).migrateToLatest())
     : await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
   if (error) {
     await db.destroy();
     throw error instanceof Error ? error : new Error(String(error));
   }
+  // New tables and indexes have no statistics until analysed: without them the planner may pick a
+  // scan where an index exists. Only when a migration ran; both backends bound the cost (SQLite by
+  // its analysis_limit, PostgreSQL by sampling), and autovacuum / PRAGMA optimize keep them fresh.
+  if (results?.some((r) => r.status === 'Success')) await sql`ANALYZE`.execute(db);
   const listeners = new Set<(event: JobEvent) => void>();
   const announce = (event: JobEvent) => {
     for (const fn of listeners) fn(event);

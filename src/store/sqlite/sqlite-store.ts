@@ -39,6 +39,8 @@ export async function openSqliteStore(file: string): Promise<Store> {
   raw.pragma('busy_timeout = 5000');
   raw.pragma('foreign_keys = ON');
   raw.pragma('synchronous = NORMAL');
+  // ANALYZE reads at most this many rows per index, so analysing a large file stays quick.
+  raw.pragma('analysis_limit = 1000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
 
   // Kysely's SQLite driver holds its one connection for the whole callback, so statements of
@@ -58,5 +60,9 @@ export async function openSqliteStore(file: string): Promise<Store> {
       }
     });
 
-  return createSqlStore({ db, transact, migrationsNeedWriteLock: true, skipLocked: false });
+  const store = await createSqlStore({ db, transact, migrationsNeedWriteLock: true, skipLocked: false });
+  // SQLite's advice for a long-lived connection: refresh statistics of tables that grew or shrank a
+  // lot since they were last analysed (quick, and nothing when none did).
+  raw.pragma('optimize = 0x10002');
+  return store;
 }
