@@ -23,8 +23,13 @@ export interface SqlBackend {
   readonly migrationsNeedWriteLock: boolean;
   /** Claims can pass each other's row locks (FOR UPDATE SKIP LOCKED). */
   readonly skipLocked: boolean;
-  /** Cross-process events: NOTIFY on the way out, and this to LISTEN (PostgreSQL only). */
+  /**
+   * Cross-process events, received. Sent either by the transaction itself (PostgreSQL's NOTIFY,
+   * when there is no `publish`) or after the commit by `publish` (SQLite's wake sockets).
+   */
   readonly listen?: Store['listen'];
+  /** Sends a committed event to the other processes; never throws. */
+  readonly publish?: (event: JobEvent) => void;
   /** Ends what the backend holds besides Kysely's pool (the LISTEN connection). */
   readonly closeExtra?: () => Promise<void>;
 }
@@ -50,8 +55,8 @@ function bind(trx: Kysely<Database>, caps: QueueCaps, pending: JobEvent[]): Stor
  * Migrates a freshly opened database to the latest schema and assembles the Store on it. Each
  * backend supplies only its connection and its write transaction.
  */
-export async function createSqlStore({ db, transact, migrationsNeedWriteLock, skipLocked, listen, closeExtra }: SqlBackend): Promise<Store> {
-  const caps: QueueCaps = { skipLocked, notifies: listen !== undefined };
+export async function createSqlStore({ db, transact, migrationsNeedWriteLock, skipLocked, listen, publish, closeExtra }: SqlBackend): Promise<Store> {
+  const caps: QueueCaps = { skipLocked, notifies: listen !== undefined && publish === undefined };
   const { error, results } = migrationsNeedWriteLock
     ? await transact((trx) => new Migrator({ db: trx, provider: migrationProvider, disableTransactions: true }).migrateToLatest())
     : await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
@@ -66,6 +71,7 @@ export async function createSqlStore({ db, transact, migrationsNeedWriteLock, sk
   const listeners = new Set<(event: JobEvent) => void>();
   const announce = (event: JobEvent) => {
     for (const fn of listeners) fn(event);
+    publish?.(event);
   };
   return {
     identity: new SqlIdentityStore(db, transact),
