@@ -5,6 +5,7 @@ import { msToMicros } from '../lib/time.js';
 import type { ApiToken, Role, Store, Workspace, WorkspacePatch } from '../store/store.js';
 import { WORKSPACE_LIMITS } from '../config/options.js';
 import { AppError, forbidden, invalid, notFound } from './errors.js';
+import { TokenCache } from './token-cache.js';
 
 /** What a valid bearer token resolves to: the API user of one workspace. */
 export interface AuthContext {
@@ -51,11 +52,14 @@ export class IdentityService {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #defaults: IdentityLimits;
+  readonly #tokens: TokenCache;
 
-  constructor(store: Store, clock: Clock, defaults: IdentityLimits) {
+  /** `tokenCacheTtlMs`: how long a token lookup is reused (default TOKEN_CACHE_TTL_MS; 0: never). */
+  constructor(store: Store, clock: Clock, defaults: IdentityLimits, opts: { tokenCacheTtlMs?: number } = {}) {
     this.#store = store;
     this.#clock = clock;
     this.#defaults = defaults;
+    this.#tokens = new TokenCache({ ttlMs: opts.tokenCacheTtlMs });
   }
 
   #now(): number {
@@ -71,16 +75,25 @@ export class IdentityService {
     if (!authorization) throw unauthenticated('missing Authorization header; send Authorization: Bearer <API_TOKEN>');
     const m = BEARER_RE.exec(authorization);
     if (!m) throw unauthenticated('malformed Authorization header; expected Bearer <API_TOKEN>');
-    const owner = await this.#store.identity.findTokenByHash(hashToken(m[1]!));
-    if (!owner) throw unauthenticated('invalid API token');
+    const hash = hashToken(m[1]!);
+    const nowMs = this.#clock.nowMs();
+    let owner = this.#tokens.get(hash, nowMs);
+    if (!owner) {
+      const generation = this.#tokens.generation;
+      owner = await this.#store.identity.findTokenByHash(hash);
+      if (!owner) throw unauthenticated('invalid API token');
+      this.#tokens.set(hash, owner, nowMs, generation);
+    }
     if (owner.token.revokedAt !== null) throw unauthenticated('this API token has been revoked');
     if (!owner.workspace.apiAccess) {
       throw new AppError('api_access_disabled', 'API access is disabled for this workspace; an owner or admin can enable it');
     }
-    const now = this.#now();
+    const now = msToMicros(nowMs);
     if (owner.token.lastUsedAt === null || now - owner.token.lastUsedAt >= TOUCH_INTERVAL_US) {
       // Bookkeeping: a failed write (a lock held too long elsewhere) must not fail the request.
       await this.#store.identity.touchToken(owner.token.id, now, now - TOUCH_INTERVAL_US).catch(() => undefined);
+      // The cached lookup must not send every request of the next TTL here again.
+      this.#tokens.update(hash, { ...owner, token: { ...owner.token, lastUsedAt: now } });
     }
     return { workspace: owner.workspace, apiUserId: owner.apiUserId };
   }
@@ -154,6 +167,8 @@ export class IdentityService {
     await this.requireRole(ws, asEmail, ['owner', 'admin'], 'revoke API tokens');
     const token = await this.#store.identity.revokeToken(ws.id, tokenId, this.#now());
     if (!token) throw notFound(`token '${tokenId}' not found in workspace '${ws.name}'`);
+    // At once in this process; other processes within TOKEN_CACHE_TTL_MS.
+    this.#tokens.forget({ tokenId: token.id });
     return token;
   }
 
@@ -161,7 +176,9 @@ export class IdentityService {
     const ws = await this.workspace(workspace);
     checkLimit('max-concurrent-jobs', patch.maxConcurrentJobs, WORKSPACE_LIMITS.maxConcurrentJobs);
     checkLimit('max-backlogged-jobs', patch.maxBackloggedJobs, WORKSPACE_LIMITS.maxBackloggedJobs);
-    return (await this.#store.identity.updateWorkspace(ws.id, patch))!;
+    const updated = (await this.#store.identity.updateWorkspace(ws.id, patch))!;
+    this.#tokens.forget({ workspaceId: ws.id });
+    return updated;
   }
 
   /**

@@ -223,7 +223,7 @@ export interface QueueStore {
   /**
    * Announces the event when the transaction commits (nothing if it rolls back): to this
    * process's `onEvent` listeners, and to other processes where the backend can reach them
-   * (PostgreSQL NOTIFY; on SQLite their poll finds the change).
+   * (PostgreSQL NOTIFY; SQLite writes it to the wake socket of each process sharing its file).
    */
   notify(event: JobEvent): Promise<void>;
 }
@@ -270,8 +270,8 @@ export interface Store extends StoreTx {
    */
   probe(now: Micros): Promise<StoreProbe>;
   /**
-   * Receives the events other processes `notify` (PostgreSQL LISTEN). Absent where the backend
-   * has none. Returns the function that stops listening.
+   * Receives the events other processes `notify` (PostgreSQL LISTEN; SQLite's wake socket in
+   * `<data dir>/wake`). Absent where the backend has none. Returns the function that stops listening.
    */
   readonly listen?: (fn: (event: JobEvent) => void) => Promise<() => Promise<void>>;
   close(): Promise<void>;

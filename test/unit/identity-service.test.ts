@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import { IdentityService } from '../../src/services/identity.js';
+import { TOKEN_CACHE_TTL_MS } from '../../src/services/token-cache.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 
@@ -78,5 +79,85 @@ describe('identity service', () => {
     await expect(identity.authenticate('Token abc')).rejects.toThrow(/malformed/);
     await expect(identity.authenticate('Bearer mg_nope')).rejects.toThrow(/invalid API token/);
     await expect(identity.authenticate([`Bearer ${boot.secret}`, `Bearer ${boot.secret}`])).rejects.toThrow(/more than one/);
+  });
+
+  describe('token lookups are cached', () => {
+    /** Counts the store's token lookups. */
+    function counting(): { service: IdentityService; lookups: () => number } {
+      let n = 0;
+      const identityStore = new Proxy(store.identity, {
+        get: (target, key) => {
+          const fn = (target[key as keyof typeof target] as (...a: unknown[]) => unknown).bind(target);
+          return key === 'findTokenByHash' ? (...a: unknown[]) => (n++, fn(...a)) : fn;
+        },
+      });
+      return { service: new IdentityService({ ...store, identity: identityStore }, clock, LIMITS), lookups: () => n };
+    }
+
+    it('a token used again within the TTL is not looked up again; after it, it is', async () => {
+      const boot = (await identity.bootstrap())!;
+      const { service, lookups } = counting();
+      for (let i = 0; i < 5; i++) await service.authenticate(`Bearer ${boot.secret}`);
+      expect(lookups()).toBe(1);
+      clock.advance(TOKEN_CACHE_TTL_MS);
+      await service.authenticate(`Bearer ${boot.secret}`);
+      expect(lookups()).toBe(2);
+    });
+
+    it('a revocation through this process takes effect on the very next request', async () => {
+      const boot = (await identity.bootstrap())!;
+      const { token, secret } = await identity.createToken('default', 'bot', 'owner@localhost');
+      await identity.authenticate(`Bearer ${secret}`);
+      await identity.revokeToken('default', token.id, 'owner@localhost');
+      await expect(identity.authenticate(`Bearer ${secret}`)).rejects.toThrow(/revoked/);
+      // Other tokens of the workspace are untouched.
+      await expect(identity.authenticate(`Bearer ${boot.secret}`)).resolves.toMatchObject({ workspace: { name: 'default' } });
+    });
+
+    it('API access turned off through this process takes effect on the very next request, and back on too', async () => {
+      const boot = (await identity.bootstrap())!;
+      await identity.authenticate(`Bearer ${boot.secret}`);
+      await identity.setWorkspace('default', { apiAccess: false });
+      await expect(identity.authenticate(`Bearer ${boot.secret}`)).rejects.toThrow(/API access is disabled/);
+      await identity.setWorkspace('default', { apiAccess: true });
+      await expect(identity.authenticate(`Bearer ${boot.secret}`)).resolves.toMatchObject({ workspace: { apiAccess: true } });
+    });
+
+    it('a revocation by another process (straight in the store) takes effect within the TTL', async () => {
+      const boot = (await identity.bootstrap())!;
+      const [token] = await store.identity.listTokens(boot.workspace.id);
+      await identity.authenticate(`Bearer ${boot.secret}`);
+      await store.identity.revokeToken(boot.workspace.id, token!.id, clock.nowMs() * 1000);
+      clock.advance(TOKEN_CACHE_TTL_MS);
+      await expect(identity.authenticate(`Bearer ${boot.secret}`)).rejects.toThrow(/revoked/);
+    });
+
+    it('a lookup that began before a revocation is not kept', async () => {
+      const boot = (await identity.bootstrap())!;
+      const { token, secret } = await identity.createToken('default', 'bot', 'owner@localhost');
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const slow = new IdentityService(
+        {
+          ...store,
+          identity: new Proxy(store.identity, {
+            get: (target, key) => {
+              const fn = (target[key as keyof typeof target] as (...a: unknown[]) => unknown).bind(target);
+              // The row is read before the revocation, and handed back after it.
+              return key === 'findTokenByHash' ? async (...a: unknown[]) => { const r = await fn(...a); await gate; return r; } : fn;
+            },
+          }),
+        },
+        clock,
+        LIMITS,
+      );
+      const pending = slow.authenticate(`Bearer ${secret}`);
+      await new Promise((r) => setTimeout(r, 20));
+      await slow.revokeToken('default', token.id, 'owner@localhost');
+      release();
+      await pending;
+      await expect(slow.authenticate(`Bearer ${secret}`)).rejects.toThrow(/revoked/);
+      void boot;
+    });
   });
 });

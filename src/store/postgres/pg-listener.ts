@@ -1,20 +1,9 @@
 import pg from 'pg';
+import { decodeJobEvent } from '../job-event-codec.js';
 import type { JobEvent } from '../store.js';
 
 /** How long to wait before reconnecting a dropped LISTEN connection. */
 const RECONNECT_MS = 1000;
-
-function parseEvent(payload: string | undefined): JobEvent | undefined {
-  try {
-    const e = JSON.parse(payload ?? '') as Partial<{ kind: string; jobId: string }>;
-    if (e.kind === 'queued') return { kind: 'queued' };
-    if (e.kind === 'webhook') return { kind: 'webhook' };
-    if (e.kind === 'cancelled' && typeof e.jobId === 'string') return { kind: 'cancelled', jobId: e.jobId };
-  } catch {
-    // Not ours: anyone with database access may NOTIFY on the channel.
-  }
-  return undefined;
-}
 
 /**
  * One dedicated connection that LISTENs on the job channel, opened when the first listener
@@ -57,7 +46,8 @@ export class PgListener {
   async #connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.#url });
     client.on('notification', (msg) => {
-      const event = parseEvent(msg.payload);
+      // Anyone with database access may NOTIFY on the channel: what is not an event of ours is dropped.
+      const event = decodeJobEvent(msg.payload);
       if (event) for (const fn of this.#listeners) fn(event);
     });
     client.on('error', () => this.#reconnect(client));

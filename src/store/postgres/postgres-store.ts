@@ -32,6 +32,7 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
     migrationsNeedWriteLock: false,
     skipLocked: true,
     sendEvent: pgNotify,
+    fusedWrites: true,
     listen: (fn) => listener.listen(fn),
     closeExtra: () => listener.close(),
   });

@@ -234,6 +234,13 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0010_create_path_indexes': {
+    async up(db: Kysely<unknown>) {
+      // Every foreign key's child column indexed: a check against the parent (a workspace row
+      // updated or removed) then seeks instead of scanning the outbox (docs/benchmarks.md).
+      await db.schema.createIndex('webhook_deliveries_workspace').on('webhook_deliveries').columns(['workspace_id', 'created_at']).execute();
+    },
+  },
 };
 
 /** The names of every migration this code knows, in order (readiness compares them with the store's). */

@@ -44,13 +44,16 @@ export class SqlQueueStore implements QueueStore {
   }
 
   async lockWorkspace(workspaceId: string): Promise<LockedWorkspace | undefined> {
-    // A no-op UPDATE: a row lock on PostgreSQL, and SQLite's write transaction is serial anyway.
-    const r = await this.#db
-      .updateTable('workspaces')
-      .set({ id: sql<string>`id` })
-      .where('id', '=', workspaceId)
-      .returning(['max_concurrent_jobs', 'max_backlogged_jobs'])
-      .executeTakeFirst();
+    // A read, never a write: SQLite's write transaction (BEGIN IMMEDIATE) is serial already, and
+    // PostgreSQL takes the row lock an UPDATE would take (FOR NO KEY UPDATE: FK checks of inserts
+    // into child tables pass it). The old no-op `UPDATE workspaces SET id = id` made SQLite check
+    // every child row referencing the workspace, so a create grew with the workspace's history
+    // (docs/benchmarks.md), and left a dead row version per create on PostgreSQL.
+    const q = this.#db
+      .selectFrom('workspaces')
+      .select(['max_concurrent_jobs', 'max_backlogged_jobs'])
+      .where('id', '=', workspaceId);
+    const r = await (this.#caps.skipLocked ? q.forNoKeyUpdate() : q).executeTakeFirst();
     return r && sealLock(workspaceId, { maxConcurrentJobs: Number(r.max_concurrent_jobs), maxBackloggedJobs: Number(r.max_backlogged_jobs) });
   }
 

@@ -24,22 +24,32 @@ export interface SqlBackend {
   readonly migrationsNeedWriteLock: boolean;
   /** Claims can pass each other's row locks (FOR UPDATE SKIP LOCKED). */
   readonly skipLocked: boolean;
-  /** Cross-process events: this sends them (PostgreSQL NOTIFY) and `listen` receives them. */
+  /** Sends cross-process events inside the transaction, delivered at its commit (PostgreSQL NOTIFY). */
   readonly sendEvent?: EventSender;
+  /**
+   * An UPDATE may sit inside a WITH (PostgreSQL): two writes of the create path become one
+   * statement, one round trip fewer each under the workspace lock.
+   */
+  readonly fusedWrites?: boolean;
+  /** Cross-process events received: PostgreSQL's LISTEN, SQLite's wake sockets. */
   readonly listen?: Store['listen'];
+  /** Sends a committed event to the other processes; never throws. */
+  readonly publish?: (event: JobEvent) => void;
   /** Ends what the backend holds besides Kysely's pool (the LISTEN connection). */
   readonly closeExtra?: () => Promise<void>;
 }
 
+type BoundCaps = QueueCaps & { readonly fusedWrites: boolean };
+
 /** Query modules bound to one transaction: calls inside it join it instead of opening another. */
-function bind(trx: Kysely<Database>, caps: QueueCaps, pending: JobEvent[]): StoreTx {
+function bind(trx: Kysely<Database>, caps: BoundCaps, pending: JobEvent[]): StoreTx {
   const joined: Transact = (fn) => fn(trx);
   return {
     identity: new SqlIdentityStore(trx, joined),
-    jobs: new SqlJobStore(trx, joined),
+    jobs: new SqlJobStore(trx, joined, caps.fusedWrites),
     // Events wait for the commit: a rolled-back change announces nothing.
     queue: new SqlQueueStore(trx, caps, (event) => pending.push(event)),
-    billing: new SqlBillingStore(trx, joined),
+    billing: new SqlBillingStore(trx, joined, caps.fusedWrites),
     nodeApps: new SqlNodeAppStore(trx, joined),
     webhooks: new SqlWebhookStore(trx, joined, caps.skipLocked),
     idempotency: new SqlIdempotencyStore(trx, joined, caps.skipLocked),
@@ -50,24 +60,30 @@ function bind(trx: Kysely<Database>, caps: QueueCaps, pending: JobEvent[]): Stor
  * Migrates a freshly opened database to the latest schema and assembles the Store on it. Each
  * backend supplies only its connection and its write transaction.
  */
-export async function createSqlStore({ db, transact, migrationsNeedWriteLock, skipLocked, sendEvent, listen, closeExtra }: SqlBackend): Promise<Store> {
-  const caps: QueueCaps = { skipLocked, ...(sendEvent ? { sendEvent } : {}) };
-  const { error } = migrationsNeedWriteLock
+export async function createSqlStore(backend: SqlBackend): Promise<Store> {
+  const { db, transact, migrationsNeedWriteLock, skipLocked, sendEvent, listen, publish, closeExtra } = backend;
+  const caps: BoundCaps = { skipLocked, ...(sendEvent ? { sendEvent } : {}), fusedWrites: backend.fusedWrites ?? false };
+  const { error, results } = migrationsNeedWriteLock
     ? await transact((trx) => new Migrator({ db: trx, provider: migrationProvider, disableTransactions: true }).migrateToLatest())
     : await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
   if (error) {
     await db.destroy();
     throw error instanceof Error ? error : new Error(String(error));
   }
+  // New tables and indexes have no statistics until analysed: without them the planner may pick a
+  // scan where an index exists. Only when a migration ran; both backends bound the cost (SQLite by
+  // its analysis_limit, PostgreSQL by sampling), and autovacuum / PRAGMA optimize keep them fresh.
+  if (results?.some((r) => r.status === 'Success')) await sql`ANALYZE`.execute(db);
   const listeners = new Set<(event: JobEvent) => void>();
   const announce = (event: JobEvent) => {
     for (const fn of listeners) fn(event);
+    publish?.(event);
   };
   return {
     identity: new SqlIdentityStore(db, transact),
-    jobs: new SqlJobStore(db, transact),
+    jobs: new SqlJobStore(db, transact, caps.fusedWrites),
     queue: new SqlQueueStore(db, caps, announce),
-    billing: new SqlBillingStore(db, transact),
+    billing: new SqlBillingStore(db, transact, caps.fusedWrites),
     nodeApps: new SqlNodeAppStore(db, transact),
     webhooks: new SqlWebhookStore(db, transact, caps.skipLocked),
     idempotency: new SqlIdempotencyStore(db, transact, caps.skipLocked),

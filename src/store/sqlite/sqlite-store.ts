@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Database } from '../schema.js';
-import type { Store } from '../store.js';
+import type { JobEvent, Store } from '../store.js';
 import { createSqlStore } from '../sql/sql-store.js';
+import { WakeSockets } from './wake-sockets.js';
 import type { Transact } from '../sql/transact.js';
 
 /** Kysely prepares every query anew; preparing was the largest cost of a request (docs/benchmarks.md). */
@@ -39,6 +40,8 @@ export async function openSqliteStore(file: string): Promise<Store> {
   raw.pragma('busy_timeout = 5000');
   raw.pragma('foreign_keys = ON');
   raw.pragma('synchronous = NORMAL');
+  // ANALYZE reads at most this many rows per index, so analysing a large file stays quick.
+  raw.pragma('analysis_limit = 1000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
 
   // Kysely's SQLite driver holds its one connection for the whole callback, so statements of
@@ -58,5 +61,19 @@ export async function openSqliteStore(file: string): Promise<Store> {
       }
     });
 
-  return createSqlStore({ db, transact, migrationsNeedWriteLock: true, skipLocked: false });
+  // Other processes on this file (`--role api` beside `--role worker`) hear committed events at once.
+  const wake = file === ':memory:' ? undefined : new WakeSockets(join(dirname(file), 'wake'));
+  const store = await createSqlStore({
+    db,
+    transact,
+    migrationsNeedWriteLock: true,
+    skipLocked: false,
+    ...(wake
+      ? { listen: (fn: (event: JobEvent) => void) => wake.listen(fn), publish: (event: JobEvent) => wake.publish(event), closeExtra: () => wake.close() }
+      : {}),
+  });
+  // SQLite's advice for a long-lived connection: refresh statistics of tables that grew or shrank a
+  // lot since they were last analysed (quick, and nothing when none did).
+  raw.pragma('optimize = 0x10002');
+  return store;
 }
