@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { parseUsd } from '../lib/money.js';
-import type { MicroUsd } from '../lib/money.js';
+import { parseUsd } from '../domain/money.js';
+import type { MicroUsd } from '../domain/money.js';
 import { parseDateOnly } from '../lib/time.js';
 import { DEFAULTS, OPTIONS } from './options.js';
 import type { DeprecationOverride, OptionSpec } from './options.js';

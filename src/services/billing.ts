@@ -1,12 +1,12 @@
 import type { Clock } from '../lib/clock.js';
-import { MICROS_PER_USD, formatUsd, parseUsd } from '../lib/money.js';
-import type { MicroUsd } from '../lib/money.js';
+import { MICROS_PER_USD, formatUsd, parseUsd } from '../domain/money.js';
+import type { MicroUsd } from '../domain/money.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { Balance, LedgerEntry } from '../store/billing-store.js';
 import type { Store, StoreTx, Workspace } from '../store/store.js';
-import type { PriceTable } from './catalog/prices.js';
-import { AppError, invalid } from './errors.js';
+import type { PriceTable } from '../models/prices.js';
+import { DomainError, invalid } from '../domain/errors.js';
 import { normalizeEmail } from './identity.js';
 import type { AuthContext, IdentityService } from './identity.js';
 import type { JobStatus } from './states.js';
@@ -94,11 +94,11 @@ export class BillingService {
     const held = await tx.billing.hold({ workspaceId: job.workspaceId, jobId: job.jobId, jobType: job.type, amountMicros: job.price, now });
     if (held) return;
     const { balanceMicros, heldMicros } = await tx.billing.getBalance(job.workspaceId);
-    throw new AppError(
+    throw new DomainError(
       'insufficient_balance',
       `insufficient API balance: this request costs $${formatUsd(job.price)} and the workspace has $${formatUsd(balanceMicros - heldMicros)} available ` +
         `($${formatUsd(heldMicros)} of its $${formatUsd(balanceMicros)} balance is held for jobs in progress)`,
-      { extra: { message: BALANCE_EXPLANATION } },
+      { fields: { message: BALANCE_EXPLANATION } },
     );
   }
 

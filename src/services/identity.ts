@@ -1,10 +1,10 @@
 import type { Clock } from '../lib/clock.js';
 import { hashToken, isUuid, newId, newToken } from '../lib/ids.js';
-import { MICROS_PER_USD } from '../lib/money.js';
+import { MICROS_PER_USD } from '../domain/money.js';
 import { msToMicros } from '../lib/time.js';
 import type { ApiToken, Role, Store, Workspace, WorkspacePatch } from '../store/store.js';
 import { WORKSPACE_LIMITS } from '../config/options.js';
-import { AppError, forbidden, invalid, notFound } from './errors.js';
+import { DomainError, forbidden, invalid, notFound } from '../domain/errors.js';
 
 /** What a valid bearer token resolves to: the API user of one workspace. */
 export interface AuthContext {
@@ -32,7 +32,7 @@ function checkLimit(name: string, value: number | undefined, bounds: { min: numb
   }
 }
 
-const unauthenticated = (message: string) => new AppError('unauthenticated', message);
+const unauthenticated = (message: string) => new DomainError('unauthenticated', message);
 
 export function normalizeEmail(email: string): string {
   const e = email.trim().toLowerCase();
@@ -75,7 +75,7 @@ export class IdentityService {
     if (!owner) throw unauthenticated('invalid API token');
     if (owner.token.revokedAt !== null) throw unauthenticated('this API token has been revoked');
     if (!owner.workspace.apiAccess) {
-      throw new AppError('api_access_disabled', 'API access is disabled for this workspace; an owner or admin can enable it');
+      throw new DomainError('api_access_disabled', 'API access is disabled for this workspace; an owner or admin can enable it');
     }
     const now = this.#now();
     if (owner.token.lastUsedAt === null || now - owner.token.lastUsedAt >= TOUCH_INTERVAL_US) {
