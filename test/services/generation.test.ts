@@ -62,7 +62,10 @@ describe('the generation use case, without HTTP', () => {
   });
 
   it('refuses a retired model with model_unavailable and the fields of the 410 body', async () => {
-    const err = await create(RETIRED, {}).catch((e: unknown) => e as DomainError);
+    const err = (await create(RETIRED, {}).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as DomainError;
     const res = await generate(t, RETIRED, {});
     expect(res.statusCode).toBe(410);
     expect(err).toBeInstanceOf(DomainError);
