@@ -12,7 +12,7 @@ import { buildApp } from '../src/http/app.js';
 import { systemClock } from '../src/lib/clock.js';
 import { priceTableFor, runPolicyFor } from '../src/cli/context.js';
 import { loadConfig } from '../src/config/config.js';
-import { buildCatalog } from '../src/services/catalog/catalog.js';
+import { buildCatalog } from '../src/models/catalog.js';
 import { createServices } from '../src/services/services.js';
 import { OutputFiles } from '../src/store/files/output-files.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError } from './config/config.js';
-import { AppError } from './services/errors.js';
+import { cliErrorText } from './cli/error-text.js';
 
 const HELP = `mediagen: a server for asynchronous media generation jobs
 
@@ -32,8 +32,7 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   // Refusals and bad input are explained in one line; anything else is a bug and keeps its stack.
-  const known = err instanceof AppError || err instanceof ConfigError || (err as { code?: string })?.code?.startsWith('ERR_PARSE_ARGS');
-  const text = known ? (err as Error).message.trim().replace(/\s*\n\s*/g, ' ') : ((err as Error)?.stack ?? String(err));
+  const text = cliErrorText(err) ?? (err as Error)?.stack ?? String(err);
   process.stderr.write(`mediagen: ${text}\n`);
   process.exit(1);
 });

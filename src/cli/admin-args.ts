@@ -1,4 +1,4 @@
-import { invalid } from '../services/errors.js';
+import { invalid } from '../domain/errors.js';
 import type { Services } from '../services/services.js';
 
 /** Parsed admin flags: strings, booleans, and lists for repeatable flags. */

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { AppError, invalid } from '../services/errors.js';
+import { DomainError, invalid } from '../domain/errors.js';
 import { NODE_APP_LIMITS, checkSchema } from '../services/node-app-rules.js';
 import { iso, need, optional } from './admin-args.js';
 import type { Command, Flags } from './admin-args.js';
@@ -18,7 +18,7 @@ function readSchema(f: Flags, flag: string): unknown {
     if (statSync(file).size > NODE_APP_LIMITS.schemaMaxBytes) throw invalid(`--${flag} ${file} is larger than 1 MiB`);
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    if (err instanceof AppError) throw err;
+    if (err instanceof DomainError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     throw invalid(`--${flag} ${file} cannot be read: ${code === 'ENOENT' ? 'no such file' : ((err as Error).message ?? String(err))}`);
   }

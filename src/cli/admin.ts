@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { invalid } from '../services/errors.js';
+import { invalid } from '../domain/errors.js';
 import { normalizeEmail } from '../services/identity.js';
 import type { ApiToken, Workspace } from '../store/store.js';
 import { iso, need, wholeNumber } from './admin-args.js';

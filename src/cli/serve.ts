@@ -12,7 +12,7 @@ import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
 import { openContext } from './context.js';
 import { drain, firstSignal, trackInFlight } from './graceful-shutdown.js';
-import { startWorker } from './start-worker.js';
+import { buildEngines, startWorker } from './start-worker.js';
 
 export const SERVE_HELP = `Usage: mediagen serve [options]
 
@@ -74,10 +74,12 @@ export async function serve(argv: string[]): Promise<void> {
   const { config, store, services } = await openContext(values);
   // stdout is for the operator (the banner); the JSON log goes to stderr.
   const log = pino({ level: config.logLevel, serializers: logSerializers }, process.stderr);
+  // Before listening: a model no engine here can run stops the start, naming the model.
+  const engine = config.role === 'api' ? undefined : buildEngines(config, services);
   const http = config.role === 'worker' ? undefined : await startHttp(config, services, store, log);
   // A worker-only process has no listener: payload URLs use --public-url, else host and port.
   const publicUrl = () => http?.publicUrl ?? publicUrlFor(config, config.port);
-  const runner = config.role === 'api' ? undefined : await startWorker(config, services, store, log, publicUrl);
+  const runner = engine ? await startWorker(config, services, store, log, publicUrl, engine) : undefined;
   if (http) {
     // Only once listening: a token created by a start that then fails would never be shown.
     const created = await services.identity.bootstrap();

@@ -1,6 +1,8 @@
 import type { Config } from '../config/config.js';
+import type { Engine } from '../engines/engine.js';
 import { LocalEngine } from '../engines/local/local-engine.js';
 import type { MediaLimits } from '../engines/media-limits.js';
+import { EngineRouter } from '../engines/router.js';
 import { OutputJanitor } from '../services/output-janitor.js';
 import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
@@ -28,7 +30,14 @@ export interface RunningWorker {
  * and the webhook sender. On PostgreSQL it also hears other processes' new and cancelled jobs at
  * once (LISTEN). `publicUrl` is where output URLs in webhook payloads point.
  */
-export async function startWorker(config: Config, services: Services, store: Store, log: Log, publicUrl: () => string): Promise<RunningWorker> {
+export async function startWorker(
+  config: Config,
+  services: Services,
+  store: Store,
+  log: Log,
+  publicUrl: () => string,
+  engine: Engine = buildEngines(config, services),
+): Promise<RunningWorker> {
   const inputs = createInputLoader({
     allowPrivate: config.allowPrivateUrls,
     maxBytes: config.inputMaxBytes,
@@ -37,7 +46,7 @@ export async function startWorker(config: Config, services: Services, store: Sto
   const worker = new Worker(
     {
       runs: services.runs,
-      engine: new LocalEngine({ clock: services.clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) }),
+      engine,
       outputs: services.outputs,
       clock: services.clock,
       signals: services.signals,
@@ -74,6 +83,16 @@ export async function startWorker(config: Config, services: Services, store: Sto
       await dispatcher.close();
     },
   };
+}
+
+/**
+ * The engines of this process behind one router, bound as the models' modules and the config's
+ * `model_engines` say. Throws a ConfigError naming a model no engine can run: `serve` builds this
+ * before it listens, so such a server never starts.
+ */
+export function buildEngines(config: Config, services: Services): EngineRouter {
+  const local = new LocalEngine({ clock: services.clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
+  return EngineRouter.build(services.catalog.entries, [local], config.modelEngines);
 }
 
 /** The `input_max_*` and `input_decode_*` settings, as the engine takes them. */

@@ -5,7 +5,7 @@ import { parseUsd } from '../domain/money.js';
 import type { MicroUsd } from '../domain/money.js';
 import { parseDateOnly } from '../lib/time.js';
 import { DEFAULTS, OPTIONS } from './options.js';
-import type { DeprecationOverride, OptionSpec } from './options.js';
+import type { DeprecationOverride, ModelEngines, OptionSpec } from './options.js';
 
 export interface Config {
   readonly port: number;
@@ -49,6 +49,8 @@ export interface Config {
   readonly deprecations: readonly DeprecationOverride[];
   /** The config file's `prices`: model path -> rate name -> micro-USD. Names are checked later. */
   readonly prices: Readonly<Record<string, Readonly<Record<string, MicroUsd>>>>;
+  /** The config file's `model_engines`: model path -> engine id. Names are checked by the engine router. */
+  readonly modelEngines: ModelEngines;
 }
 
 export class ConfigError extends Error {}
@@ -134,6 +136,17 @@ function readModelTimeouts(raw: unknown, file: string): Record<string, number> {
   );
 }
 
+/** `model_engines`: model path -> engine id (a non-empty string). */
+function readModelEngines(raw: unknown, file: string): Record<string, string> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError(`${file}: model_engines must be an object of model path to engine id`);
+  }
+  for (const [model, id] of Object.entries(raw)) {
+    if (typeof id !== 'string' || id === '') throw new ConfigError(`${file}: model_engines.${model} must be an engine id such as "local"`);
+  }
+  return { ...(raw as Record<string, string>) };
+}
+
 /** `prices`: {model path: {rate: USD}}, each USD a decimal string (or number) with at most 6 places. */
 function readPrices(raw: unknown, file: string): Record<string, Record<string, MicroUsd>> {
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -172,6 +185,7 @@ export function loadConfig(opts: {
   let deprecations: DeprecationOverride[] = [];
   let modelTimeoutsMs: Record<string, number> = {};
   let prices: Record<string, Record<string, MicroUsd>> = {};
+  let modelEngines: Record<string, string> = {};
 
   const file = opts.configFile ?? env.MEDIAGEN_CONFIG;
   if (file) {
@@ -191,6 +205,10 @@ export function loadConfig(opts: {
       }
       if (key === 'prices') {
         prices = readPrices(raw, file);
+        continue;
+      }
+      if (key === 'model_engines') {
+        modelEngines = readModelEngines(raw, file);
         continue;
       }
       if (key === 'job_timeouts_ms') {
@@ -248,6 +266,7 @@ export function loadConfig(opts: {
     minFreeDiskBytes: values.min_free_disk_bytes as number,
     deprecations: Object.freeze(deprecations),
     prices: Object.freeze(prices),
+    modelEngines: Object.freeze(modelEngines),
   });
 }
 

@@ -25,6 +25,12 @@ export interface DeprecationOverride {
   readonly migration_url?: string;
 }
 
+/**
+ * The config file's `model_engines`: model path -> engine id, binding a model to another engine
+ * than its module names (src/engines/router.ts checks both names at start).
+ */
+export type ModelEngines = Readonly<Record<string, string>>;
+
 /** Bounds of the per-workspace job limits, wherever they are set (config defaults or admin CLI). */
 export const WORKSPACE_LIMITS = {
   maxConcurrentJobs: { min: 1, max: 100_000 },

@@ -52,6 +52,15 @@ export interface Engine {
 }
 
 /**
+ * An engine models can be bound to (src/engines/router.ts): its `name` is the id a model module or
+ * the config file's `model_engines` names it by, and it says which models it can run, so a server
+ * whose models have no engine able to run them refuses to start instead of failing their jobs.
+ */
+export interface BindableEngine extends Engine {
+  canRun(model: string): boolean;
+}
+
+/**
  * Codes a job can fail with (`error.code` of the job, spec 2.3). One list, documented in
  * docs/errors.md; a test checks both agree.
  */

@@ -1,6 +1,6 @@
 import { parseIsoMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
-import { invalid } from '../services/errors.js';
+import { invalid } from '../domain/errors.js';
 
 /**
  * Query-string rules shared by every paginated list (GET /jobs, and the later lists that the

@@ -1,8 +1,8 @@
-import { HTTP_URI_PATTERN, isHttpUri } from '../lib/urls.js';
-import { invalid } from '../services/errors.js';
-import type { CatalogEntry } from '../services/catalog/catalog.js';
+import { HTTP_URI_PATTERN } from '../lib/urls.js';
+import { invalid } from '../domain/errors.js';
 
-export const WEBHOOK_URL_MAX = 2048;
+/** How the generation use case's messages name its options over HTTP: by their headers. */
+export const OPTION_LABELS = { webhookUrl: 'X-Webhook-URL', zeroDataRetention: 'X-Api-Zero-Data-Retention' } as const;
 
 /**
  * Every value of a header as sent (`rawHeaders` alternates names and values). Node's `headers`
@@ -26,30 +26,20 @@ function one(rawHeaders: readonly string[], name: string, display: string): stri
 /** X-Webhook-URL's shape: an RFC 3986 http(s) URI (src/lib/urls.ts). */
 export const WEBHOOK_URL_PATTERN = HTTP_URI_PATTERN;
 
-/** X-Webhook-URL: an absolute http(s) URL of at most 2048 characters, or absent. */
+/** X-Webhook-URL as sent, or null; the use case judges it (src/domain/webhook-url.ts). */
 export function webhookUrlFrom(rawHeaders: readonly string[]): string | null {
-  const raw = one(rawHeaders, 'x-webhook-url', 'X-Webhook-URL');
-  if (raw === undefined) return null;
-  if (raw.length > WEBHOOK_URL_MAX) throw invalid(`X-Webhook-URL must be at most ${WEBHOOK_URL_MAX} characters`);
-  if (!isHttpUri(raw)) throw invalid('X-Webhook-URL must be an absolute http or https URL');
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw invalid('X-Webhook-URL must be an absolute http or https URL');
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
-    throw invalid('X-Webhook-URL must be an absolute http or https URL');
-  }
-  return raw;
+  return one(rawHeaders, 'x-webhook-url', OPTION_LABELS.webhookUrl) ?? null;
 }
 
-/** X-Api-Zero-Data-Retention: only `1`, and only on models that offer it (model-a-2). */
-export function zeroDataRetentionFrom(rawHeaders: readonly string[], model: CatalogEntry): boolean {
-  const raw = one(rawHeaders, 'x-api-zero-data-retention', 'X-Api-Zero-Data-Retention');
+/**
+ * X-Api-Zero-Data-Retention: present means asked for. Only the value `1` is valid, but on a model
+ * that does not offer it (`offered` false) any value is simply passed on as asked: the use case
+ * then refuses it as not supported by the model, whatever was sent.
+ */
+export function zeroDataRetentionFrom(rawHeaders: readonly string[], offered: boolean): boolean {
+  const raw = one(rawHeaders, 'x-api-zero-data-retention', OPTION_LABELS.zeroDataRetention);
   if (raw === undefined) return false;
-  if (!model.zeroDataRetention) throw invalid(`X-Api-Zero-Data-Retention is not supported by ${model.path}`);
-  if (raw !== '1') throw invalid(`X-Api-Zero-Data-Retention must be 1, got '${raw}'`);
+  if (offered && raw !== '1') throw invalid(`X-Api-Zero-Data-Retention must be 1, got '${raw}'`);
   return true;
 }
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { JOB_STATUSES } from '../domain/states.js';
-import { StringEnum } from '../services/catalog/schema-kit.js';
+import { StringEnum } from '../models/schema-kit.js';
 
 /** Response shapes for the OpenAPI document (spec section 2). Responses are not filtered by them. */
 

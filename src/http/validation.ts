@@ -1,95 +1,10 @@
-import { Ajv } from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
-import addFormatsImport from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-
-// ajv-formats is CommonJS; under node16 ESM its callable is the default export's default.
-const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
-
-/**
- * Request bodies are validated strictly: no type coercion (a "5" is not 5), unknown properties
- * are errors rather than silently removed (Fastify's default), and defaults are filled in so they
- * are stored with the job.
- */
-const ajv = new Ajv({
-  allErrors: false,
-  coerceTypes: false,
-  removeAdditional: false,
-  useDefaults: true,
-  strict: true,
-  strictTypes: false,
-});
-addFormats(ajv);
 
 const passThrough = () => true;
 
-/** Only bodies go through Ajv; query strings and headers have hand-written rules with clearer messages. */
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  httpPart === 'body' ? (ajv.compile(schema as object) as ValidateFunction) : passThrough;
-
-/** `/styles/0/strength` → `styles[0].strength` */
-function fieldName(instancePath: string): string {
-  return instancePath
-    .split('/')
-    .slice(1)
-    .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
-}
-
-const count = (n: unknown, noun: string) => `${String(n)} ${noun}${n === 1 ? '' : 's'}`;
-
-const describeType = (t: unknown) => (Array.isArray(t) ? t.join(' or ') : String(t));
-
 /**
- * One clear sentence for the first thing wrong with a body. With allErrors off, Ajv reports the
- * first failing keyword; for a nullable field it reports each branch and then `anyOf`, so those
- * are folded into "must be X or null".
+ * Route schemas describe the API (OpenAPI) but validate nothing here: request bodies are checked
+ * by the use case (services/generation.ts, with models/validation.ts), so every transport gives
+ * the same answer, and query strings and headers have hand-written rules with clearer messages.
  */
-export function describeBodyErrors(errors: readonly ErrorObject[]): string {
-  const anyOf = errors.find((e) => e.keyword === 'anyOf');
-  const first = errors[0]!;
-  const name = fieldName(first.instancePath);
-  const subject = name ? `'${name}'` : 'the request body';
-  if (anyOf && anyOf.instancePath === first.instancePath) {
-    const branches = errors.filter((e) => e.instancePath === first.instancePath && e.keyword === 'type');
-    if (branches.length > 1 || (branches.length === 1 && first.keyword === 'type')) {
-      return `${subject} must be ${branches.map((b) => describeType(b.params.type)).join(' or ')}`;
-    }
-  }
-  const orNull = anyOf && errors.some((e) => e.instancePath === first.instancePath && e.keyword === 'type' && e.params.type === 'null') ? ' or null' : '';
-  const p = first.params as Record<string, unknown>;
-  switch (first.keyword) {
-    case 'additionalProperties':
-      return name
-        ? `unknown property '${name}.${String(p.additionalProperty)}'`
-        : `unknown property '${String(p.additionalProperty)}'`;
-    case 'required':
-      return name
-        ? `missing required property '${name}.${String(p.missingProperty)}'`
-        : `missing required property '${String(p.missingProperty)}'`;
-    case 'type':
-      return name ? `${subject} must be ${describeType(p.type)}` : 'the request body must be a JSON object';
-    case 'enum':
-      return `${subject} must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}${orNull}`;
-    case 'minimum':
-    case 'maximum':
-    case 'exclusiveMinimum':
-    case 'exclusiveMaximum':
-      return `${subject} ${first.message}`;
-    case 'maxItems':
-      return `${subject} must have at most ${count(p.limit, 'item')}`;
-    case 'minItems':
-      return `${subject} must have at least ${count(p.limit, 'item')}`;
-    case 'maxLength':
-      return `${subject} must be at most ${count(p.limit, 'character')}`;
-    case 'minLength':
-      return `${subject} must be at least ${count(p.limit, 'character')}`;
-    case 'pattern':
-      // The only patterns in request schemas are the media URL forms (schema-kit.ts).
-      return `${subject} must be an http(s) URL or a base64 data: URI${orNull}`;
-    case 'format':
-      return `${subject} must be a valid ${String(p.format)}${orNull}`;
-    default:
-      return `${subject} ${first.message ?? 'is invalid'}`;
-  }
-}
+export const validatorCompiler: FastifySchemaCompiler<unknown> = () => passThrough;

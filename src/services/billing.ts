@@ -5,8 +5,8 @@ import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { Balance, LedgerEntry } from '../store/billing-store.js';
 import type { LockedWorkspace, Store, StoreTx, Workspace } from '../store/store.js';
-import type { PriceTable } from './catalog/prices.js';
-import { AppError, invalid } from './errors.js';
+import type { PriceTable } from '../models/prices.js';
+import { DomainError, invalid } from '../domain/errors.js';
 import { normalizeEmail } from './identity.js';
 import type { AuthContext, IdentityService } from './identity.js';
 import type { TerminalStatus } from '../domain/states.js';
@@ -94,11 +94,11 @@ export class BillingService {
     const held = await tx.billing.hold({ workspaceId: lock.workspaceId, jobId: job.jobId, jobType: job.type, amountMicros: job.price, now });
     if (held) return;
     const { balanceMicros, heldMicros } = await tx.billing.getBalance(lock.workspaceId);
-    throw new AppError(
+    throw new DomainError(
       'insufficient_balance',
       `insufficient API balance: this request costs $${formatUsd(job.price)} and the workspace has $${formatUsd(balanceMicros - heldMicros)} available ` +
         `($${formatUsd(heldMicros)} of its $${formatUsd(balanceMicros)} balance is held for jobs in progress)`,
-      { extra: { message: BALANCE_EXPLANATION } },
+      { fields: { message: BALANCE_EXPLANATION } },
     );
   }
 

@@ -3,7 +3,7 @@ import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { msToMicros } from '../lib/time.js';
 import type { Store, StoreTx } from '../store/store.js';
-import { AppError } from './errors.js';
+import { DomainError } from '../domain/errors.js';
 import { canonicalJson } from '../lib/canonical-json.js';
 
 /**
@@ -18,7 +18,13 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const IDEMPOTENCY_LEASE_MS = 60_000;
 /** Expired keys deleted by each request that takes a key: enough to keep up, bounded per request. */
 export const IDEMPOTENCY_PRUNE_BATCH = 100;
-/** What a client told 409 should wait before trying again. */
+/**
+ * The store keeps each answer's status beside its body (a column of the key's row); only created
+ * jobs are remembered, and their answer is always this one.
+ */
+const CREATED_STATUS = 200;
+
+/** What a client told idempotency_key_in_flight should wait before trying again. */
 export const IN_FLIGHT_RETRY_AFTER_S = 1;
 
 /** What makes two requests "the same": everything that changes the job they create. */
@@ -40,7 +46,7 @@ export interface HeldKey {
 }
 
 export type Begun =
-  | { readonly kind: 'replay'; readonly status: number; readonly body: Readonly<Record<string, unknown>> }
+  | { readonly kind: 'replay'; readonly body: Readonly<Record<string, unknown>> }
   | { readonly kind: 'held'; readonly held: HeldKey };
 
 /**
@@ -58,14 +64,14 @@ export function requestHash(attemptId: string, req: IdempotentRequest): string {
 }
 
 const reused = () =>
-  new AppError(
+  new DomainError(
     'idempotency_key_reused',
     'this Idempotency-Key was already used in the last 24 hours with a different request (endpoint, body, X-Webhook-URL or X-Api-Zero-Data-Retention); send a new key for a new request',
   );
 
 export const keyInFlight = () =>
-  new AppError('idempotency_key_in_flight', 'a request with this Idempotency-Key is still being processed; retry shortly to get its response', {
-    headers: { 'Retry-After': String(IN_FLIGHT_RETRY_AFTER_S) },
+  new DomainError('idempotency_key_in_flight', 'a request with this Idempotency-Key is still being processed; retry shortly to get its response', {
+    retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_S,
   });
 
 /** Takes, completes and frees keys; the job service calls it around its creation transaction. */
@@ -79,9 +85,9 @@ export class Idempotency {
   }
 
   /**
-   * Takes the key in its own short transaction, so a concurrent request sees it at once (409),
-   * or answers from the key's holder: its stored response (a replay), 409 while it runs, 422 for
-   * a different request.
+   * Takes the key in its own short transaction, so a concurrent request sees it at once (in flight),
+   * or answers from the key's holder: its stored response (a replay), in flight while it runs,
+   * reused for a different request.
    */
   async begin(workspaceId: string, req: IdempotentRequest): Promise<Begun> {
     const nowMs = this.#clock.nowMs();
@@ -102,15 +108,15 @@ export class Idempotency {
     if (claimed) return { kind: 'held', held: { workspaceId, key: req.key, attemptId } };
     if (record.endpoint !== req.endpoint || record.requestHash !== requestHash(record.attemptId, req)) throw reused();
     if (record.state !== 'done' || record.responseStatus === null || record.responseBody === null) throw keyInFlight();
-    return { kind: 'replay', status: record.responseStatus, body: record.responseBody };
+    return { kind: 'replay', body: record.responseBody };
   }
 
   /**
    * Stores the response with the job, inside its transaction. If the marker is no longer ours
-   * (our lease ran out and another request took the key), the job must not be created: 409.
+   * (our lease ran out and another request took the key), the job must not be created: in flight.
    */
-  async complete(tx: StoreTx, held: HeldKey, jobId: string, status: number, body: Readonly<Record<string, unknown>>): Promise<void> {
-    if (!(await tx.idempotency.complete({ ...held, jobId, status, body }))) throw keyInFlight();
+  async complete(tx: StoreTx, held: HeldKey, jobId: string, body: Readonly<Record<string, unknown>>): Promise<void> {
+    if (!(await tx.idempotency.complete({ ...held, jobId, status: CREATED_STATUS, body }))) throw keyInFlight();
   }
 
   /** The request failed: its key is free for a retry. If this write fails too, the lease frees it. */

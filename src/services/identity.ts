@@ -4,7 +4,7 @@ import { MICROS_PER_USD } from '../domain/money.js';
 import { msToMicros } from '../lib/time.js';
 import type { ApiToken, Role, Store, Workspace, WorkspacePatch } from '../store/store.js';
 import { WORKSPACE_LIMITS } from '../config/options.js';
-import { AppError, forbidden, invalid, notFound } from './errors.js';
+import { DomainError, forbidden, invalid, notFound } from '../domain/errors.js';
 import { TokenCache } from './token-cache.js';
 
 /** What a valid bearer token resolves to: the API user of one workspace. */
@@ -33,7 +33,7 @@ function checkLimit(name: string, value: number | undefined, bounds: { min: numb
   }
 }
 
-const unauthenticated = (message: string) => new AppError('unauthenticated', message);
+const unauthenticated = (message: string) => new DomainError('unauthenticated', message);
 
 export function normalizeEmail(email: string): string {
   const e = email.trim().toLowerCase();
@@ -86,7 +86,7 @@ export class IdentityService {
     }
     if (owner.token.revokedAt !== null) throw unauthenticated('this API token has been revoked');
     if (!owner.workspace.apiAccess) {
-      throw new AppError('api_access_disabled', 'API access is disabled for this workspace; an owner or admin can enable it');
+      throw new DomainError('api_access_disabled', 'API access is disabled for this workspace; an owner or admin can enable it');
     }
     const now = msToMicros(nowMs);
     if (owner.token.lastUsedAt === null || now - owner.token.lastUsedAt >= TOUCH_INTERVAL_US) {

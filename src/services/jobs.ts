@@ -1,32 +1,18 @@
 import type { Clock } from '../lib/clock.js';
 import type { Log } from '../lib/log.js';
-import { isUuid, newId } from '../lib/ids.js';
+import { isUuid } from '../lib/ids.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { Store } from '../store/store.js';
-import type { CatalogEntry } from './catalog/catalog.js';
-import { admit } from './admission.js';
 import type { BillingService } from './billing.js';
 import type { WebhookService } from './webhooks.js';
-import { AppError, notFound } from './errors.js';
-import { Idempotency } from './idempotency.js';
-import type { HeldKey } from './idempotency.js';
+import { notFound } from '../domain/errors.js';
 import type { AuthContext } from './identity.js';
 import { toJobView } from './job-view.js';
 import type { JobView } from './job-view.js';
 import { isTerminal } from '../domain/states.js';
 import type { JobStatus } from '../domain/states.js';
 import { endJob } from './job-end.js';
-
-/** Seconds a client told 429 should wait: about one short job's time. */
-export const FULL_RETRY_AFTER_S = 5;
-
-const tooManyJobs = () =>
-  new AppError(
-    'too_many_jobs',
-    'too many jobs: the workspace is running its maximum number of concurrent jobs and its backlog is full; retry later',
-    { headers: { 'Retry-After': String(FULL_RETRY_AFTER_S) } },
-  );
 
 /** Where job outputs live; the job service only ever removes them. */
 export interface OutputRemover {
@@ -43,23 +29,6 @@ export interface JobPage {
   next_cursor: string | null;
 }
 
-export interface CreateJob {
-  readonly model: CatalogEntry;
-  /** Already validated, with defaults applied. */
-  readonly request: Readonly<Record<string, unknown>>;
-  readonly webhookUrl: string | null;
-  readonly zeroDataRetention: boolean;
-  /** The request's Idempotency-Key, if it sent one (checked for shape already). */
-  readonly idempotencyKey?: string | null;
-}
-
-/** What a POST answers: a new job, or the stored first response to the same Idempotency-Key. */
-export interface CreatedJob {
-  readonly status: number;
-  readonly body: Readonly<Record<string, unknown>>;
-  readonly replayed: boolean;
-}
-
 /** A validated GET /jobs query. */
 export interface JobListQuery {
   /** Only jobs created strictly before this instant. */
@@ -69,14 +38,13 @@ export interface JobListQuery {
   readonly limit: number;
 }
 
-/** Creating, reading, listing and deleting jobs of the caller's API user. */
+/** Reading, listing and deleting jobs of the caller's API user (creating them: generation.ts). */
 export class JobService {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #outputs: OutputRemover;
   readonly #billing: BillingService;
   readonly #webhooks: WebhookService;
-  readonly #idempotency: Idempotency;
 
   constructor(store: Store, clock: Clock, outputs: OutputRemover, billing: BillingService, webhooks: WebhookService) {
     this.#store = store;
@@ -84,61 +52,6 @@ export class JobService {
     this.#outputs = outputs;
     this.#billing = billing;
     this.#webhooks = webhooks;
-    this.#idempotency = new Idempotency(store, clock);
-  }
-
-  /**
-   * Admits the job in the same transaction that stores it: its price is held from the available
-   * balance (or 402), then it is queued or backlogged (or 429). A refusal rolls everything back.
-   * With an Idempotency-Key, the key is taken first (or its stored response replayed, 409, 422),
-   * its response is stored in the job's transaction, and a refusal frees it for a retry.
-   */
-  async create(auth: AuthContext, input: CreateJob): Promise<CreatedJob> {
-    if (!input.idempotencyKey) return { status: 200, body: await this.#insert(auth, input), replayed: false };
-    const begun = await this.#idempotency.begin(auth.workspace.id, {
-      key: input.idempotencyKey,
-      endpoint: `/generate/${input.model.path}`,
-      body: input.request,
-      webhookUrl: input.webhookUrl,
-      zeroDataRetention: input.zeroDataRetention,
-    });
-    if (begun.kind === 'replay') return { status: begun.status, body: begun.body, replayed: true };
-    try {
-      return { status: 200, body: await this.#insert(auth, input, begun.held), replayed: false };
-    } catch (err) {
-      await this.#idempotency.release(begun.held);
-      throw err;
-    }
-  }
-
-  async #insert(auth: AuthContext, input: CreateJob, held?: HeldKey): Promise<Record<string, unknown>> {
-    const now = msToMicros(this.#clock.nowMs());
-    const id = newId();
-    const price = this.#billing.priceOf(input.model.path, input.request);
-    return this.#store.transaction(async (tx) => {
-      const lock = await tx.queue.lockWorkspace(auth.workspace.id);
-      if (!lock) throw new Error(`workspace ${auth.workspace.id} vanished`);
-      await this.#billing.hold(tx, lock, { jobId: id, type: input.model.path, price }, now);
-      const status = await admit(tx, lock, now);
-      if (!status) throw tooManyJobs();
-      if (status === 'queued') await tx.queue.notify({ kind: 'queued' });
-      const inserted = await tx.jobs.insertJob(
-        {
-          id,
-          workspaceId: auth.workspace.id,
-          apiUserId: auth.apiUserId,
-          type: input.model.path,
-          status,
-          request: input.request,
-          webhookUrl: input.webhookUrl,
-          zeroDataRetention: input.zeroDataRetention,
-        },
-        now,
-      );
-      const view = { ...toJobView(inserted) };
-      if (held) await this.#idempotency.complete(tx, held, inserted.id, 200, view);
-      return view;
-    });
   }
 
   /** Unknown, malformed and other workspaces' ids are all simply "not found". */

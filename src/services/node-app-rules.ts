@@ -1,5 +1,5 @@
 import { isHttpUri } from '../lib/urls.js';
-import { invalid } from './errors.js';
+import { invalid } from '../domain/errors.js';
 import type { JsonObject } from '../store/node-app-store.js';
 
 /** What a node app and its versions may hold (docs/decisions.md, "Node apps"). */

@@ -4,7 +4,7 @@ import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { JsonObject, NodeAppRecord, NodeAppVersionRecord } from '../store/node-app-store.js';
 import type { Store, Workspace } from '../store/store.js';
-import { forbidden, invalid, notFound } from './errors.js';
+import { forbidden, invalid, notFound } from '../domain/errors.js';
 import { normalizeEmail } from './identity.js';
 import type { AuthContext } from './identity.js';
 import { checkDescription, checkExampleOutputs, checkNodeAppName, checkSchema, checkSlug } from './node-app-rules.js';

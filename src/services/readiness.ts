@@ -3,7 +3,7 @@ import { describeFault, infraFault } from '../lib/infra-fault.js';
 import { msToMicros } from '../lib/time.js';
 import type { DiskCheck, DiskState } from '../store/files/disk-check.js';
 import type { Store } from '../store/store.js';
-import { AppError } from './errors.js';
+import { DomainError } from '../domain/errors.js';
 
 /** Seconds a client is told to wait when the server cannot store what it sends. */
 export const STORAGE_RETRY_AFTER_S = 30;
@@ -88,8 +88,8 @@ function diskVerdict(disk: DiskState): string {
 }
 
 /** The 503 of a request the server cannot serve because its storage fails; `what` says what it cannot do. */
-export function storageUnavailable(kind: Parameters<typeof describeFault>[0], what: string): AppError {
-  return new AppError('unavailable', `the server cannot ${what} right now: ${describeFault(kind)}; retry later`, {
-    headers: { 'retry-after': String(STORAGE_RETRY_AFTER_S) },
+export function storageUnavailable(kind: Parameters<typeof describeFault>[0], what: string): DomainError {
+  return new DomainError('unavailable', `the server cannot ${what} right now: ${describeFault(kind)}; retry later`, {
+    retryAfterSeconds: STORAGE_RETRY_AFTER_S,
   });
 }

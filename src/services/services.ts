@@ -3,9 +3,10 @@ import { dirname } from 'node:path';
 import { DiskCheck } from '../store/files/disk-check.js';
 import type { OutputFiles } from '../store/files/output-files.js';
 import type { Store } from '../store/store.js';
-import type { Catalog } from './catalog/catalog.js';
+import type { Catalog } from '../models/catalog.js';
 import { BillingService } from './billing.js';
-import type { PriceTable } from './catalog/prices.js';
+import type { PriceTable } from '../models/prices.js';
+import { GenerationService } from './generation.js';
 import { IdentityService } from './identity.js';
 import type { IdentityLimits } from './identity.js';
 import { JobRuns } from './job-runs.js';
@@ -19,6 +20,7 @@ import { WebhookService } from './webhooks.js';
 export interface Services {
   readonly identity: IdentityService;
   readonly jobs: JobService;
+  readonly generation: GenerationService;
   readonly runs: JobRuns;
   readonly billing: BillingService;
   readonly nodeApps: NodeAppService;
@@ -54,6 +56,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   return {
     identity,
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks),
+    generation: new GenerationService(store, clock, catalog, billing),
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks),
     billing,
     nodeApps: new NodeAppService(store, clock),

@@ -6,7 +6,7 @@ import { formatMicros, formatMicrosOrNull as iso, msToMicros } from '../lib/time
 import type { Micros } from '../lib/time.js';
 import type { JobRecord, Store, StoreTx } from '../store/store.js';
 import type { DeliveryState, WebhookAttempt, WebhookDelivery } from '../store/webhook-store.js';
-import { notFound } from './errors.js';
+import { notFound } from '../domain/errors.js';
 import type { AuthContext, IdentityService } from './identity.js';
 import { toJobView } from './job-view.js';
 

@@ -196,6 +196,11 @@ describe('mediagen serve (compiled binary)', { timeout: 60_000 }, () => {
         { deprecations: [{ model: 'video/vendor-f/model-f', sunset_date: '2027-01-01', migration_url: 'ftp://x' }] },
         /mediagen\.json: deprecations\[0\]\.migration_url must be an absolute http\(s\) URL/,
       ],
+      [
+        'a model bound to an engine the server does not have',
+        { port: 0, model_engines: { 'video/vendor-f/model-f': 'gpu' } },
+        /model video\/vendor-f\/model-f is bound to engine 'gpu' \(model_engines\), which this server does not have/,
+      ],
     ])('a config file with %s makes serve exit 1 with a clear message', async (_what, content, message) => {
       const dir = tempDir();
       const file = join(dir, 'mediagen.json');

@@ -5,7 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/http/app.js';
 import type { AppDeps } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { buildCatalog } from '../../src/services/catalog/catalog.js';
+import { buildCatalog } from '../../src/models/catalog.js';
 import type { DeprecationOverride } from '../../src/config/options.js';
 import { createServices } from '../../src/services/services.js';
 import type { Services } from '../../src/services/services.js';

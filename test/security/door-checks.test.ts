@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { urlFieldsOf } from '../../src/http/private-urls.js';
-import { buildCatalog } from '../../src/services/catalog/catalog.js';
+import { urlFieldsOf } from '../../src/models/private-urls.js';
+import { buildCatalog } from '../../src/models/catalog.js';
 import { createTestApp, errorOf, generate, get } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
 import { MINIMAL } from '../http/generate-support.js';

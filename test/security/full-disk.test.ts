@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { toAppError } from '../../src/http/plugins/errors.js';
+import { toDomainError } from '../../src/http/plugins/errors.js';
+import { headersOf, statusOf } from '../../src/http/error-status.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Worker } from '../../src/worker/worker.js';
 import { createTestApp, generate, get } from '../helpers/app.js';
@@ -48,8 +49,8 @@ describe('store and disk errors under a request map to 503, never 500', () => {
       }
       db.close();
       expect((full as { code: string }).code).toBe('SQLITE_FULL');
-      const e1 = toAppError(full as Error, undefined, 'POST');
-      expect([e1.status, e1.message, e1.headers['retry-after']]).toEqual([503, 'the server cannot store new jobs right now: its disk is full; retry later', '30']);
+      const e1 = toDomainError(full as Error, undefined, 'POST');
+      expect([statusOf(e1), e1.message, headersOf(e1)['retry-after']]).toEqual([503, 'the server cannot store new jobs right now: its disk is full; retry later', '30']);
 
       const ro = new SQLite(file, { readonly: true });
       let readOnly: unknown;
@@ -60,9 +61,9 @@ describe('store and disk errors under a request map to 503, never 500', () => {
       }
       ro.close();
       expect((readOnly as { code: string }).code).toMatch(/^SQLITE_READONLY/);
-      const e2 = toAppError(readOnly as Error, undefined, 'POST');
-      expect([e2.status, e2.message]).toEqual([503, 'the server cannot store new jobs right now: its storage is read-only; retry later']);
-      expect(toAppError(new Error('a bug'), undefined, 'POST').status).toBe(500);
+      const e2 = toDomainError(readOnly as Error, undefined, 'POST');
+      expect([statusOf(e2), e2.message]).toEqual([503, 'the server cannot store new jobs right now: its storage is read-only; retry later']);
+      expect(statusOf(toDomainError(new Error('a bug'), undefined, 'POST'))).toBe(500);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

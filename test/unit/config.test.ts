@@ -4,8 +4,8 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, publicUrlFor } from '../../src/config/config.js';
 import { OPTIONS } from '../../src/config/options.js';
-import { buildCatalog } from '../../src/services/catalog/catalog.js';
-import { PRICE_RULES } from '../../src/services/catalog/prices.js';
+import { buildCatalog } from '../../src/models/catalog.js';
+import { PRICE_RULES } from '../../src/models/prices.js';
 import { priceTableFor } from '../../src/cli/context.js';
 
 const file = (content: unknown) => {

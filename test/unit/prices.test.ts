@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PRICE_RULES, PriceError, buildPriceTable } from '../../src/services/catalog/prices.js';
-import { MODELS } from '../../src/services/catalog/models.js';
+import { PRICE_RULES, PriceError, buildPriceTable } from '../../src/models/prices.js';
+import { MODELS } from '../../src/models/registry.js';
 
 const table = buildPriceTable();
 const PRICES = Object.fromEntries(

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { resolveUrl } from '../../src/lib/urls.js';
-import { buildCatalog } from '../../src/services/catalog/catalog.js';
-import { deprecationHeaders, sunsetError } from '../../src/services/catalog/deprecation.js';
+import { buildCatalog } from '../../src/models/catalog.js';
+import { deprecationHeaders } from '../../src/http/deprecation-headers.js';
+import { sunsetError } from '../../src/models/deprecation.js';
 
 describe('links against the public URL', () => {
   it('keep a path prefix of the public URL', () => {
@@ -16,7 +17,7 @@ describe('links against the public URL', () => {
     expect(deprecationHeaders(model.deprecation!, base).link).toBe(
       '<https://gen.example.com/api/deprecations#image/vendor-g/model-g-3>; rel="deprecation"',
     );
-    expect(sunsetError(model.path, model.deprecation!, base).body().migration_url).toBe(
+    expect(sunsetError(model.path, model.deprecation!, base).details.fields?.migration_url).toBe(
       'https://gen.example.com/api/deprecations#image/vendor-g/model-g-3',
     );
   });

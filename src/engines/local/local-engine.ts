@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../../lib/clock.js';
 import { EngineError } from '../engine.js';
-import type { Engine, EngineContext, EngineJob, OutputFile } from '../engine.js';
+import type { BindableEngine, EngineContext, EngineJob, OutputFile } from '../engine.js';
 import { locateFfmpeg } from '../ffmpeg.js';
 import { locateFfprobe } from '../ffprobe.js';
 import { DEFAULT_MEDIA_LIMITS } from '../media-limits.js';
@@ -46,10 +46,11 @@ const WORK_DIR_PREFIX = '.work-';
  * The built-in engine: real, deterministic media made on this machine with sharp and ffmpeg,
  * standing in for the vendors' models. docs/engine.md describes what each model produces.
  */
-export class LocalEngine implements Engine {
+export class LocalEngine implements BindableEngine {
   /** The catalog paths this engine renders. */
   static readonly models: readonly string[] = [...RENDERERS.keys()];
 
+  /** The id model modules bind to (`engine: 'local'`). */
   readonly name = 'local';
   readonly #clock: Clock;
   readonly #waits: readonly [number, number, number];
@@ -65,6 +66,11 @@ export class LocalEngine implements Engine {
     this.#ffmpegPath = opts.ffmpegPath;
     this.#ffprobePath = opts.ffprobePath;
     this.#limits = Object.freeze({ ...DEFAULT_MEDIA_LIMITS, ...opts.limits });
+  }
+
+  /** The models it has a renderer for. */
+  canRun(model: string): boolean {
+    return RENDERERS.has(model);
   }
 
   async run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]> {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
-import { AppError, invalid, notFound } from '../../services/errors.js';
+import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import type { IdentityService } from '../../services/identity.js';
 import { headerValues } from '../request-headers.js';
-import { sendError, toAppError } from './errors.js';
+import { HttpError, bodyOf, statusOf } from '../error-status.js';
+import { sendError, toDomainError } from './errors.js';
 import { logFailure } from '../logging.js';
 
 /**
@@ -15,14 +16,14 @@ export function edgeOptions(identity: IdentityService): Partial<FastifyServerOpt
     // A path that is not valid percent-encoding matches no route: after the usual authentication
     // it is "not found", like a malformed job id, and its text is not echoed back.
     frameworkErrors: (_err, request, reply) => {
-      const send = (err: AppError) => sendError(reply as unknown as FastifyReply, err);
+      const send = (err: DomainError) => sendError(reply as unknown as FastifyReply, err);
       identity
         .authenticate(headerValues(request.raw.rawHeaders, 'authorization'))
         .then(
           () => send(notFound('not found: the URL path is not valid percent-encoding')),
           (err: Error) => {
-            const appErr = toAppError(err);
-            if (appErr.status >= 500) logFailure(request.log, err, 'request failed');
+            const appErr = toDomainError(err);
+            if (statusOf(appErr) >= 500) logFailure(request.log, err, 'request failed');
             return send(appErr);
           },
         )
@@ -37,12 +38,12 @@ export function edgeOptions(identity: IdentityService): Partial<FastifyServerOpt
       if (code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) return socket.destroy();
       const { error, reason } = clientError(code);
       // Fastify binds this handler to the instance; a cut slow client is worth a line in the log.
-      if (error.status === 408) this.log.info({ remoteAddress: socket.remoteAddress }, 'request not received in time; connection closed');
-      const body = JSON.stringify(error.body());
+      if (statusOf(error) === 408) this.log.info({ remoteAddress: socket.remoteAddress }, 'request not received in time; connection closed');
+      const body = JSON.stringify(bodyOf(error));
       // A slow client may still be sending: once the answer is flushed the socket is destroyed,
       // not half-closed, so the client cannot keep it open by trickling more bytes.
       socket.end(
-        `HTTP/1.1 ${error.status} ${reason}\r\n` +
+        `HTTP/1.1 ${statusOf(error)} ${reason}\r\n` +
           `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
           `Connection: close\r\n\r\n${body}`,
         () => socket.destroy(),
@@ -58,13 +59,13 @@ export function edgeOptions(identity: IdentityService): Partial<FastifyServerOpt
 }
 
 /** The catalogue error and HTTP reason phrase for an error Node reports before routing. */
-function clientError(code: string | undefined): { error: AppError; reason: string } {
+function clientError(code: string | undefined): { error: DomainError; reason: string } {
   if (code === 'HPE_HEADER_OVERFLOW') {
-    return { error: new AppError('headers_too_large', 'the request headers are too large'), reason: 'Request Header Fields Too Large' };
+    return { error: new DomainError('headers_too_large', 'the request headers are too large'), reason: 'Request Header Fields Too Large' };
   }
   // The headers or the whole request did not arrive within headers_timeout_ms / request_timeout_ms.
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return { error: new AppError('request_timeout', 'the request was not received in time; the connection is closed'), reason: 'Request Timeout' };
+    return { error: new DomainError('request_timeout', 'the request was not received in time; the connection is closed'), reason: 'Request Timeout' };
   }
   return { error: invalid('malformed HTTP request'), reason: 'Bad Request' };
 }
@@ -79,8 +80,9 @@ export function registerEdgeHooks(app: FastifyInstance): void {
     // Job states change under the same URL; no cache between client and server may keep one.
     reply.header('cache-control', 'no-store');
     if (closing) {
-      throw new AppError('unavailable', 'the server is shutting down; retry shortly', {
-        headers: { 'retry-after': '1', connection: 'close' },
+      throw new HttpError('unavailable', 'the server is shutting down; retry shortly', {
+        retryAfterSeconds: 1,
+        headers: { connection: 'close' },
       });
     }
   });

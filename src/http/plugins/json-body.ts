@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError, invalid } from '../../services/errors.js';
+import { DomainError, invalid } from '../../domain/errors.js';
 
 /** Deeper JSON than any request body needs is refused before it reaches JSON.parse or Ajv. */
 export const MAX_JSON_DEPTH = 64;
@@ -38,11 +38,11 @@ export function parseJsonBody(text: string): unknown {
 function checkEncoding(request: FastifyRequest): void {
   const coding = request.headers['content-encoding']?.trim().toLowerCase();
   if (coding && coding !== 'identity') {
-    throw new AppError('unsupported_media_type', `Content-Encoding '${coding}' is not supported; send the body uncompressed`);
+    throw new DomainError('unsupported_media_type', `Content-Encoding '${coding}' is not supported; send the body uncompressed`);
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
   if (charset && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new AppError('unsupported_media_type', `charset '${charset}' is not supported; send JSON as UTF-8`);
+    throw new DomainError('unsupported_media_type', `charset '${charset}' is not supported; send JSON as UTF-8`);
   }
 }
 

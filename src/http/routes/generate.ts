@@ -1,21 +1,25 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Clock } from '../../lib/clock.js';
-import type { Catalog, CatalogEntry } from '../../services/catalog/catalog.js';
-import { applyAliases } from '../../services/catalog/aliases.js';
-import { deprecationHeaders, isSunset, sunsetError } from '../../services/catalog/deprecation.js';
-import type { JobService } from '../../services/jobs.js';
+import type { FastifyInstance } from 'fastify';
+import { WEBHOOK_URL_MAX } from '../../domain/webhook-url.js';
+import type { Catalog, CatalogEntry } from '../../models/catalog.js';
+import type { GenerationService } from '../../services/generation.js';
+import { deprecationHeaders } from '../deprecation-headers.js';
 import { requireAuth } from '../plugins/auth.js';
-import { IDEMPOTENCY_KEY_MAX, WEBHOOK_URL_MAX, WEBHOOK_URL_PATTERN, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request-headers.js';
-import { refusePrivateUrls } from '../private-urls.js';
+import {
+  IDEMPOTENCY_KEY_MAX,
+  OPTION_LABELS,
+  WEBHOOK_URL_PATTERN,
+  idempotencyKeyFrom,
+  webhookUrlFrom,
+  zeroDataRetentionFrom,
+} from '../request-headers.js';
 import { rejectUnknown } from '../query.js';
 import type { RawQuery } from '../query.js';
 import { BalanceBody, CreatedJob, IdempotencyErrors, ReplayedHeader, SunsetBody, errorResponses } from '../schemas.js';
 
 export interface GenerateDeps {
   readonly catalog: Catalog;
-  readonly jobs: JobService;
-  readonly clock: Clock;
+  readonly generation: GenerationService;
   readonly publicUrl: () => string;
   /** `--allow-private-urls`: when false, literal private and loopback URLs are 400 at once. */
   readonly allowPrivateUrls: boolean;
@@ -32,9 +36,6 @@ const DeprecationHeaders = {
   sunset: { type: 'string', description: 'RFC 1123 date from which the model answers 410' },
   link: { type: 'string', description: '`<migration_url>; rel="deprecation"`' },
 };
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function headerSchema(entry: CatalogEntry) {
   return Type.Object({
@@ -60,7 +61,12 @@ function headerSchema(entry: CatalogEntry) {
   });
 }
 
-/** POST /generate/{model path} for every catalog entry; adding a model is adding an entry. */
+/**
+ * POST /generate/{model path} for every catalog entry; adding a model is adding an entry. The
+ * routes only translate: headers to the use case's options (services/generation.ts), which checks
+ * everything, and its job back with the deprecation and Idempotent-Replayed headers. The body
+ * schema is declared for OpenAPI; the use case validates it (http/validation.ts passes it through).
+ */
 export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps): void {
   for (const entry of deps.catalog.entries) {
     const retired = !entry.request;
@@ -74,7 +80,7 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
           ...(entry.deprecation
             ? { description: `Deprecated: answers 410 from ${entry.deprecation.sunsetDate}${entry.deprecation.replacement ? `; use ${entry.deprecation.replacement}` : ''}.` }
             : {}),
-          tags: [entry.engine === 'image' ? 'image generation' : 'video generation'],
+          tags: [entry.kind === 'image' ? 'image generation' : 'video generation'],
           ...(entry.deprecation ? { deprecated: true } : {}),
           headers: headerSchema(entry),
           ...(entry.request ? { body: entry.request } : {}),
@@ -88,40 +94,32 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
                 ...(entry.deprecation ? { 410: SunsetBody } : {}),
               },
         },
-        // Sunset is checked per request, so it takes effect the moment the date is reached.
+        // Sunset is checked per request, so it takes effect the moment the date is reached, and
+        // before the body is read: a retired model answers 410 whatever was sent.
         onRequest: async () => {
-          if (entry.deprecation && (retired || isSunset(entry.deprecation, deps.clock.nowMs()))) {
-            throw sunsetError(entry.path, entry.deprecation, deps.publicUrl());
-          }
-        },
-        preValidation: async (request: FastifyRequest) => {
-          if (entry.aliases.length > 0 && isPlainObject(request.body)) {
-            request.body = applyAliases(
-              request.body,
-              entry.aliases,
-              deps.catalog.aliasSunsetDate,
-              deps.catalog.aliasSunsetMs,
-              deps.clock.nowMs(),
-            );
-          }
+          deps.generation.available(entry.path, deps.publicUrl());
         },
       },
       async (request, reply) => {
+        const caller = requireAuth(request.auth);
         rejectUnknown(request.query as RawQuery, []);
-        const webhookUrl = webhookUrlFrom(request.raw.rawHeaders);
-        const zeroDataRetention = zeroDataRetentionFrom(request.raw.rawHeaders, entry);
-        if (!deps.allowPrivateUrls) refusePrivateUrls(entry.request, request.body, webhookUrl);
-        const idempotencyKey = idempotencyKeyFrom(request.raw.rawHeaders);
-        const created = await deps.jobs.create(requireAuth(request.auth), {
-          model: entry,
-          request: request.body as Record<string, unknown>,
-          webhookUrl,
-          zeroDataRetention,
-          idempotencyKey,
-        });
+        const headers = request.raw.rawHeaders;
+        const created = await deps.generation.create(
+          {
+            model: entry.path,
+            body: request.body,
+            caller,
+            options: {
+              webhookUrl: webhookUrlFrom(headers),
+              zeroDataRetention: zeroDataRetentionFrom(headers, entry.zeroDataRetention),
+              idempotencyKey: idempotencyKeyFrom(headers),
+            },
+          },
+          { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: deps.publicUrl(), labels: OPTION_LABELS },
+        );
         if (entry.deprecation) reply.headers(deprecationHeaders(entry.deprecation, deps.publicUrl()));
         if (created.replayed) reply.header('Idempotent-Replayed', 'true');
-        return reply.code(created.status).send(created.body);
+        return reply.code(200).send(created.job);
       },
     );
   }

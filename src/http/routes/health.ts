@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../services/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import type { Readiness } from '../../services/readiness.js';
 
 const Checks = Type.Object({ store: Type.String(), migrations: Type.String(), disk: Type.String() });
@@ -20,9 +20,9 @@ export function registerHealth(app: FastifyInstance, readiness: Readiness): void
       if (!report.ready) {
         const failing = Object.entries(report.checks).filter(([, v]) => v !== 'ok');
         const [name, verdict] = failing[0]!;
-        throw new AppError('unavailable', `not ready: ${name} ${verdict}`, {
-          extra: { checks: report.checks },
-          headers: { 'retry-after': '5' },
+        throw new DomainError('unavailable', `not ready: ${name} ${verdict}`, {
+          fields: { checks: report.checks },
+          retryAfterSeconds: 5,
         });
       }
       return { status: 'ready', checks: report.checks };

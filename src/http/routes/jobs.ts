@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Catalog } from '../../services/catalog/catalog.js';
-import { StringEnum } from '../../services/catalog/schema-kit.js';
-import { invalid } from '../../services/errors.js';
+import type { Catalog } from '../../models/catalog.js';
+import { StringEnum } from '../../models/schema-kit.js';
+import { invalid } from '../../domain/errors.js';
 import type { JobListQuery, JobService } from '../../services/jobs.js';
 import { presentJob } from '../../services/job-view.js';
 import { JOB_STATUSES, isJobStatus } from '../../domain/states.js';

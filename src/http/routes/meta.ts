@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { resolveUrl } from '../../lib/urls.js';
-import type { Catalog } from '../../services/catalog/catalog.js';
+import type { Catalog } from '../../models/catalog.js';
 
 const DeprecationList = Type.Object({
   items: Type.Array(

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, notFound } from '../../services/errors.js';
+import { notFound } from '../../domain/errors.js';
+import { HttpError } from '../error-status.js';
 import { OUTPUTS_PATH, contentTypeOf } from '../../store/files/output-files.js';
 import type { OutputFileStat, OutputFiles } from '../../store/files/output-files.js';
 
@@ -101,7 +102,7 @@ async function serve(
     // Range is defined for GET only (RFC 9110 14.2); HEAD answers as the whole-file GET would.
     const range = handle ? requestedRange(request, etag, file.size) : undefined;
     if (range === 'unsatisfiable') {
-      throw new AppError('range_not_satisfiable', `the requested range is outside the file's ${file.size} bytes`, {
+      throw new HttpError('range_not_satisfiable', `the requested range is outside the file's ${file.size} bytes`, {
         headers: { 'content-range': `bytes */${file.size}` },
       });
     }

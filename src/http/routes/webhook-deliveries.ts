@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { WebhookService } from '../../services/webhooks.js';
-import { StringEnum } from '../../services/catalog/schema-kit.js';
+import { StringEnum } from '../../models/schema-kit.js';
 import { rejectUnknown } from '../query.js';
 import type { RawQuery } from '../query.js';
 import { requireAuth } from '../plugins/auth.js';

@@ -1,11 +1,11 @@
 import { literalHostRefusal } from '../lib/address-policy.js';
-import { MEDIA_URL_PATTERN } from '../services/catalog/schema-kit.js';
-import { invalid } from '../services/errors.js';
+import { MEDIA_URL_PATTERN } from './schema-kit.js';
+import { invalid } from '../domain/errors.js';
 
 /**
  * Refusing at the door what the address guard would refuse later (without --allow-private-urls):
- * an X-Webhook-URL or input URL whose host is a literal private, loopback, link-local, metadata or
- * otherwise refused address, or `localhost`, is a 400 naming the field, instead of a job accepted,
+ * a webhook URL or input URL whose host is a literal private, loopback, link-local, metadata or
+ * otherwise refused address, or `localhost`, is invalid_request naming the field, instead of a job accepted,
  * billed for nothing and failed (or a webhook silently never sent). Names are not resolved here:
  * DNS can change before the job runs, so the connect-time guard (src/lib/safe-fetch.ts) still
  * judges every name.
@@ -69,13 +69,18 @@ function refuse(field: string, why: string): never {
 }
 
 /**
- * Throws a 400 for the first URL, the webhook first and then the body's fields in schema order,
- * whose host is refused without resolving it. Call it over a body that passed validation.
+ * Throws invalid_request for the first URL, the webhook first (named `webhook.label`, as the
+ * caller's transport calls it) and then the body's fields in schema order, whose host is refused
+ * without resolving it. Call it over a body that passed validation.
  */
-export function refusePrivateUrls(schema: object | undefined, body: unknown, webhookUrl: string | null): void {
-  if (webhookUrl !== null) {
-    const why = refusal(webhookUrl);
-    if (why) refuse('X-Webhook-URL', why);
+export function refusePrivateUrls(
+  schema: object | undefined,
+  body: unknown,
+  webhook: { readonly label: string; readonly url: string } | null,
+): void {
+  if (webhook !== null) {
+    const why = refusal(webhook.url);
+    if (why) refuse(webhook.label, why);
   }
   if (!schema) return;
   walk(schema as Schema, body, '', (field, url) => {

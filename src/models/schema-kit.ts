@@ -31,5 +31,8 @@ export const closed = { additionalProperties: false } as const;
 export const MEDIA_URL_PATTERN =
   '^(?:[hH][tT][tT][pP][sS]?://[^\\s/?#@]+(?:[/?#]\\S*)?|[dD][aA][tT][aA]:[^\\s,]*;base64,[A-Za-z0-9+/=]*)$';
 
+/** The aspect ratios the video models share. */
+export const VideoAspect = StringEnum(['16:9', '9:16', '1:1'], { default: '16:9' });
+
 export const Uri = (options: SchemaOptions = {}) =>
   Type.String({ format: 'uri', pattern: MEDIA_URL_PATTERN, ...options });

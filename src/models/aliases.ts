@@ -1,4 +1,7 @@
-import { invalid } from '../errors.js';
+import { invalid } from '../domain/errors.js';
+
+/** Deprecated camelCase aliases (spec 4.2) are accepted until this date. */
+export const ALIAS_SUNSET_DATE = '2026-06-19';
 
 /** A deprecated camelCase request field and the snake_case field that replaces it. */
 export interface FieldAlias {
@@ -6,9 +9,11 @@ export interface FieldAlias {
   readonly field: string;
 }
 
+export const alias = (a: string, field: string): FieldAlias => ({ alias: a, field });
+
 /**
  * Renames deprecated aliases to their fields while the aliases are accepted, and refuses them
- * with a 400 naming the replacement from the moment `sunsetMs` is reached.
+ * (invalid_request) naming the replacement from the moment `sunsetMs` is reached.
  */
 export function applyAliases(
   body: Record<string, unknown>,

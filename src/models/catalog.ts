@@ -1,12 +1,16 @@
-import { parseDateOnly } from '../../lib/time.js';
-import { ALIAS_SUNSET_DATE, MODELS } from './models.js';
-import { PRICE_RULES } from './prices.js';
-import type { ModelSpec } from './models.js';
+import { parseDateOnly } from '../lib/time.js';
+import { ALIAS_SUNSET_DATE } from './aliases.js';
+import { MODELS } from './registry.js';
+import { bodyValidator } from './validation.js';
+import type { BodyValidator } from './validation.js';
+import type { ModelModule } from './model.js';
 import type { Deprecation } from './deprecation.js';
-import type { DeprecationOverride } from '../../config/options.js';
+import type { DeprecationOverride } from '../config/options.js';
 
-export interface CatalogEntry extends Omit<ModelSpec, 'deprecation'> {
+export interface CatalogEntry extends Omit<ModelModule, 'deprecation'> {
   readonly deprecation?: Deprecation;
+  /** Checks a request body against `request` (present exactly when `request` is). */
+  readonly validate?: BodyValidator;
 }
 
 /** The models this server offers, with the config file's deprecations applied. Frozen. */
@@ -29,7 +33,7 @@ function dateMs(date: string, what: string): number {
  */
 export function buildCatalog(opts: {
   deprecations?: readonly DeprecationOverride[];
-  models?: readonly ModelSpec[];
+  models?: readonly ModelModule[];
 }): Catalog {
   const models = opts.models ?? MODELS;
   const overrides = new Map<string, DeprecationOverride>();
@@ -40,22 +44,25 @@ export function buildCatalog(opts: {
     overrides.set(d.model, d);
   }
   for (const m of models) {
-    // A model either takes requests (and then has a price) or exists only to answer 410.
-    if (m.request ? !PRICE_RULES[m.path] : !m.deprecation) throw new Error(`catalog: ${m.path} needs a request schema and a price, or a deprecation`);
+    // A model either takes requests (and then has a price and an engine) or exists only to answer 410.
+    const takesRequests = m.request !== undefined && m.price !== undefined && m.engine !== undefined;
+    const retired = m.request === undefined && m.price === undefined && m.engine === undefined && m.deprecation !== undefined;
+    if (!takesRequests && !retired) throw new Error(`catalog: ${m.path} needs a request schema, a price and an engine, or a deprecation`);
   }
   const entries = models.map((m): CatalogEntry => {
+    const validate = m.request ? { validate: bodyValidator(m.request) } : {};
     const o = overrides.get(m.path);
     const dep = o
       ? { sunsetDate: o.sunset_date, replacement: o.replacement, migrationUrl: o.migration_url }
       : m.deprecation;
-    if (!dep) return Object.freeze({ ...m, deprecation: undefined });
+    if (!dep) return Object.freeze({ ...m, ...validate, deprecation: undefined });
     const deprecation: Deprecation = Object.freeze({
       sunsetDate: dep.sunsetDate,
       sunsetMs: dateMs(dep.sunsetDate, `deprecation of ${m.path}`),
       ...(dep.replacement ? { replacement: dep.replacement } : {}),
       migrationUrl: dep.migrationUrl ?? `deprecations#${m.path}`,
     });
-    return Object.freeze({ ...m, deprecation });
+    return Object.freeze({ ...m, ...validate, deprecation });
   });
   const byPath = new Map(entries.map((e) => [e.path, e]));
   return Object.freeze({

@@ -1,0 +1,52 @@
+/**
+ * The error catalogue: every refusal the service makes has one of these codes and a message that
+ * says what is wrong. Codes and meanings only: how a transport shows a code (the HTTP status and
+ * headers in src/http/error-status.ts, the CLI's wording in src/cli/error-text.ts) is the
+ * transport's business. docs/errors.md lists them; a test keeps the two in step.
+ */
+export const ERROR_CODES = {
+  invalid_request: 'the request (body, option, query) is invalid; the message names the field',
+  unauthenticated: 'no credentials, or unknown or revoked ones',
+  api_access_disabled: "the caller's workspace has API access turned off",
+  forbidden: 'the caller may not do this',
+  insufficient_balance: "the workspace's available API balance does not cover the price",
+  not_found: 'the named job, node app, workspace, token or output does not exist for the caller',
+  route_not_found: 'no such operation',
+  request_timeout: 'the request did not arrive in time',
+  idempotency_key_in_flight: 'the first request with this idempotency key is still being processed',
+  model_unavailable: "the model's sunset date has been reached",
+  payload_too_large: 'the request is larger than the server accepts',
+  unsupported_media_type: 'the request body is not JSON',
+  range_not_satisfiable: 'the requested byte range selects nothing of the file',
+  idempotency_key_reused: 'the idempotency key was used with a different request',
+  too_many_jobs: "the workspace's concurrency and backlog are full",
+  headers_too_large: 'the request headers are too large',
+  internal: 'a bug',
+  unavailable: 'the server cannot serve this right now (shutting down, storage failing)',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** What an error carries beside its message, for a transport to show in its own way. */
+export interface ErrorDetails {
+  /** How long the caller should wait before trying again (HTTP sends it as Retry-After). */
+  readonly retryAfterSeconds?: number;
+  /** Fields the answer carries beside the message: the 410 body of spec 7, the 402 explanation. */
+  readonly fields?: Readonly<Record<string, unknown>>;
+}
+
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+    super(message);
+    this.name = 'DomainError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export const invalid = (message: string) => new DomainError('invalid_request', message);
+export const notFound = (message: string) => new DomainError('not_found', message);
+export const forbidden = (message: string) => new DomainError('forbidden', message);

@@ -1,0 +1,52 @@
+import type { MicroUsd } from '../domain/money.js';
+import type { ModelModule, PriceRule, PricedRequest, Rates } from './model.js';
+import { MODELS } from './registry.js';
+
+export type { Rates } from './model.js';
+
+/**
+ * The price table of spec section 8 in force: each model's rule (in its module, models/<kind>/)
+ * with the config file's `prices` applied to its named rates (docs/config.md). Every price the
+ * service charges is computed here and nowhere else.
+ */
+
+/** Model path -> its price rule, for every model that takes requests. */
+export const PRICE_RULES: Readonly<Record<string, PriceRule>> = priceRulesOf(MODELS);
+
+function priceRulesOf(models: readonly ModelModule[]): Readonly<Record<string, PriceRule>> {
+  return Object.freeze(Object.fromEntries(models.flatMap((m) => (m.price ? [[m.path, m.price] as const] : []))));
+}
+
+/** The prices in force: the rules above with the config file's rates applied. */
+export interface PriceTable {
+  /** The price of one request, or undefined for a model without a price (a retired one). */
+  priceOf(model: string, request: PricedRequest): MicroUsd | undefined;
+  rates(model: string): Rates | undefined;
+}
+
+export class PriceError extends Error {}
+
+/** Config `prices`: model path -> rate name -> micro-USD. Unknown models and rates are refused. */
+export type PriceOverrides = Readonly<Record<string, Readonly<Record<string, MicroUsd>>>>;
+
+export function buildPriceTable(overrides: PriceOverrides = {}, models: readonly ModelModule[] = MODELS): PriceTable {
+  const rules = models === MODELS ? PRICE_RULES : priceRulesOf(models);
+  const rates = new Map<string, Rates>(Object.entries(rules).map(([m, rule]) => [m, rule.rates]));
+  for (const [model, given] of Object.entries(overrides)) {
+    const base = rates.get(model);
+    if (!base) throw new PriceError(`prices: unknown model '${model}'; priced models are ${[...rates.keys()].join(', ')}`);
+    for (const name of Object.keys(given)) {
+      if (!(name in base)) throw new PriceError(`prices.${model}: unknown rate '${name}'; its rates are ${Object.keys(base).join(', ')}`);
+    }
+    rates.set(model, Object.freeze({ ...base, ...given }));
+  }
+  return Object.freeze({
+    priceOf: (model: string, request: PricedRequest) => {
+      const rule = rules[model];
+      const price = rule?.price(rates.get(model)!, request);
+      if (price !== undefined && !Number.isSafeInteger(price)) throw new PriceError(`price of ${model} is not whole micro-USD`);
+      return price;
+    },
+    rates: (model: string) => rates.get(model),
+  });
+}

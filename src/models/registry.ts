@@ -1,0 +1,22 @@
+import type { ModelModule } from './model.js';
+import { MODEL_A2 } from './image/model-a-2.js';
+import { MODEL_B1 } from './image/model-b-1.js';
+import { MODEL_C_EDIT } from './video/model-c-edit.js';
+import { MODEL_D_FAST } from './video/model-d-fast.js';
+import { MODEL_E1 } from './video/model-e-1.js';
+import { MODEL_F } from './video/model-f.js';
+import { RETIRED } from './retired.js';
+
+/**
+ * Every model this server knows, in the order routes, OpenAPI and listings show them. Adding a
+ * model is one file under image/ or video/ and one line here (docs/architecture.md).
+ */
+export const MODELS: readonly ModelModule[] = Object.freeze([
+  ...MODEL_A2,
+  MODEL_B1,
+  MODEL_C_EDIT,
+  MODEL_D_FAST,
+  MODEL_E1,
+  MODEL_F,
+  ...RETIRED,
+]);

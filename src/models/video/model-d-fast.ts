@@ -1,0 +1,32 @@
+import { Type } from '@sinclair/typebox';
+import { alias } from '../aliases.js';
+import type { ModelModule } from '../model.js';
+import { NumberEnum, Nullable, StringEnum, Uri, VideoAspect, closed } from '../schema-kit.js';
+
+export const ModelDFastRequest = Type.Object(
+  {
+    prompt: Type.String(),
+    start_image: Type.Optional(Nullable(Uri())),
+    aspect_ratio: Type.Optional(VideoAspect),
+    duration: Type.Optional(NumberEnum([4, 6, 8], { default: 8, description: 'Seconds.' })),
+    generate_audio: Type.Optional(Type.Boolean({ default: false })),
+    resolution: Type.Optional(StringEnum(['720p', '1080p'], { default: '720p' })),
+  },
+  closed,
+);
+
+export const MODEL_D_FAST: ModelModule = {
+  path: 'video/vendor-d/model-d-fast',
+  summary: 'Generate a video with model-d-fast',
+  kind: 'video',
+  request: ModelDFastRequest,
+  requestName: 'ModelDFastRequest',
+  aliases: [alias('startImage', 'start_image'), alias('aspectRatio', 'aspect_ratio'), alias('generateAudio', 'generate_audio')],
+  price: {
+    rates: { per_second: 105_000, per_second_with_audio: 157_500 },
+    unit: 'per second of duration',
+    price: (r, q) => (q.generate_audio === true ? r.per_second_with_audio! : r.per_second!) * Number(q.duration),
+  },
+  zeroDataRetention: false,
+  engine: 'local',
+};

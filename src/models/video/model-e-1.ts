@@ -1,0 +1,39 @@
+import { Type } from '@sinclair/typebox';
+import { alias } from '../aliases.js';
+import type { ModelModule } from '../model.js';
+import { NumberEnum, StringEnum, Uri, VideoAspect, closed } from '../schema-kit.js';
+
+export const ModelE1Request = Type.Object(
+  {
+    prompt: Type.String(),
+    start_image: Type.Optional(Uri()),
+    aspect_ratio: Type.Optional(VideoAspect),
+    duration: Type.Optional(NumberEnum([5, 10], { default: 5, description: 'Seconds.' })),
+    // Fields not shown by the spec: any object is accepted.
+    camera_control: Type.Optional(Type.Object({})),
+    end_image: Type.Optional(Uri()),
+    mode: Type.Optional(StringEnum(['std', 'pro'], { default: 'std' })),
+  },
+  closed,
+);
+
+export const MODEL_E1: ModelModule = {
+  path: 'video/vendor-e/model-e-1',
+  summary: 'Generate a video with model-e-1',
+  kind: 'video',
+  request: ModelE1Request,
+  requestName: 'ModelE1Request',
+  aliases: [
+    alias('startImage', 'start_image'),
+    alias('aspectRatio', 'aspect_ratio'),
+    alias('cameraControl', 'camera_control'),
+    alias('endImage', 'end_image'),
+  ],
+  price: {
+    rates: { std_per_second: 22_100, pro_per_second: 77_200 },
+    unit: "per second of duration at the mode's rate",
+    price: (r, q) => (q.mode === 'pro' ? r.pro_per_second! : r.std_per_second!) * Number(q.duration),
+  },
+  zeroDataRetention: false,
+  engine: 'local',
+};
