@@ -30,6 +30,7 @@ import { validatorCompiler } from './validation.js';
 import { swaggerOptions } from './openapi.js';
 import { compileQueryCheck } from './query.js';
 import { recordRoutes } from './route-table.js';
+import { declareCommonErrors } from './plugins/declared-errors.js';
 
 /** Routes that take no body (GET, DELETE) still get one parsed if sent; it may not be big. */
 const NO_BODY_LIMIT_BYTES = 1024;
@@ -75,6 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Response schemas document the API; they must never silently drop fields on the way out.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
+  declareCommonErrors(app);
   recordRoutes(app);
   await app.register(swagger, swaggerOptions());
 

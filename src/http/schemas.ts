@@ -132,8 +132,6 @@ export function errorResponses(...statuses: number[]): Record<number, ErrorRespo
 /** The answers an Idempotency-Key adds to a POST. */
 export const IdempotencyErrors = errorResponses(409, 422);
 
-/** What every authenticated route may answer: no or a bad token, no API access, a server that cannot serve now. */
-export const AUTHED = [401, 403, 503] as const;
 
 /** For routes that take no query parameters: any is refused (400), not silently ignored. */
 export const NoQuery = Type.Object({}, { additionalProperties: false });

@@ -2,7 +2,7 @@ import type { Clock } from '../lib/clock.js';
 import { isUuid, newId } from '../lib/ids.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
-import type { JsonObject, NodeAppRecord, NodeAppVersionRecord } from '../store/node-app-store.js';
+import type { NodeAppRecord, NodeAppVersionRecord } from '../store/node-app-store.js';
 import type { Store, Workspace } from '../store/store.js';
 import { forbidden, invalid, notFound } from './errors.js';
 import { normalizeEmail } from './identity.js';

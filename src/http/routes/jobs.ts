@@ -9,7 +9,7 @@ import { presentJob } from '../../services/job-view.js';
 import { JOB_STATUSES } from '../../services/states.js';
 import { PAGE_LIMIT, toMicros } from '../query.js';
 import { requireAuth } from '../plugins/auth.js';
-import { AUTHED, DeletedJob, Job, JobPage, NoQuery, errorResponses } from '../schemas.js';
+import { DeletedJob, Job, JobPage, NoQuery, errorResponses } from '../schemas.js';
 
 const IdParam = Type.Object({
   id: Type.String({ description: 'Job identifier (UUID)', examples: ['0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69'] }),
@@ -44,7 +44,7 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
           types: Type.Optional(Type.String({ description: 'Comma-separated job types (model paths)', examples: ['image/vendor-a/model-a-2/medium,video/vendor-f/model-f'] })),
           status: Type.Optional(StringEnum(JOB_STATUSES, { description: 'Only jobs in this status', examples: ['completed'] })),
         }),
-        response: { 200: JobPage, ...errorResponses(400, ...AUTHED) },
+        response: { 200: JobPage, ...errorResponses(400) },
       },
     },
     async (request) => {
@@ -69,7 +69,7 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
         tags: ['jobs'],
         params: IdParam,
         querystring: NoQuery,
-        response: { 200: Job, ...errorResponses(400, 404, ...AUTHED) },
+        response: { 200: Job, ...errorResponses(400, 404) },
       },
     },
     async (request) => presentJob(await jobs.get(requireAuth(request.auth), request.params.id), publicUrl()),
@@ -85,7 +85,7 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
         tags: ['jobs'],
         params: IdParam,
         querystring: NoQuery,
-        response: { 200: DeletedJob, ...errorResponses(400, 404, ...AUTHED) },
+        response: { 200: DeletedJob, ...errorResponses(400, 404) },
       },
     },
     (request) => jobs.delete(requireAuth(request.auth), request.params.id, request.log),

@@ -3,7 +3,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { resolveUrl } from '../../lib/urls.js';
 import type { Catalog } from '../../services/catalog/catalog.js';
-import { errorResponses } from '../schemas.js';
 
 const DeprecationList = Type.Object(
   {
@@ -40,7 +39,7 @@ export function registerMetaRoutes(fastify: FastifyInstance, catalog: Catalog, p
         description: 'The default target of the `Link: rel="deprecation"` header. An extension to the spec.',
         tags: ['meta'],
         security: [],
-        response: { 200: DeprecationList, ...errorResponses(503) },
+        response: { 200: DeprecationList },
       },
     },
     async () => ({

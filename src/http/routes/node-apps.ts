@@ -5,7 +5,7 @@ import { NodeAppVersionPage } from '../../services/list-views.js';
 import type { NodeAppService } from '../../services/node-apps.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PAGE_LIMIT, toMicros } from '../query.js';
-import { AUTHED, errorResponses } from '../schemas.js';
+import { errorResponses } from '../schemas.js';
 
 export function registerNodeAppRoutes(app: FastifyInstance, nodeApps: NodeAppService): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
@@ -23,7 +23,7 @@ export function registerNodeAppRoutes(app: FastifyInstance, nodeApps: NodeAppSer
           cursor: Type.Optional(Type.String({ format: 'date-time', description: 'Only versions created before this time', examples: ['2026-11-22T12:00:00.000000Z'] })),
           limit: Type.Optional(Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: 'Page size', examples: [100] })),
         }),
-        response: { 200: NodeAppVersionPage, ...errorResponses(400, 404, ...AUTHED) },
+        response: { 200: NodeAppVersionPage, ...errorResponses(400, 404) },
       },
     },
     (request) =>

@@ -5,7 +5,7 @@ import type { BillingService } from '../../services/billing.js';
 import { UsagePage } from '../../services/list-views.js';
 import { PAGE_LIMIT, toMicros } from '../query.js';
 import { requireAuth } from '../plugins/auth.js';
-import { AUTHED, errorResponses } from '../schemas.js';
+import { errorResponses } from '../schemas.js';
 
 /** GET /usage (spec 4.3): its parameters and shape are ours, recorded in docs/decisions.md. */
 export function registerUsageRoutes(app: FastifyInstance, billing: BillingService): void {
@@ -23,7 +23,7 @@ export function registerUsageRoutes(app: FastifyInstance, billing: BillingServic
           limit: Type.Optional(Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: 'Page size', examples: [100] })),
           cursor: Type.Optional(Type.String({ format: 'date-time', description: "Only jobs completed before this time: the previous page's next_cursor", examples: ['2026-11-22T12:00:00.000000Z'] })),
         }),
-        response: { 200: UsagePage, ...errorResponses(400, ...AUTHED) },
+        response: { 200: UsagePage, ...errorResponses(400) },
       },
     },
     // Whether start <= end is the billing service's rule (it also knows the defaults).
