@@ -80,9 +80,17 @@ interface RouteSchema {
   readonly [key: string]: unknown;
 }
 
+/** What every generation endpoint does (spec 4.2), before what a route says of itself (deprecation). */
+const GENERATE_DESCRIPTION =
+  'Creates a job and answers at once with it pending (`completed_at` and `result` null). Read the outcome with ' +
+  'GET /jobs/{id}, or send X-Webhook-URL to receive it by POST (see `webhooks`). Unknown body properties are refused.';
+
 /** A route's schema with components referenced; response descriptions and headers stay on the response. */
 function transformRoute(schema: RouteSchema, url: string, components: Components): RouteSchema {
   const out: Json = { ...schema };
+  if (url.startsWith('/generate/')) {
+    out.description = typeof schema.description === 'string' ? `${GENERATE_DESCRIPTION} ${schema.description}` : GENERATE_DESCRIPTION;
+  }
   if (schema.body) {
     const name = typeof schema.body.$id === 'string' ? schema.body.$id : bodyComponentName(url);
     out.body = name ? components.ref(schema.body, name) : components.rewrite(schema.body);
