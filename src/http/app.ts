@@ -28,6 +28,10 @@ import { registerWebhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { applyConnectionCap, DEFAULT_SERVER_LIMITS, serverOptions } from './server-limits.js';
 import type { ServerLimits } from './server-limits.js';
 import { validatorCompiler } from './validation.js';
+import { swaggerOptions } from './openapi.js';
+import { compileQueryCheck } from './query.js';
+import { recordRoutes } from './route-table.js';
+import { declareCommonErrors } from './plugins/declared-errors.js';
 
 /** Routes that take no body (GET, DELETE) still get one parsed if sent; it may not be big. */
 const NO_BODY_LIMIT_BYTES = 1024;
@@ -69,22 +73,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   applyConnectionCap(app.server, limits, deps.logger, deps.clock);
   registerEdgeHooks(app);
-  app.setValidatorCompiler(validatorCompiler);
+  // A querystring schema is checked by the query rules (query.ts); bodies by Ajv (validation.ts).
+  app.setValidatorCompiler((req) => (req.httpPart === 'querystring' ? compileQueryCheck(req.schema as object) : validatorCompiler(req)));
   // Response schemas document the API; they must never silently drop fields on the way out.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'mediagen',
-        version: 'v1',
-        description: 'Asynchronous media generation jobs. Paths carry no version prefix.',
-      },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearerAuth: [] }],
-    },
-  });
+  declareCommonErrors(app);
+  recordRoutes(app);
+  await app.register(swagger, swaggerOptions());
 
   registerErrorHandling(app);
   registerJsonBody(app);

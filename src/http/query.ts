@@ -29,15 +29,6 @@ export function rejectUnknown(query: RawQuery, known: readonly string[]): void {
 /** Page sizes of every list (spec section 8): 1 to 1000, default 100. */
 export const PAGE_LIMIT = { min: 1, max: 1000, default: 100 } as const;
 
-export function parseLimit(query: RawQuery, max: number = PAGE_LIMIT.max, fallback: number = PAGE_LIMIT.default): number {
-  const raw = single(query, 'limit');
-  if (raw === undefined) return fallback;
-  if (!/^\d{1,7}$/.test(raw) || +raw < PAGE_LIMIT.min || +raw > max) {
-    throw invalid(`query parameter 'limit' must be an integer from ${PAGE_LIMIT.min} to ${max}, got '${raw}'`);
-  }
-  return +raw;
-}
-
 export function parseDateTime(query: RawQuery, name: string): Micros | undefined {
   const raw = single(query, name);
   if (raw === undefined) return undefined;
@@ -48,4 +39,76 @@ export function parseDateTime(query: RawQuery, name: string): Micros | undefined
     throw invalid(`query parameter '${name}' must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z, got '${raw}'${hint}`);
   }
   return us;
+}
+
+/** The JSON Schema subset a query-string schema uses: an object of optional scalar properties. */
+interface QuerySchema {
+  readonly properties?: Readonly<Record<string, ScalarSchema>>;
+}
+interface ScalarSchema {
+  readonly type?: string;
+  readonly format?: string;
+  readonly enum?: readonly string[];
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly default?: unknown;
+}
+
+type QueryCheck = (query: RawQuery) => { value: Record<string, unknown> } | { error: Error };
+
+/**
+ * The validator of a route's `querystring` schema, so the schema that documents the parameters is
+ * also the one that checks them (and the handler's `request.query` is what its type says). Ajv's
+ * messages would be generic; these are the rules above with their messages: each parameter at
+ * most once, unknown ones refused, integers in range, ISO date-times, enums. Integers arrive as
+ * numbers, defaults filled in; date-times stay strings (already checked; `toMicros` reads them).
+ */
+export function compileQueryCheck(schema: QuerySchema): QueryCheck {
+  const props = Object.entries(schema.properties ?? {});
+  const known = props.map(([name]) => name);
+  return (query) => {
+    try {
+      rejectUnknown(query, known);
+      const value: Record<string, unknown> = {};
+      for (const [name, prop] of props) {
+        const parsed = parseScalar(query, name, prop);
+        if (parsed !== undefined) value[name] = parsed;
+      }
+      return { value };
+    } catch (err) {
+      return { error: err as Error };
+    }
+  };
+}
+
+function parseScalar(query: RawQuery, name: string, prop: ScalarSchema): unknown {
+  if (prop.type === 'integer') {
+    if (single(query, name) === undefined && prop.default === undefined) return undefined;
+    return parseInteger(query, name, prop);
+  }
+  if (prop.format === 'date-time') {
+    return parseDateTime(query, name) === undefined ? undefined : single(query, name);
+  }
+  const raw = single(query, name);
+  if (raw !== undefined && prop.enum && !prop.enum.includes(raw)) {
+    throw invalid(`query parameter '${name}' must be one of ${prop.enum.join(', ')}, got '${raw}'`);
+  }
+  return raw ?? prop.default;
+}
+
+function parseInteger(query: RawQuery, name: string, prop: ScalarSchema): number {
+  const min = prop.minimum ?? 0;
+  const max = prop.maximum ?? Number.MAX_SAFE_INTEGER;
+  const raw = single(query, name);
+  if (raw === undefined) return prop.default as number;
+  // At most 7 digits: a page size or the like, never a number JavaScript would round.
+  if (!/^\d{1,7}$/.test(raw) || +raw < min || +raw > max) {
+    throw invalid(`query parameter '${name}' must be an integer from ${min} to ${max}, got '${raw}'`);
+  }
+  return +raw;
+}
+
+/** A date-time the query check has accepted, as microseconds. */
+export function toMicros(checked: string | undefined): Micros | undefined {
+  return checked === undefined ? undefined : parseIsoMicros(checked);
 }

@@ -1,63 +1,78 @@
 import { Type } from '@sinclair/typebox';
-import { JOB_STATUSES } from '../domain/states.js';
+import type { TObject } from '@sinclair/typebox';
+import { Job, JobPage } from '../services/job-view.js';
 import { StringEnum } from '../models/schema-kit.js';
+import { JOB_STATUSES } from '../domain/states.js';
 
-/** Response shapes for the OpenAPI document (spec section 2). Responses are not filtered by them. */
+/**
+ * Response shapes (spec sections 2 and 7). A schema with an `$id` is an OpenAPI component of that
+ * name, referenced with `$ref` (openapi.ts). Responses are not filtered by them: the tests check
+ * every response against them instead (test/helpers/checked-inject.ts).
+ */
+export { Job, JobPage };
 
-export const ErrorBody = Type.Object({ error: Type.String({ minLength: 1 }) }, { description: 'Error' });
+export const ErrorBody = Type.Object(
+  { error: Type.String({ minLength: 1, description: 'What went wrong, in words', examples: ["query parameter 'limit' must be an integer from 1 to 1000, got '0'"] }) },
+  { $id: 'Error', description: 'An error (spec 7)', examples: [{ error: "job '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69' not found" }] },
+);
 
 /** 402 (spec section 7): the error, and the billing explanation in `message`. */
 export const BalanceBody = Type.Object(
-  { error: Type.String({ minLength: 1 }), message: Type.String({ minLength: 1 }) },
-  { description: 'The API balance does not cover the price of this request' },
+  {
+    error: Type.String({ minLength: 1, description: 'What went wrong', examples: ['insufficient API balance'] }),
+    message: Type.String({
+      minLength: 1,
+      description: 'The API balance is separate from the compute-unit balance and must be topped up on its own',
+      examples: ["The API balance is separate from the workspace's compute-unit balance in the web application and must be topped up on its own"],
+    }),
+  },
+  { $id: 'BalanceError', description: 'The API balance does not cover the price of this request' },
 );
 
 export const SunsetBody = Type.Object(
   {
-    error: Type.Literal('model_unavailable'),
-    reason: Type.Literal('deprecated'),
-    message: Type.String(),
-    sunset_date: Type.String({ format: 'date' }),
-    replacement: Type.Optional(Type.String()),
-    migration_url: Type.Optional(Type.String({ format: 'uri' })),
+    error: Type.Literal('model_unavailable', { description: 'Always `model_unavailable`' }),
+    reason: Type.Literal('deprecated', { description: 'Always `deprecated`' }),
+    message: Type.String({ description: 'What happened and what to use instead', examples: ['image/vendor-g/model-g-3 was retired on 2026-05-13; use image/vendor-g/model-g-5-lite'] }),
+    sunset_date: Type.String({ format: 'date', description: 'The day the model was retired', examples: ['2026-05-13'] }),
+    replacement: Type.Optional(Type.String({ description: 'The model path to use instead, when there is one', examples: ['image/vendor-g/model-g-5-lite'] })),
+    migration_url: Type.Optional(Type.String({ format: 'uri', description: 'Where the migration is described, when there is a replacement', examples: ['https://mediagen.example/deprecations'] })),
   },
-  { description: 'The model was retired on its sunset date. Treat as terminal.' },
+  { $id: 'Error410', description: 'The model was retired on its sunset date. Treat as terminal.' },
 );
 
-const UrlList = Type.Union([
-  Type.Array(Type.String({ format: 'uri' })),
-  Type.Array(
-    Type.Object({ type: StringEnum(['model', 'preview']), url: Type.String({ format: 'uri' }) }, { additionalProperties: false }),
-  ),
-  Type.Record(Type.String(), Type.String({ format: 'uri' })),
-]);
-
-export const JobResult = Type.Object(
-  { urls: Type.Optional(UrlList), style_id: Type.Optional(Type.String()) },
-  { additionalProperties: false },
+/** A created job (spec 4.2): pending, with `completed_at` and `result` null. */
+export const CreatedJob = Type.Object(
+  {
+    job_id: Job.properties.job_id,
+    type: Job.properties.type,
+    status: StringEnum(JOB_STATUSES, { description: 'A pending status: backlogged or queued', examples: ['queued'] }),
+    created_at: Job.properties.created_at,
+    completed_at: Type.Null({ description: 'Always null on creation' }),
+    result: Type.Null({ description: 'Always null on creation' }),
+    error: Type.Optional(Job.properties.error),
+  },
+  {
+    $id: 'CreatedJob',
+    description: 'The job just created, still pending',
+    examples: [{ job_id: '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69', type: 'image/vendor-a/model-a-2/medium', status: 'queued', created_at: '2026-11-22T12:00:00.000000Z', completed_at: null, result: null }],
+  },
 );
 
-export const JobError = Type.Object({ code: Type.String(), message: Type.Optional(Type.String()) });
+export const DeletedJob = Type.Object(
+  {
+    job_id: Type.String({ format: 'uuid', description: 'The deleted job', examples: ['0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69'] }),
+    deleted: Type.Literal(true, { description: 'Always true' }),
+  },
+  { $id: 'DeletedJob', description: 'The job and its outputs are gone' },
+);
 
-export const Job = Type.Object({
-  job_id: Type.String({ format: 'uuid' }),
-  type: Type.String({ description: 'The model path, e.g. image/vendor-a/model-a-2/medium' }),
-  status: StringEnum(JOB_STATUSES),
-  created_at: Type.String({ format: 'date-time' }),
-  completed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  result: Type.Union([JobResult, Type.Null()]),
-  error: Type.Optional(JobError),
-});
-
-export const CreatedJob = Type.Object({
-  job_id: Type.String({ format: 'uuid' }),
-  type: Type.String(),
-  status: StringEnum(JOB_STATUSES),
-  created_at: Type.String({ format: 'date-time' }),
-  completed_at: Type.Null(),
-  result: Type.Null(),
-  error: Type.Optional(JobError),
-});
+const RETRY_AFTER = {
+  type: 'string',
+  pattern: '^[0-9]+$',
+  description: 'Seconds to wait before retrying',
+  examples: ['5'],
+};
 
 /** On a POST answered from its Idempotency-Key's stored first response. */
 export const ReplayedHeader = {
@@ -68,26 +83,55 @@ export const ReplayedHeader = {
   },
 };
 
-/** The answers an Idempotency-Key adds to a POST. */
-export const IdempotencyErrors = {
-  409: Type.Object(
-    { error: Type.String({ minLength: 1 }) },
-    { description: 'The first request with this Idempotency-Key is still being processed; retry after `Retry-After` seconds' },
-  ),
-  422: Type.Object(
-    { error: Type.String({ minLength: 1 }) },
-    { description: 'This Idempotency-Key was used in the last 24 hours with a different endpoint, body or job headers' },
-  ),
+/** On every success of a deprecated model (spec 9). */
+export const DeprecationHeaders = {
+  deprecation: { type: 'string', const: 'true', description: 'This model is deprecated' },
+  sunset: { type: 'string', description: 'RFC 1123 date from which the model answers 410', examples: ['Sat, 19 Jun 2027 00:00:00 GMT'] },
+  link: { type: 'string', description: '`<migration_url>; rel="deprecation"`', examples: ['<https://mediagen.example/deprecations>; rel="deprecation"'] },
 };
 
-export const JobPage = Type.Object({
-  items: Type.Array(Job),
-  next_cursor: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: 'Pass as `cursor` for the next page; null on the last page.',
-  }),
-});
+/** What each error status means on this API, and the headers it carries. */
+const ERROR_STATUS: Record<number, { readonly description: string; readonly headers?: Record<string, object> }> = {
+  400: { description: 'Invalid request: body, query parameters or headers; the message names what is wrong' },
+  401: {
+    description: 'Missing or invalid bearer token',
+    headers: { 'www-authenticate': { type: 'string', const: 'Bearer realm="mediagen"', description: 'The scheme to authenticate with' } },
+  },
+  403: { description: 'API access is disabled for the workspace, or the caller may not do this' },
+  404: { description: 'Not found, or the caller may not see it' },
+  409: {
+    description: 'The first request with this Idempotency-Key is still being processed; retry after `Retry-After` seconds',
+    headers: { 'retry-after': RETRY_AFTER },
+  },
+  413: { description: 'The request body is larger than the server accepts' },
+  415: { description: 'The request body is not Content-Type: application/json' },
+  422: { description: 'This Idempotency-Key was used in the last 24 hours with a different endpoint, body or job headers' },
+  429: {
+    description: 'The workspace runs its maximum number of concurrent jobs and its backlog is full',
+    headers: { 'retry-after': RETRY_AFTER },
+  },
+  503: {
+    description: 'The server cannot serve the request now (storage failing, full disk, shutting down); retry after `Retry-After` seconds',
+    headers: { 'retry-after': RETRY_AFTER },
+  },
+};
 
-export const DeletedJob = Type.Object({ job_id: Type.String({ format: 'uuid' }), deleted: Type.Literal(true) });
+type ErrorResponse = TObject<typeof ErrorBody.properties>;
 
-export const errorResponses = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [s, ErrorBody]));
+/** The catalogue's `{error}` body for each status, with its meaning and headers. */
+export function errorResponses(...statuses: number[]): Record<number, ErrorResponse> {
+  return Object.fromEntries(
+    statuses.map((s) => {
+      const meta = ERROR_STATUS[s];
+      if (!meta) throw new Error(`no description of error status ${s}`);
+      return [s, { ...ErrorBody, description: meta.description, ...(meta.headers ? { headers: meta.headers } : {}) }];
+    }),
+  );
+}
+
+/** The answers an Idempotency-Key adds to a POST. */
+export const IdempotencyErrors = errorResponses(409, 422);
+
+
+/** For routes that take no query parameters: any is refused (400), not silently ignored. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });

@@ -11,10 +11,13 @@ export function resolveUrl(ref: string, base: string): string {
  * An http(s) URI as RFC 3986 writes it: the scheme, `//` and an authority, then only URI
  * characters with well-formed percent-escapes. WHATWG URL parsing alone is too lenient for a
  * value that is stored and later called or shown as is: it reads `https:host`, `http:\\host\\path`
- * and unescaped spaces as URLs. A string, so that JSON Schema (OpenAPI) can carry it too.
+ * and unescaped spaces as URLs. A string, so that JSON Schema (OpenAPI) can carry it too; hence
+ * no lookahead, which validators outside JavaScript (Go's RE2, Rust's regex) refuse: the first
+ * character after `//` is a URI character other than `/`, `?` and `#`, then any URI characters.
  */
-export const HTTP_URI_PATTERN =
-  "^[hH][tT][tT][pP][sS]?://(?=[^/?#])(?:[A-Za-z0-9\\-._~:/?#\\[\\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+$";
+const URI_CHAR = "[A-Za-z0-9\\-._~:/?#\\[\\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2}";
+const AUTHORITY_START = "[A-Za-z0-9\\-._~:\\[\\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2}";
+export const HTTP_URI_PATTERN = `^[hH][tT][tT][pP][sS]?://(?:${AUTHORITY_START})(?:${URI_CHAR})*$`;
 
 const HTTP_URI_RE = new RegExp(HTTP_URI_PATTERN, 'u');
 

@@ -36,18 +36,9 @@ export interface UsageQuery {
   readonly limit: number;
 }
 
-export interface UsageItem {
-  job_id: string;
-  type: string;
-  completed_at: string;
-  cost_usd: string;
-  compute_units: number;
-}
-
-export interface UsagePage {
-  items: UsageItem[];
-  next_cursor: string | null;
-}
+/** GET /usage's view: declared once, as a schema (list-views.ts). */
+import type { UsageItem, UsagePage } from './list-views.js';
+export type { UsageItem, UsagePage };
 
 /** What `mediagen admin balance show` reports. */
 export interface BalanceReport {

@@ -2,7 +2,7 @@ import type { Clock } from '../lib/clock.js';
 import { isUuid, newId } from '../lib/ids.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
-import type { JsonObject, NodeAppRecord, NodeAppVersionRecord } from '../store/node-app-store.js';
+import type { NodeAppRecord, NodeAppVersionRecord } from '../store/node-app-store.js';
 import type { Store, Workspace } from '../store/store.js';
 import { forbidden, invalid, notFound } from '../domain/errors.js';
 import { normalizeEmail } from './identity.js';
@@ -12,30 +12,9 @@ import { checkDescription, checkExampleOutputs, checkNodeAppName, checkSchema, c
 /** The API user sees every app of its workspace; there is no other scope yet. */
 export const NODE_APP_SCOPE = 'workspace';
 
-/** One item of GET /node-apps/{id}/versions: the app's fields and the version's (spec 2.5). */
-export interface NodeAppVersionView {
-  id: string;
-  author_id: string;
-  workspace_id: string;
-  name: string;
-  slug: string;
-  description: string;
-  scope: string;
-  created_at: string;
-  updated_at: string;
-  version: number;
-  version_created_at: string;
-  username: string;
-  example_outputs: readonly string[];
-  input_openapi_schema: JsonObject;
-  output_openapi_schema: JsonObject;
-  node_app_version_id: string;
-}
-
-export interface NodeAppVersionPage {
-  items: NodeAppVersionView[];
-  next_cursor: string | null;
-}
+/** GET /node-apps/{id}/versions's view: declared once, as a schema (list-views.ts). */
+import type { NodeAppVersion as NodeAppVersionView, NodeAppVersionPage } from './list-views.js';
+export type { NodeAppVersionView, NodeAppVersionPage };
 
 export interface CreateNodeApp {
   /** Workspace id or name. */
@@ -77,9 +56,10 @@ export function toVersionView(app: NodeAppRecord, v: NodeAppVersionRecord): Node
     version_created_at: formatMicros(v.createdAt),
     // Members have no user name of their own; the email's local part stands in for one.
     username: app.authorId.slice(0, app.authorId.lastIndexOf('@')),
-    example_outputs: v.exampleOutputs,
-    input_openapi_schema: v.inputSchema,
-    output_openapi_schema: v.outputSchema,
+    example_outputs: [...v.exampleOutputs],
+    // Both were checked to have this shape when the version was published (node-app-rules.ts).
+    input_openapi_schema: v.inputSchema as NodeAppVersionView['input_openapi_schema'],
+    output_openapi_schema: v.outputSchema as NodeAppVersionView['output_openapi_schema'],
     node_app_version_id: v.id,
   };
 }

@@ -22,22 +22,9 @@ export interface AttemptOutcome {
   readonly retryAfterMs?: number;
 }
 
-export interface DeliveryView {
-  webhook_id: string;
-  event: string;
-  url: string;
-  state: DeliveryState;
-  created_at: string;
-  next_attempt_at: string | null;
-  attempts: Array<{
-    attempt: number;
-    attempted_at: string;
-    status: number | null;
-    error: string | null;
-    duration_ms: number;
-    next_retry_at: string | null;
-  }>;
-}
+/** GET /jobs/{id}/webhook-deliveries's view: declared once, as a schema (list-views.ts). */
+import type { WebhookDelivery as DeliveryView, WebhookDeliveryList } from './list-views.js';
+export type { DeliveryView };
 
 export interface SecretReport {
   workspace_id: string;
@@ -137,7 +124,7 @@ export class WebhookService {
   }
 
   /** GET /jobs/{id}/webhook-deliveries: what happened to the job's webhook, attempt by attempt. */
-  async deliveries(auth: AuthContext, jobId: string): Promise<{ items: DeliveryView[] }> {
+  async deliveries(auth: AuthContext, jobId: string): Promise<WebhookDeliveryList> {
     const job = isUuid(jobId) ? await this.#store.jobs.getJob(auth.apiUserId, jobId.toLowerCase()) : undefined;
     if (!job) throw notFound(`job '${jobId}' not found`);
     const rows = await this.#store.webhooks.listForJob(job.id);

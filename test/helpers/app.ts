@@ -20,6 +20,7 @@ import type { InputLoader } from '../../src/worker/input-loader.js';
 import type { Log } from '../../src/lib/log.js';
 import { Worker } from '../../src/worker/worker.js';
 import { sqliteBackend } from './backends.js';
+import { checkedInject } from './checked-inject.js';
 import type { Backend } from './backends.js';
 
 export const PUBLIC_URL = 'http://mediagen.test';
@@ -143,7 +144,10 @@ export const silentLog: Log = { info: () => undefined, warn: () => undefined, er
 
 export type Json = Record<string, unknown>;
 
-/** POST a JSON body to a generation endpoint path (without the /generate/ prefix). */
+/**
+ * POST a JSON body to a generation endpoint path (without the /generate/ prefix). `generate`,
+ * `get` and `del` check each response against its route's declared schema (checked-inject.ts).
+ */
 export function generate(
   t: TestApp,
   modelPath: string,
@@ -151,7 +155,7 @@ export function generate(
   headers: Record<string, string> = {},
   token: string = t.token,
 ): Promise<LightMyRequestResponse> {
-  return t.app.inject({
+  return checkedInject(t.app, {
     method: 'POST',
     url: `/generate/${modelPath}`,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
@@ -160,11 +164,11 @@ export function generate(
 }
 
 export function get(t: TestApp, url: string, token: string = t.token): Promise<LightMyRequestResponse> {
-  return t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+  return checkedInject(t.app, { method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
 }
 
 export function del(t: TestApp, url: string, token: string = t.token): Promise<LightMyRequestResponse> {
-  return t.app.inject({ method: 'DELETE', url, headers: { authorization: `Bearer ${token}` } });
+  return checkedInject(t.app, { method: 'DELETE', url, headers: { authorization: `Bearer ${token}` } });
 }
 
 /** Asserts an error response has the catalogue's shape and returns its message. */

@@ -228,9 +228,11 @@ describe('GET /node-apps/{id}/versions requests', () => {
     expect(op.operationId).toBe('listNodeAppVersions');
     expect(op.tags).toEqual(['node-apps']);
     expect(op.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort()).toEqual(['path:node_app_id', 'query:cursor', 'query:limit']);
-    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404']);
-    const page = op.responses['200'].content['application/json'].schema;
+    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404', '503']);
+    // Named components, referenced with $ref.
+    const component = (ref: string) => doc.components.schemas[ref.replace('#/components/schemas/', '')];
+    const page = component(op.responses['200'].content['application/json'].schema.$ref);
     expect(Object.keys(page.properties)).toEqual(['items', 'next_cursor']);
-    expect(Object.keys(page.properties.items.items.properties).sort()).toEqual(FIELDS_2_5);
+    expect(Object.keys(component(page.properties.items.items.$ref).properties).sort()).toEqual(FIELDS_2_5);
   });
 });

@@ -1,16 +1,38 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv } from 'ajv';
+import addFormatsImport from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS } from '../../src/models/registry.js';
 import { createTestApp } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 
+// ajv-formats is CommonJS; under node16 ESM its callable is the default export's default.
+const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
+
+type Schema = { $ref?: string; properties?: Record<string, Schema>; description?: string; examples?: unknown[]; pattern?: string; [k: string]: unknown };
+type Media = { schema: Schema; example?: unknown; examples?: unknown };
+type Operation = {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  deprecated?: boolean;
+  security?: unknown[];
+  parameters?: { name: string; in: string; description?: string; example?: unknown }[];
+  requestBody?: { content: Record<string, Media> };
+  responses: Record<string, { description?: string; headers?: Record<string, unknown>; content?: Record<string, Media> }>;
+};
 type Doc = {
   openapi: string;
   servers: { url: string }[];
-  paths: Record<string, Record<string, { operationId?: string; deprecated?: boolean; security?: unknown[]; parameters?: { name: string }[]; requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> }; responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: { properties?: Record<string, unknown> } }> }> }>>;
-  components: { securitySchemes: Record<string, unknown> };
+  paths: Record<string, Record<string, Operation>>;
+  webhooks: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, Schema> };
   security: unknown[];
 };
+
+/** A `$ref` to a component, followed; anything else as it is. */
+const deref = (doc: Doc, schema: Schema): Schema =>
+  schema.$ref ? doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')]! : schema;
 
 describe('GET /openapi.json', () => {
   let t: TestApp;
@@ -41,13 +63,13 @@ describe('GET /openapi.json', () => {
   });
 
   it('declares bearer security for the API and none for the public documents', () => {
-    expect(doc.components.securitySchemes.bearerAuth).toEqual({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
     expect(doc.paths['/deprecations']!.get!.security).toEqual([]);
   });
 
   it('names the list cursor next_cursor and documents the query parameters', () => {
-    const page = doc.paths['/jobs']!.get!.responses['200']!.content!['application/json']!.schema;
+    const page = deref(doc, doc.paths['/jobs']!.get!.responses['200']!.content!['application/json']!.schema);
     expect(Object.keys(page.properties!)).toEqual(['items', 'next_cursor']);
     const params = doc.paths['/jobs']!.get!.parameters!.map((p) => p.name).sort();
     expect(params).toEqual(['cursor', 'limit', 'status', 'types']);
@@ -58,8 +80,8 @@ describe('GET /openapi.json', () => {
     for (const alias of ['presetStyles', 'imageStyleRefs', 'outputFormat', 'webSearch', 'styleImages', 'startImage', 'aspectRatio', 'generateAudio', 'cameraControl', 'endImage', 'expandPrompt']) {
       expect(text).not.toContain(`"${alias}"`);
     }
-    const body = doc.paths['/generate/image/vendor-a/model-a-2/medium']!.post!.requestBody!.content['application/json']!.schema;
-    expect(Object.keys(body.properties)).toContain('image_style_references');
+    const body = deref(doc, doc.paths['/generate/image/vendor-a/model-a-2/medium']!.post!.requestBody!.content['application/json']!.schema);
+    expect(Object.keys(body.properties!)).toContain('image_style_references');
   });
 
   it('marks retired and deprecated models deprecated, and only those', () => {
@@ -101,14 +123,135 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('declares for retired models only the answers they give: 401, 403 and 410', () => {
+  it('declares for retired models only the answers they give: 401, 403, 410 and 503', () => {
     const op = doc.paths['/generate/video/vendor-i/model-i-2']!.post!;
-    expect(Object.keys(op.responses).sort()).toEqual(['401', '403', '410']);
+    expect(Object.keys(op.responses).sort()).toEqual(['401', '403', '410', '503']);
     expect(op.requestBody).toBeUndefined();
   });
 
   it('documents the 410 body on deprecated models', () => {
-    const gone = doc.paths['/generate/image/vendor-g/model-g-3']!.post!.responses['410']!.content!['application/json']!.schema;
+    const gone = deref(doc, doc.paths['/generate/image/vendor-g/model-g-3']!.post!.responses['410']!.content!['application/json']!.schema);
     expect(Object.keys(gone.properties!)).toEqual(['error', 'reason', 'message', 'sunset_date', 'replacement', 'migration_url']);
+  });
+});
+
+describe('GET /openapi.json for client generators', () => {
+  let t: TestApp;
+  let doc: Doc;
+  beforeAll(async () => {
+    t = await createTestApp({ deprecations: [{ model: 'video/vendor-f/model-f', sunset_date: '2027-01-01' }] });
+    doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  });
+  afterAll(() => t.close());
+
+  const operations = () =>
+    Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ name: `${method} ${path}`, op })));
+
+  it('names the shared shapes as components and references them with $ref', () => {
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['Job', 'JobPage', 'Error', 'Error410', 'CreatedJob', 'BalanceError', 'ModelA2Request', 'ModelB1Request', 'ModelFRequest']),
+    );
+    const media = (op: Operation, status: string) => op.responses[status]!.content!['application/json']!.schema;
+    expect(media(doc.paths['/jobs/{id}']!.get!, '200')).toEqual({ $ref: '#/components/schemas/Job' });
+    expect(media(doc.paths['/jobs']!.get!, '200')).toEqual({ $ref: '#/components/schemas/JobPage' });
+    expect(media(doc.paths['/jobs/{id}']!.get!, '404')).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(media(doc.paths['/generate/image/vendor-g/model-g-3']!.post!, '410')).toEqual({ $ref: '#/components/schemas/Error410' });
+    expect(doc.components.schemas.JobPage!.properties!.items!.items).toEqual({ $ref: '#/components/schemas/Job' });
+    // The three model-a-2 variants share one body, so one component.
+    for (const v of ['medium', 'large', 'medium-turbo']) {
+      expect(doc.paths[`/generate/image/vendor-a/model-a-2/${v}`]!.post!.requestBody!.content['application/json']!.schema).toEqual({
+        $ref: '#/components/schemas/ModelA2Request',
+      });
+    }
+    // Every $ref resolves.
+    for (const [, ref] of JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)) {
+      expect(doc.components.schemas[ref!], ref).toBeDefined();
+    }
+  });
+
+  it('gives every operation a summary, a description and examples of its body and answers', () => {
+    for (const { name, op } of operations()) {
+      expect(op.summary, name).toBeTruthy();
+      expect(op.description, name).toBeTruthy();
+      const medias = [op.requestBody?.content, ...Object.values(op.responses).map((r) => r.content)].flatMap((c) => Object.values(c ?? {}));
+      expect(medias.length, name).toBeGreaterThan(0);
+      for (const m of medias) expect(m.example ?? m.examples, name).toBeDefined();
+      for (const [status, r] of Object.entries(op.responses)) expect(r.description, `${name} ${status}`).toBeTruthy();
+      for (const p of op.parameters ?? []) {
+        expect(p.description, `${name} ${p.name}`).toBeTruthy();
+        if (p.in !== 'header') expect(p.example, `${name} ${p.name}`).toBeDefined();
+      }
+    }
+  });
+
+  it('gives examples that are valid against their schemas', () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const root = { $id: 'openapi', components: doc.components };
+    ajv.addSchema(root);
+    const checked: string[] = [];
+    const check = (where: string, schema: Schema, example: unknown) => {
+      if (example === undefined) return;
+      const validate = ajv.compile(schema.$ref ? { $ref: `openapi${schema.$ref}` } : schema);
+      expect(validate(example), `${where}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      checked.push(where);
+    };
+    for (const { name, op } of [...operations(), { name: 'webhook', op: doc.webhooks.jobFinished!.post! }]) {
+      for (const [type, m] of Object.entries(op.requestBody?.content ?? {})) check(`${name} body ${type}`, m.schema, m.example);
+      for (const [status, r] of Object.entries(op.responses)) {
+        for (const m of Object.values(r.content ?? {})) check(`${name} ${status}`, m.schema, m.example);
+      }
+    }
+    expect(checked.length).toBeGreaterThan(50);
+  });
+
+  it('gives every field of the response components a description and an example', () => {
+    // Request bodies (the model modules) are checked once the models carry their descriptions.
+    const requests = new Set(Object.keys(doc.components.schemas).filter((n) => n.endsWith('Request')));
+    const missing: string[] = [];
+    const visit = (schema: Schema, at: string) => {
+      for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+        if (prop.$ref) continue; // a component, checked on its own
+        if (!prop.description) missing.push(`${at}.${name}: description`);
+        const literal = prop.const !== undefined || (Array.isArray(prop.anyOf) === false && prop.type === 'null');
+        const nested = prop.type === 'object' || (prop.type === 'array' && ((prop.items as Schema).$ref || (prop.items as Schema).properties));
+        if (!prop.examples && !literal && !nested) missing.push(`${at}.${name}: example`);
+        if (prop.type === 'object') visit(prop, `${at}.${name}`);
+        if (prop.type === 'array' && (prop.items as Schema).properties) visit(prop.items as Schema, `${at}.${name}[]`);
+      }
+    };
+    for (const [name, schema] of Object.entries(doc.components.schemas)) if (!requests.has(name)) visit(schema, name);
+    expect(missing).toEqual([]);
+  });
+
+  it('declares Retry-After where the server sends it and the deprecation headers on deprecated models', () => {
+    const op = doc.paths['/generate/image/vendor-a/model-a-2/medium']!.post!;
+    for (const status of ['409', '429', '503']) expect(Object.keys(op.responses[status]!.headers ?? {}), status).toContain('retry-after');
+    for (const { name, op: any } of operations()) expect(Object.keys(any.responses['503']?.headers ?? {}), name).toContain('retry-after');
+    const deprecated = doc.paths['/generate/video/vendor-f/model-f']!.post!.responses['200']!.headers!;
+    expect(Object.keys(deprecated)).toEqual(expect.arrayContaining(['deprecation', 'sunset', 'link']));
+  });
+
+  it('uses no regex feature that validators outside JavaScript refuse', () => {
+    const patterns = [...JSON.stringify(doc).matchAll(/"pattern":("(?:[^"\\]|\\.)*")/g)].map((m) => JSON.parse(m[1]!) as string);
+    expect(patterns.length).toBeGreaterThan(0);
+    for (const p of patterns) {
+      expect(p, p).not.toMatch(/\(\?[=!<]|\\[1-9]|\\k</);
+      expect(() => new RegExp(p, 'u'), p).not.toThrow();
+    }
+  });
+
+  it('describes the webhook delivery with its Standard Webhooks headers and the Job payload', () => {
+    const post = doc.webhooks.jobFinished!.post!;
+    expect(post.parameters!.map((p) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    expect(post.requestBody!.content['application/json']!.schema).toEqual({ $ref: '#/components/schemas/Job' });
+    expect(post.requestBody!.content['application/json']!.example).toBeDefined();
+  });
+
+  it('declares the bearer scheme and applies it to every operation but the public ones', () => {
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.security).toEqual([{ bearerAuth: [] }]);
+    const open = operations().filter(({ op }) => op.security !== undefined).map(({ name }) => name);
+    expect(open).toEqual(['get /deprecations']);
   });
 });

@@ -1,90 +1,93 @@
 import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Catalog } from '../../models/catalog.js';
 import { StringEnum } from '../../models/schema-kit.js';
 import { invalid } from '../../domain/errors.js';
-import type { JobListQuery, JobService } from '../../services/jobs.js';
+import type { JobService } from '../../services/jobs.js';
 import { presentJob } from '../../services/job-view.js';
-import { JOB_STATUSES, isJobStatus } from '../../domain/states.js';
-import { PAGE_LIMIT, parseDateTime, parseLimit, rejectUnknown, single } from '../query.js';
-import type { RawQuery } from '../query.js';
+import { JOB_STATUSES } from '../../domain/states.js';
+import { PAGE_LIMIT, toMicros } from '../query.js';
 import { requireAuth } from '../plugins/auth.js';
-import { DeletedJob, Job, JobPage, errorResponses } from '../schemas.js';
+import { DeletedJob, Job, JobPage, NoQuery, errorResponses } from '../schemas.js';
 
-/** GET /jobs query parameters (spec 4.1), each checked with a message that names it. */
-function parseJobListQuery(query: RawQuery, catalog: Catalog): JobListQuery {
-  rejectUnknown(query, ['cursor', 'limit', 'types', 'status']);
-  const status = single(query, 'status');
-  if (status !== undefined && !isJobStatus(status)) {
-    throw invalid(`query parameter 'status' must be one of ${JOB_STATUSES.join(', ')}, got '${status}'`);
-  }
-  const typesRaw = single(query, 'types');
-  const types = typesRaw?.split(',').map((t) => t.trim());
+const IdParam = Type.Object({
+  id: Type.String({ description: 'Job identifier (UUID)', examples: ['0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69'] }),
+});
+
+/** GET /jobs's `types` (spec 4.1): each must be a model path of the catalog. */
+function parseTypes(raw: string | undefined, catalog: Catalog): string[] | undefined {
+  const types = raw?.split(',').map((t) => t.trim());
   const unknown = types?.find((t) => !catalog.get(t));
   if (unknown !== undefined) {
     throw invalid(
       `query parameter 'types' must be a comma-separated list of job types such as image/vendor-a/model-a-2/medium; unknown type '${unknown}'`,
     );
   }
-  return { limit: parseLimit(query), before: parseDateTime(query, 'cursor'), types, status };
+  return types;
 }
 
-const IdParam = Type.Object({ id: Type.String({ description: 'Job identifier (UUID)' }) });
-
 export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalog: Catalog, publicUrl: () => string): void {
-  app.get(
+  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+  typed.get(
     '/jobs',
     {
       schema: {
         operationId: 'listJobs',
         summary: "List the API user's jobs, newest first",
+        description: 'Pages of at most `limit` jobs, newest first; follow `next_cursor` for older ones. Filter by job types and status.',
         tags: ['jobs'],
+        // Checked by the query rules (query.ts), with messages that name the parameter.
         querystring: Type.Object({
-          cursor: Type.Optional(Type.String({ format: 'date-time', description: 'Only jobs created before this time' })),
-          limit: Type.Optional(Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default })),
-          types: Type.Optional(Type.String({ description: 'Comma-separated job types (model paths)' })),
-          status: Type.Optional(StringEnum(JOB_STATUSES)),
+          cursor: Type.Optional(Type.String({ format: 'date-time', description: 'Only jobs created before this time: the previous page\'s next_cursor', examples: ['2026-11-22T12:00:00.000000Z'] })),
+          limit: Type.Optional(Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: 'Page size', examples: [100] })),
+          types: Type.Optional(Type.String({ description: 'Comma-separated job types (model paths)', examples: ['image/vendor-a/model-a-2/medium,video/vendor-f/model-f'] })),
+          status: Type.Optional(StringEnum(JOB_STATUSES, { description: 'Only jobs in this status', examples: ['completed'] })),
         }),
-        response: { 200: JobPage, ...errorResponses(400, 401, 403) },
+        response: { 200: JobPage, ...errorResponses(400) },
       },
     },
     async (request) => {
-      const page = await jobs.list(requireAuth(request.auth), parseJobListQuery(request.query as RawQuery, catalog));
+      const q = request.query;
+      const page = await jobs.list(requireAuth(request.auth), {
+        limit: q.limit ?? PAGE_LIMIT.default,
+        before: toMicros(q.cursor),
+        types: parseTypes(q.types, catalog),
+        status: q.status,
+      });
       return { ...page, items: page.items.map((job) => presentJob(job, publicUrl())) };
     },
   );
 
-  app.get(
+  typed.get(
     '/jobs/:id',
     {
       schema: {
         operationId: 'getJob',
         summary: 'Get a job in its current state',
+        description: 'The job with its most current status; `result` holds the output URLs once it completed.',
         tags: ['jobs'],
         params: IdParam,
-        response: { 200: Job, ...errorResponses(401, 403, 404) },
+        querystring: NoQuery,
+        response: { 200: Job, ...errorResponses(400, 404) },
       },
     },
-    async (request) => {
-      rejectUnknown(request.query as RawQuery, []);
-      return presentJob(await jobs.get(requireAuth(request.auth), (request.params as { id: string }).id), publicUrl());
-    },
+    async (request) => presentJob(await jobs.get(requireAuth(request.auth), request.params.id), publicUrl()),
   );
 
-  app.delete(
+  typed.delete(
     '/jobs/:id',
     {
       schema: {
         operationId: 'deleteJob',
         summary: 'Delete a job and its outputs; a job still in progress is cancelled first',
+        description: 'Removes the job and its output files. A job still in progress is cancelled first and not billed.',
         tags: ['jobs'],
         params: IdParam,
-        response: { 200: DeletedJob, ...errorResponses(401, 403, 404) },
+        querystring: NoQuery,
+        response: { 200: DeletedJob, ...errorResponses(400, 404) },
       },
     },
-    (request) => {
-      rejectUnknown(request.query as RawQuery, []);
-      return jobs.delete(requireAuth(request.auth), (request.params as { id: string }).id, request.log);
-    },
+    (request) => jobs.delete(requireAuth(request.auth), request.params.id, request.log),
   );
 }
