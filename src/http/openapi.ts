@@ -20,19 +20,10 @@ type Schema = Json;
 
 const REF = '#/components/schemas/';
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A route schema's key naming its body's component (a model's `requestName`); not emitted. */
+export const BODY_COMPONENT = 'x-body-component';
 
-/**
- * The component name of a generation endpoint's request body that has no `$id`: its model's name
- * (`/generate/image/vendor-a/model-a-2/medium` → `ModelA2Request`), shared by the variants of a
- * model that share one body.
- */
-export function bodyComponentName(url: string): string | undefined {
-  const segments = url.split('/').filter(Boolean);
-  if (segments[0] !== 'generate' || segments.length < 4) return undefined;
-  const model = segments[3]!;
-  return `${model.split(/[^A-Za-z0-9]+/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')}Request`;
-}
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Collects components while route schemas are rewritten to reference them. */
 class Components {
@@ -92,7 +83,9 @@ function transformRoute(schema: RouteSchema, url: string, components: Components
     out.description = typeof schema.description === 'string' ? `${GENERATE_DESCRIPTION} ${schema.description}` : GENERATE_DESCRIPTION;
   }
   if (schema.body) {
-    const name = typeof schema.body.$id === 'string' ? schema.body.$id : bodyComponentName(url);
+    const named = schema[BODY_COMPONENT] ?? schema.body.$id;
+    const name = typeof named === 'string' ? named : undefined;
+    delete out[BODY_COMPONENT];
     out.body = name ? components.ref(schema.body, name) : components.rewrite(schema.body);
   }
   if (schema.response) {

@@ -13,9 +13,8 @@ import {
   webhookUrlFrom,
   zeroDataRetentionFrom,
 } from '../request-headers.js';
-import { rejectUnknown } from '../query.js';
-import type { RawQuery } from '../query.js';
-import { BalanceBody, CreatedJob, IdempotencyErrors, ReplayedHeader, SunsetBody, errorResponses } from '../schemas.js';
+import { BODY_COMPONENT } from '../openapi.js';
+import { BalanceBody, CreatedJob, DeprecationHeaders, IdempotencyErrors, NoQuery, ReplayedHeader, SunsetBody, errorResponses } from '../schemas.js';
 
 export interface GenerateDeps {
   readonly catalog: Catalog;
@@ -30,12 +29,6 @@ export interface GenerateDeps {
 /** `image/vendor-a/model-a-2/medium` → `generateImageVendorAModelA2Medium` */
 const operationId = (path: string) =>
   `generate-${path}`.split(/[^A-Za-z0-9]+/).map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
-
-const DeprecationHeaders = {
-  deprecation: { type: 'string', const: 'true', description: 'This model is deprecated' },
-  sunset: { type: 'string', description: 'RFC 1123 date from which the model answers 410' },
-  link: { type: 'string', description: '`<migration_url>; rel="deprecation"`' },
-};
 
 function headerSchema(entry: CatalogEntry) {
   return Type.Object({
@@ -83,12 +76,14 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
           tags: [entry.kind === 'image' ? 'image generation' : 'video generation'],
           ...(entry.deprecation ? { deprecated: true } : {}),
           headers: headerSchema(entry),
+          querystring: NoQuery,
           ...(entry.request ? { body: entry.request } : {}),
+          ...(entry.requestName ? { [BODY_COMPONENT]: entry.requestName } : {}),
           response: retired
-            ? { ...errorResponses(401, 403), 410: SunsetBody }
+            ? { 410: SunsetBody }
             : {
                 200: { ...CreatedJob, headers: { ...ReplayedHeader, ...(entry.deprecation ? DeprecationHeaders : {}) } },
-                ...errorResponses(400, 401, 403, 413, 415, 429),
+                ...errorResponses(400, 413, 415, 429),
                 ...IdempotencyErrors,
                 402: BalanceBody,
                 ...(entry.deprecation ? { 410: SunsetBody } : {}),
@@ -102,7 +97,6 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
       },
       async (request, reply) => {
         const caller = requireAuth(request.auth);
-        rejectUnknown(request.query as RawQuery, []);
         const headers = request.raw.rawHeaders;
         const created = await deps.generation.create(
           {
