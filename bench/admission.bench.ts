@@ -8,32 +8,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newId } from '../src/lib/ids.js';
-import { buildApp } from '../src/http/app.js';
-import { systemClock } from '../src/lib/clock.js';
-import { priceTableFor, runPolicyFor } from '../src/cli/context.js';
+import { createRuntime } from '../src/app/runtime.js';
 import { loadConfig } from '../src/config/config.js';
-import { buildCatalog } from '../src/models/catalog.js';
-import { createServices } from '../src/services/services.js';
-import { OutputFiles } from '../src/store/files/output-files.js';
-import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 const DEPTHS = [0, 2_000, 10_000];
 const PER_POINT = 500;
 
 async function measure(limits: { maxConcurrentJobs: number; maxBackloggedJobs: number }): Promise<{ create: number[]; hold: number[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'mediagen-bench-'));
-  const store = await openSqliteStore(join(dir, 'mediagen.db'));
-  const catalog = buildCatalog({});
-  const services = createServices(store, catalog, systemClock, {
-    limits,
-    outputs: new OutputFiles(join(dir, 'outputs')),
-    runPolicy: runPolicyFor(loadConfig({ env: {} }), catalog),
-    prices: priceTableFor(loadConfig({ env: {} })),
-  });
+  const runtime = await createRuntime({ ...loadConfig({ env: {} }), dataDir: dir, ...limits });
+  const { store, services } = runtime;
   const boot = (await services.identity.bootstrap())!;
   // Enough API balance that the bench measures admission, never a 402.
   await store.billing.topUp({ workspaceId: boot.workspace.id, amountMicros: 1e12, createdBy: 'bench', now: 0 });
-  const app = await buildApp({ ...services, publicUrl: () => 'http://bench' });
+  const app = await runtime.buildHttp({ publicUrl: () => 'http://bench' });
   const headers = { authorization: `Bearer ${boot.secret}`, 'content-type': 'application/json' };
   const payload = JSON.stringify({ prompt: 'p', aspect_ratio: '1:1', resolution: '1K' });
   const create = () => app.inject({ method: 'POST', url: '/generate/image/vendor-a/model-a-2/medium', headers, payload });

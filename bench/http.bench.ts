@@ -11,14 +11,8 @@ import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/http/app.js';
-import { systemClock } from '../src/lib/clock.js';
-import { priceTableFor, runPolicyFor } from '../src/cli/context.js';
+import { createRuntime } from '../src/app/runtime.js';
 import { loadConfig } from '../src/config/config.js';
-import { buildCatalog } from '../src/models/catalog.js';
-import { createServices } from '../src/services/services.js';
-import { OutputFiles } from '../src/store/files/output-files.js';
-import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 
@@ -42,20 +36,14 @@ baseline.post('/', async (req) => ({ echo: (req.body as { prompt?: string }).pro
 const baseUrl = await listen(baseline);
 
 const dir = mkdtempSync(join(tmpdir(), 'mediagen-bench-'));
-const store = await openSqliteStore(join(dir, 'mediagen.db'));
 // No worker runs here: jobs pile up as queued, so the limits are set high enough never to say 429.
-const catalog = buildCatalog({});
-const services = createServices(store, catalog, systemClock, {
-  limits: { maxConcurrentJobs: 100_000, maxBackloggedJobs: 1_000_000 },
-  outputs: new OutputFiles(join(dir, 'outputs')),
-  runPolicy: runPolicyFor(loadConfig({ env: {} }), catalog),
-  prices: priceTableFor(loadConfig({ env: {} })),
-});
+const runtime = await createRuntime({ ...loadConfig({ env: {} }), dataDir: dir, maxConcurrentJobs: 100_000, maxBackloggedJobs: 1_000_000 });
+const { store, services } = runtime;
 const boot = (await services.identity.bootstrap())!;
 // Enough API balance that the bench measures admission, never a 402.
 await store.billing.topUp({ workspaceId: boot.workspace.id, amountMicros: 1e12, createdBy: 'bench', now: 0 });
 let url = '';
-const app = await buildApp({ ...services, publicUrl: () => url });
+const app = await runtime.buildHttp({ publicUrl: () => url });
 url = await listen(app);
 const auth = { authorization: `Bearer ${boot.secret}`, 'content-type': 'application/json' };
 const body = JSON.stringify({ prompt: 'a lighthouse on a cliff at dusk', aspect_ratio: '16:9', resolution: '1K' });

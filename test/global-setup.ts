@@ -1,13 +1,25 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { TestProject } from 'vitest/node';
+import { createPgTemplate } from './pg-template.js';
 
-/** End-to-end tests run the compiled `mediagen` binary, so build it once, fresh, before any test. */
-export default function setup(): void {
-  // For a quick run of unit files while other parts of the tree are mid-change.
-  if (process.env.MEDIAGEN_SKIP_BUILD === '1') return;
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+/**
+ * End-to-end tests run the compiled `mediagen` binary, so build it once, fresh, before any test.
+ * With TEST_DATABASE_URL, migrate one template database for the run's PostgreSQL test databases.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // MEDIAGEN_SKIP_BUILD: for a quick run of unit files while other parts of the tree are mid-change.
+  if (process.env.MEDIAGEN_SKIP_BUILD !== '1') {
+    const root = fileURLToPath(new URL('..', import.meta.url));
+    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+  }
+  // After the build, so a failed build leaves no database behind.
+  const template = process.env.TEST_DATABASE_URL ? await createPgTemplate(process.env.TEST_DATABASE_URL) : undefined;
+  project.provide('pgTemplate', template?.name);
+  return async () => {
+    await template?.drop();
+  };
 }

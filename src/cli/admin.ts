@@ -7,7 +7,7 @@ import type { Command } from './admin-args.js';
 import { BALANCE_COMMANDS, BALANCE_HELP } from './admin-balance.js';
 import { NODE_APP_COMMANDS, NODE_APP_HELP } from './admin-node-apps.js';
 import { WEBHOOK_COMMANDS, WEBHOOK_HELP } from './admin-webhooks.js';
-import { openContext } from './context.js';
+import { openRuntime } from './context.js';
 
 export const ADMIN_HELP = `Usage: mediagen admin <command> [options] [--data-dir DIR | --database-url URL] [--config FILE] [--json]
 
@@ -136,7 +136,7 @@ export async function admin(argv: string[]): Promise<void> {
         `commands are ${Object.keys(COMMANDS).join(', ')} (mediagen admin --help)`,
     );
   }
-  const { store, services } = await openContext({
+  const { store, services } = await openRuntime({
     'data-dir': values['data-dir'],
     'database-url': values['database-url'],
     config: values.config,

@@ -3,16 +3,11 @@ import { parseArgs } from 'node:util';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { ConfigError, publicUrlFor } from '../config/config.js';
-import type { Config } from '../config/config.js';
+import type { Runtime } from '../app/runtime.js';
 import { OPTIONS } from '../config/options.js';
-import { buildApp } from '../http/app.js';
-import type { AppDeps } from '../http/app.js';
 import { logSerializers } from '../http/logging.js';
-import type { Services } from '../services/services.js';
-import type { Store } from '../store/store.js';
-import { openContext } from './context.js';
+import { openRuntime } from './context.js';
 import { drain, firstSignal, trackInFlight } from './graceful-shutdown.js';
-import { buildEngines, startWorker } from './start-worker.js';
 
 export const SERVE_HELP = `Usage: mediagen serve [options]
 
@@ -71,15 +66,16 @@ export async function serve(argv: string[]): Promise<void> {
     return;
   }
   const signal = firstSignal();
-  const { config, store, services } = await openContext(values);
+  const runtime = await openRuntime(values);
+  const { config, store, services } = runtime;
   // stdout is for the operator (the banner); the JSON log goes to stderr.
   const log = pino({ level: config.logLevel, serializers: logSerializers }, process.stderr);
   // Before listening: a model no engine here can run stops the start, naming the model.
-  const engine = config.role === 'api' ? undefined : buildEngines(config, services);
-  const http = config.role === 'worker' ? undefined : await startHttp(config, services, store, log);
+  if (config.role !== 'api') runtime.engine();
+  const http = config.role === 'worker' ? undefined : await startHttp(runtime, log);
   // A worker-only process has no listener: payload URLs use --public-url, else host and port.
   const publicUrl = () => http?.publicUrl ?? publicUrlFor(config, config.port);
-  const runner = engine ? await startWorker(config, services, store, log, publicUrl, engine) : undefined;
+  const runner = config.role === 'api' ? undefined : await runtime.startWorkers(log, publicUrl);
   if (http) {
     // Only once listening: a token created by a start that then fails would never be shown.
     const created = await services.identity.bootstrap();
@@ -102,31 +98,10 @@ export async function serve(argv: string[]): Promise<void> {
   process.exit(drained ? 0 : 1);
 }
 
-/**
- * The HTTP settings of a config as buildApp takes them: body limit, timeouts, connection cap and
- * the private-URL rule. Tests that listen build their app from the same function.
- */
-export function httpOptionsFor(config: Config): Pick<AppDeps, 'bodyLimitBytes' | 'allowPrivateUrls' | 'limits'> {
-  return {
-    bodyLimitBytes: config.bodyLimitBytes,
-    allowPrivateUrls: config.allowPrivateUrls,
-    limits: {
-      requestTimeoutMs: config.requestTimeoutMs,
-      headersTimeoutMs: config.headersTimeoutMs,
-      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
-      maxConnections: config.maxConnections,
-    },
-  };
-}
-
-async function startHttp(config: Config, services: Services, store: Store, log: FastifyBaseLogger) {
+async function startHttp(runtime: Runtime, log: FastifyBaseLogger) {
+  const { config, store } = runtime;
   let publicUrl = config.publicUrl ?? '';
-  const app = await buildApp({
-    ...services,
-    ...httpOptionsFor(config),
-    publicUrl: () => publicUrl,
-    logger: log,
-  });
+  const app = await runtime.buildHttp({ publicUrl: () => publicUrl, logger: log });
   const inFlight = trackInFlight(app.server);
   try {
     await app.listen({ port: config.port, host: config.host });

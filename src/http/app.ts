@@ -10,7 +10,7 @@ import type { GenerationService } from '../services/generation.js';
 import type { JobService } from '../services/jobs.js';
 import type { NodeAppService } from '../services/node-apps.js';
 import type { WebhookService } from '../services/webhooks.js';
-import type { OutputFiles } from '../store/files/output-files.js';
+import type { OutputStore } from '../outputs/output-store.js';
 import type { Readiness } from '../services/readiness.js';
 import { registerAuth } from './plugins/auth.js';
 import { edgeOptions, registerEdgeHooks } from './plugins/edge.js';
@@ -58,7 +58,7 @@ export interface AppDeps {
   /** The process's logger, shared with the worker; absent, nothing is logged (tests). */
   readonly logger?: FastifyBaseLogger;
   /** Job output files, served without auth under /outputs; absent, the route is not registered. */
-  readonly outputs?: OutputFiles;
+  readonly outputs?: OutputStore;
 }
 
 /** The HTTP API as an un-listened Fastify instance: main.ts listens, tests use inject(). */

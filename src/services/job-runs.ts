@@ -4,7 +4,7 @@ import type { InfraFault } from '../lib/infra-fault.js';
 import { newId } from '../lib/ids.js';
 import { msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
-import { OutputFiles } from '../store/files/output-files.js';
+import { newOutputKey } from '../outputs/output-store.js';
 import type { EngineStage } from '../engines/engine.js';
 import type { JobPatch, JobRecord, Store } from '../store/store.js';
 import { promote } from './admission.js';
@@ -72,7 +72,7 @@ export class JobRuns {
     const job = await this.#store.queue.claim({
       leaseId: newId(),
       leaseExpiresAt: now + this.policy.leaseMs * 1000,
-      outputKey: OutputFiles.newKey(),
+      outputKey: newOutputKey(),
       now,
     });
     return job as ClaimedJob | undefined;

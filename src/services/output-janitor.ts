@@ -1,6 +1,6 @@
 import type { Clock } from '../lib/clock.js';
 import type { Log } from '../lib/log.js';
-import type { OutputEntry } from '../store/files/output-files.js';
+import type { OutputEntry, OutputStore } from '../outputs/output-store.js';
 import type { JobStore } from '../store/store.js';
 
 /**
@@ -12,11 +12,8 @@ export const OUTPUT_GRACE_MS = 10 * 60_000;
 /** Keys asked about in one store query. */
 export const JANITOR_BATCH = 200;
 
-/** What the janitor needs of the output files (OutputFiles in production). */
-export interface JanitorOutputs {
-  list(): AsyncIterable<OutputEntry>;
-  removeEntry(entry: OutputEntry): Promise<void>;
-}
+/** What the janitor needs of the output store. */
+export type JanitorOutputs = Pick<OutputStore, 'list' | 'removeEntry'>;
 
 export interface JanitorOptions {
   /** Time between sweeps; the first runs at start. */
@@ -77,7 +74,7 @@ export class OutputJanitor {
     await this.#loop;
   }
 
-  /** One pass over the outputs root. */
+  /** One pass over the output store. */
   async sweep(signal: AbortSignal = this.#stop.signal): Promise<SweepReport> {
     const counts = { scanned: 0, trash: 0, orphans: 0, young: 0, failed: 0 };
     const now = this.#clock.nowMs();

@@ -1,7 +1,7 @@
 import type { Clock } from '../lib/clock.js';
 import { describeFault, infraFault } from '../lib/infra-fault.js';
 import { msToMicros } from '../lib/time.js';
-import type { DiskCheck, DiskState } from '../store/files/disk-check.js';
+import type { DiskCheck, DiskState } from '../outputs/disk/disk-check.js';
 import type { Store } from '../store/store.js';
 import { DomainError } from '../domain/errors.js';
 
@@ -24,9 +24,9 @@ export interface ReadinessReport {
 export class Readiness {
   readonly #store: Store;
   readonly #clock: Clock;
-  readonly #disk: DiskCheck;
+  readonly #disk: Pick<DiskCheck, 'check'>;
 
-  constructor(store: Store, clock: Clock, disk: DiskCheck) {
+  constructor(store: Store, clock: Clock, disk: Pick<DiskCheck, 'check'>) {
     this.#store = store;
     this.#clock = clock;
     this.#disk = disk;

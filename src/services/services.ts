@@ -1,7 +1,6 @@
 import type { Clock } from '../lib/clock.js';
-import { dirname } from 'node:path';
-import { DiskCheck } from '../store/files/disk-check.js';
-import type { OutputFiles } from '../store/files/output-files.js';
+import type { DiskCheck } from '../outputs/disk/disk-check.js';
+import type { OutputStore } from '../outputs/output-store.js';
 import type { Store } from '../store/store.js';
 import type { Catalog } from '../models/catalog.js';
 import { BillingService } from './billing.js';
@@ -27,7 +26,7 @@ export interface Services {
   readonly webhooks: WebhookService;
   readonly signals: JobSignals;
   readonly readiness: Readiness;
-  readonly outputs: OutputFiles;
+  readonly outputs: OutputStore;
   readonly catalog: Catalog;
   readonly clock: Clock;
 }
@@ -35,15 +34,12 @@ export interface Services {
 export interface ServiceOptions {
   /** Limits given to newly created workspaces. */
   readonly limits: IdentityLimits;
-  readonly outputs: OutputFiles;
+  readonly outputs: OutputStore;
   readonly runPolicy: RunPolicy;
   /** Prices by model path (the spec's table with the config file's overrides). */
   readonly prices: PriceTable;
-  /**
-   * The data dir whose writes readiness and job creation check, and the free space it must keep.
-   * Default: the outputs' parent directory, with no floor (the write probe only).
-   */
-  readonly storage?: { readonly dir: string; readonly minFreeBytes: number };
+  /** Whether the data dir can take writes: readiness, job creation and the worker's claims ask it. */
+  readonly disk: Pick<DiskCheck, 'check'>;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -62,11 +58,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     nodeApps: new NodeAppService(store, clock),
     webhooks,
     signals,
-    readiness: new Readiness(
-      store,
-      clock,
-      new DiskCheck(opts.storage?.dir ?? dirname(opts.outputs.root), opts.storage?.minFreeBytes ?? 0, clock),
-    ),
+    readiness: new Readiness(store, clock, opts.disk),
     outputs: opts.outputs,
     catalog,
     clock,

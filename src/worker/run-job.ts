@@ -1,3 +1,5 @@
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Engine, EngineContext, EngineStage, OutputFile } from '../engines/engine.js';
 import { EngineError } from '../engines/engine.js';
 import type { Clock } from '../lib/clock.js';
@@ -9,14 +11,10 @@ import { timeoutError } from '../services/job-runs.js';
 import type { ClaimedJob, JobError, JobRuns } from '../services/job-runs.js';
 import { clientJobError, errorDetail } from './job-errors.js';
 import type { JobStatus } from '../domain/states.js';
+import type { OutputScratch, OutputStore } from '../outputs/output-store.js';
 
-/** Where a run's files go; OutputFiles in production. */
-export interface RunOutputs {
-  reset(key: string): Promise<string>;
-  remove(key: string): Promise<void>;
-  removeFile(key: string, name: string): Promise<void>;
-  urlPath(key: string, name: string): string;
-}
+/** What a run needs of the output store. */
+export type RunOutputs = Pick<OutputStore, 'scratch' | 'put' | 'url' | 'remove' | 'removeFile'>;
 
 export interface RunDeps {
   readonly runs: JobRuns;
@@ -60,6 +58,7 @@ export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSign
 
   let status: JobStatus = 'scheduled';
   let preview: string | undefined;
+  let scratch: OutputScratch | undefined;
   try {
     const left = runs.deadline(job) / 1000 - clock.nowMs();
     if (left <= 0) throw new RunStopped('timeout');
@@ -67,13 +66,17 @@ export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSign
     clock.sleep(left, background.signal).then(() => stop('timeout'), () => undefined);
     void heartbeat(job, deps, background.signal, () => stop('lost'));
 
+    scratch = await outputs.scratch(job.outputKey);
+    const outDir = scratch.dir;
     const ctx: EngineContext = {
       signal: run.signal,
-      outDir: await outputs.reset(job.outputKey),
+      outDir,
       loadInput: (url, field) => deps.loadInput(url, field, run.signal),
       stage: async (stage: EngineStage, file?: OutputFile) => {
         run.signal.throwIfAborted();
-        const patch = file ? { result: { urls: [outputs.urlPath(job.outputKey, file.name)] } } : undefined;
+        // The preview is stored before the status that shows its URL.
+        if (file) await publish(job, deps, outDir, file.name);
+        const patch = file ? { result: { urls: [outputs.url(job.outputKey, file.name)] } } : undefined;
         if (!(await runs.advance(job, status, stage, patch))) stop('lost');
         run.signal.throwIfAborted();
         status = stage;
@@ -82,18 +85,45 @@ export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSign
     };
     const files = await deps.engine.run({ id: job.id, model: job.type, request: job.request }, ctx);
     run.signal.throwIfAborted();
-    const urls = files.map((f) => outputs.urlPath(job.outputKey, f.name));
+    for (const f of files) {
+      // A final file named like the preview and not written again is stored already.
+      if (f.name === preview && !(await inDir(outDir, f.name))) continue;
+      await publish(job, deps, outDir, f.name);
+    }
+    const urls = files.map((f) => outputs.url(job.outputKey, f.name));
     if (!(await runs.complete(job, status, { urls }))) throw new RunStopped('lost');
     if (preview && !files.some((f) => f.name === preview)) await outputs.removeFile(job.outputKey, preview);
     log.info({ jobId: job.id, model: job.type, attempt: job.attempts }, 'job completed');
   } catch (err) {
     await settle(job, deps, run.signal.aborted ? run.signal.reason : err);
   } finally {
+    // Stored files are not in the scratch: what is left there is the engine's working files.
+    await scratch?.dispose().catch((err: unknown) => log.warn({ jobId: job.id, err: errorDetail(err) }, "could not remove a run's scratch directory"));
     background.abort();
     offCancel();
     shutdown.removeEventListener('abort', onShutdown);
   }
 }
+
+/**
+ * Stores one file the engine reported. A failure because the job is gone or cancelled (a DELETE
+ * removed its key under the run) stops the run as `lost`, not as the engine's failure.
+ */
+async function publish(job: ClaimedJob, deps: RunDeps, outDir: string, name: string): Promise<void> {
+  try {
+    await deps.outputs.put(job.outputKey, name, join(outDir, name));
+  } catch (err) {
+    const now = await deps.runs.find(job.id);
+    if (!now || now.status === 'cancelled') throw new RunStopped('lost');
+    throw err;
+  }
+}
+
+const inDir = (dir: string, name: string): Promise<boolean> =>
+  access(join(dir, name)).then(
+    () => true,
+    () => false,
+  );
 
 async function heartbeat(job: ClaimedJob, deps: RunDeps, signal: AbortSignal, lost: () => void): Promise<void> {
   try {

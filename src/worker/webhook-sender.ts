@@ -8,6 +8,7 @@ import type { WebhookService } from '../services/webhooks.js';
 import type { WebhookDelivery } from '../store/webhook-store.js';
 import type { Log } from '../lib/log.js';
 import { postWebhook } from './webhook-post.js';
+import { SlotLoop } from './slot-loop.js';
 
 export interface WebhookSenderDeps {
   readonly webhooks: WebhookService;
@@ -36,15 +37,27 @@ export interface WebhookSenderOptions {
 export class WebhookSender {
   readonly #deps: WebhookSenderDeps;
   readonly #opts: WebhookSenderOptions;
-  readonly #inFlight = new Set<Promise<void>>();
-  readonly #stopping = new AbortController();
-  #wake = new AbortController();
-  #loop: Promise<void> | undefined;
-  #off: (() => void) | undefined;
+  readonly #loop: SlotLoop<{ readonly delivery: WebhookDelivery; readonly leaseUntil: number }>;
 
   constructor(deps: WebhookSenderDeps, opts: WebhookSenderOptions) {
     this.#deps = deps;
     this.#opts = opts;
+    this.#loop = new SlotLoop(
+      {
+        claim: async (max) => {
+          try {
+            const claimed = await deps.webhooks.claimDue(this.#leaseMs, max);
+            return claimed.deliveries.map((delivery) => ({ delivery, leaseUntil: claimed.leaseUntil }));
+          } catch (err) {
+            deps.log.error({ err: { message: (err as Error).message } }, 'claiming webhook deliveries failed');
+            return [];
+          }
+        },
+        run: ({ delivery, leaseUntil }) => this.#send(delivery, leaseUntil),
+        failed: ({ delivery }, err) => deps.log.error({ deliveryId: delivery.id, err: { message: (err as Error).message } }, 'webhook delivery failed'),
+      },
+      { concurrency: opts.concurrency, pollMs: opts.pollMs, clock: deps.clock },
+    );
   }
 
   /** Long enough for any attempt to end before another sender may take the delivery over. */
@@ -53,9 +66,7 @@ export class WebhookSender {
   }
 
   start(): void {
-    if (this.#loop) return;
-    this.#off = this.#deps.signals.onWebhook(() => this.#wake.abort());
-    this.#loop = this.#run();
+    this.#loop.start((poke) => this.#deps.signals.onWebhook(poke));
   }
 
   /**
@@ -64,51 +75,14 @@ export class WebhookSender {
    * process goes. Call it after the worker has stopped.
    */
   async stop(): Promise<void> {
-    this.#stopping.abort();
-    this.#off?.();
-    await this.#loop;
-    await this.#fill(true);
-    await Promise.allSettled([...this.#inFlight]);
+    await this.#loop.stop({ finalFill: true });
   }
 
   /** Sends what is due now, as far as slots allow, and waits for those sends (tests step with this). */
   async sendDue(): Promise<number> {
-    const started = await this.#fill();
-    await Promise.allSettled([...this.#inFlight]);
+    const started = await this.#loop.fill();
+    await this.#loop.settled();
     return started;
-  }
-
-  async #run(): Promise<void> {
-    while (!this.#stopping.signal.aborted) {
-      this.#wake = new AbortController();
-      await this.#fill();
-      const wait = AbortSignal.any([this.#wake.signal, this.#stopping.signal]);
-      await this.#deps.clock.sleep(this.#opts.pollMs, wait).catch(() => undefined);
-    }
-  }
-
-  async #fill(last = false): Promise<number> {
-    const free = this.#opts.concurrency - this.#inFlight.size;
-    if (free <= 0 || (this.#stopping.signal.aborted && !last)) return 0;
-    let claimed;
-    try {
-      claimed = await this.#deps.webhooks.claimDue(this.#leaseMs, free);
-    } catch (err) {
-      this.#deps.log.error({ err: { message: (err as Error).message } }, 'claiming webhook deliveries failed');
-      return 0;
-    }
-    for (const delivery of claimed.deliveries) {
-      const send: Promise<void> = this.#send(delivery, claimed.leaseUntil)
-        .catch((err: unknown) =>
-          this.#deps.log.error({ deliveryId: delivery.id, err: { message: (err as Error).message } }, 'webhook delivery failed'),
-        )
-        .finally(() => {
-          this.#inFlight.delete(send);
-          this.#wake.abort();
-        });
-      this.#inFlight.add(send);
-    }
-    return claimed.deliveries.length;
   }
 
   async #send(delivery: WebhookDelivery, leaseUntil: number): Promise<void> {

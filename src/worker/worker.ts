@@ -1,5 +1,7 @@
+import type { ClaimedJob } from '../services/job-runs.js';
 import { INFRA_FAULT_ALERT, runJob } from './run-job.js';
 import type { RunDeps } from './run-job.js';
+import { SlotLoop } from './slot-loop.js';
 
 export interface WorkerOptions {
   /** Jobs this process runs at once. */
@@ -15,31 +17,41 @@ export interface WorkerOptions {
  */
 export class Worker {
   readonly #deps: RunDeps;
-  readonly #opts: WorkerOptions;
-  readonly #running = new Set<Promise<void>>();
-  /** Aborted when the grace period ends: runs still going hand their jobs back. */
-  readonly #hardStop = new AbortController();
-  /** Aborted by stop(): no more claims, and the loop's wait ends at once. */
-  readonly #stopping = new AbortController();
-  #wake: AbortController = new AbortController();
-  #loop: Promise<void> | undefined;
-  #offQueued: (() => void) | undefined;
+  readonly #loop: SlotLoop<ClaimedJob>;
   /** The data dir could not take writes at the last look: claims are paused. */
   #diskPaused = false;
 
   constructor(deps: RunDeps, opts: WorkerOptions) {
     this.#deps = deps;
-    this.#opts = opts;
+    const { log } = deps;
+    this.#loop = new SlotLoop<ClaimedJob>(
+      {
+        // One job per claim: each is its own guarded statement.
+        batch: 1,
+        claim: async () => {
+          try {
+            const job = await deps.runs.claim();
+            return job ? [job] : [];
+          } catch (err) {
+            log.error({ err: { message: (err as Error).message } }, 'claiming a job failed');
+            return [];
+          }
+        },
+        run: (job, hardStop) => runJob(job, deps, hardStop),
+        failed: (job, err) => log.error({ jobId: job.id, err: { message: (err as Error).message } }, 'job run failed'),
+        mayClaim: () => this.#diskAllowsClaims(),
+        maintain: () => this.#maintain(),
+      },
+      { concurrency: opts.concurrency, pollMs: opts.pollMs, clock: deps.clock },
+    );
   }
 
   get running(): number {
-    return this.#running.size;
+    return this.#loop.running;
   }
 
   start(): void {
-    if (this.#loop) return;
-    this.#offQueued = this.#deps.signals.onQueued(() => this.#poke());
-    this.#loop = this.#run();
+    this.#loop.start((poke) => this.#deps.signals.onQueued(poke));
   }
 
   /**
@@ -47,34 +59,7 @@ export class Worker {
    * jobs back to the queue for another worker (or this one after a restart).
    */
   async stop(graceMs: number): Promise<void> {
-    this.#stopping.abort();
-    this.#offQueued?.();
-    await this.#loop;
-    if (this.#running.size > 0) {
-      const grace = new AbortController();
-      const allDone = Promise.allSettled([...this.#running]).then(() => grace.abort());
-      await this.#deps.clock.sleep(graceMs, grace.signal).catch(() => undefined);
-      this.#hardStop.abort();
-      await allDone;
-    }
-  }
-
-  #poke(): void {
-    this.#wake.abort();
-  }
-
-  async #run(): Promise<void> {
-    let lastMaintenance = -Infinity;
-    while (!this.#stopping.signal.aborted) {
-      this.#wake = new AbortController();
-      if (this.#deps.clock.nowMs() - lastMaintenance >= this.#opts.pollMs) {
-        lastMaintenance = this.#deps.clock.nowMs();
-        await this.#maintain();
-      }
-      await this.#fill();
-      const wait = AbortSignal.any([this.#wake.signal, this.#stopping.signal]);
-      await this.#deps.clock.sleep(this.#opts.pollMs, wait).catch(() => undefined);
-    }
+    await this.#loop.stop({ graceMs });
   }
 
   /**
@@ -88,28 +73,6 @@ export class Worker {
     if (ok) this.#deps.log.info({ alert: INFRA_FAULT_ALERT, resolved: true }, 'the data dir takes writes again; claiming jobs');
     else this.#deps.log.error({ alert: INFRA_FAULT_ALERT, kind: 'disk' }, 'the data dir cannot take writes (disk full, read-only or below min_free_disk_bytes); claiming no jobs');
     return ok;
-  }
-
-  /** Claims until every slot is busy or the queue is empty. */
-  async #fill(): Promise<void> {
-    if (this.#running.size >= this.#opts.concurrency || !(await this.#diskAllowsClaims())) return;
-    while (!this.#stopping.signal.aborted && this.#running.size < this.#opts.concurrency) {
-      let job;
-      try {
-        job = await this.#deps.runs.claim();
-      } catch (err) {
-        this.#deps.log.error({ err: { message: (err as Error).message } }, 'claiming a job failed');
-        return;
-      }
-      if (!job) return;
-      const run: Promise<void> = runJob(job, this.#deps, this.#hardStop.signal)
-        .catch((err: unknown) => this.#deps.log.error({ jobId: job.id, err: { message: (err as Error).message } }, 'job run failed'))
-        .finally(() => {
-          this.#running.delete(run);
-          this.#poke();
-        });
-      this.#running.add(run);
-    }
   }
 
   async #maintain(): Promise<void> {

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OutputFiles } from '../../src/store/files/output-files.js';
+import { newOutputKey } from '../../src/outputs/output-store.js';
 import { RUN_TIMEOUT_MS, cleanup, startServer, tempDir } from './binary.js';
 
 /** An output directory with a file, last changed `ageMs` ago: what a crash or a failed removal leaves. */
@@ -28,10 +28,10 @@ describe('the output janitor of a serving process (compiled binary)', { timeout:
   it('removes what a crash left in the outputs as the worker starts, and keeps what changed in the last 10 minutes', async () => {
     const dataDir = tempDir();
     const outputs = join(dataDir, 'outputs');
-    const orphanKey = OutputFiles.newKey();
+    const orphanKey = newOutputKey();
     const orphan = leftover(outputs, orphanKey, 60 * 60_000);
-    const trash = leftover(outputs, `.trash-${OutputFiles.newKey()}-0123456789abcdef`, 60 * 60_000);
-    const fresh = leftover(outputs, OutputFiles.newKey(), 0);
+    const trash = leftover(outputs, `.trash-${newOutputKey()}-0123456789abcdef`, 60 * 60_000);
+    const fresh = leftover(outputs, newOutputKey(), 0);
     const server = await startServer(['--port', '0', '--data-dir', dataDir, '--janitor-interval-ms', '1000', '--log-level', 'info']);
     await waitUntil(() => !existsSync(orphan) && !existsSync(trash), 'sweep at start');
     // Two more sweeps (one a second) leave the recent directory alone.
@@ -44,7 +44,7 @@ describe('the output janitor of a serving process (compiled binary)', { timeout:
 
   it('does not run in an api-only process', async () => {
     const dataDir = tempDir();
-    const orphan = leftover(join(dataDir, 'outputs'), OutputFiles.newKey(), 60 * 60_000);
+    const orphan = leftover(join(dataDir, 'outputs'), newOutputKey(), 60 * 60_000);
     const server = await startServer(['--port', '0', '--data-dir', dataDir, '--role', 'api', '--janitor-interval-ms', '1000']);
     await new Promise((r) => setTimeout(r, 1500));
     expect(existsSync(orphan)).toBe(true);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { mediaLimits } from '../../src/cli/start-worker.js';
+import { mediaLimits } from '../../src/app/settings.js';
 import { parseProbeReport } from '../../src/engines/ffprobe.js';
 import { DEFAULT_MEDIA_LIMITS } from '../../src/engines/media-limits.js';
 import { notAVideo, sniffImage, sniffVideo } from '../../src/engines/media-types.js';

@@ -2,23 +2,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/http/app.js';
+import { createRuntime } from '../../src/app/runtime.js';
+import type { JobWorker } from '../../src/app/workers.js';
 import type { AppDeps } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { buildCatalog } from '../../src/models/catalog.js';
 import type { DeprecationOverride } from '../../src/config/options.js';
-import { createServices } from '../../src/services/services.js';
 import type { Services } from '../../src/services/services.js';
-import { OutputFiles } from '../../src/store/files/output-files.js';
+import { DiskOutputStore } from '../../src/outputs/disk/disk-output-store.js';
 import type { Store } from '../../src/store/store.js';
 import type { Engine } from '../../src/engines/engine.js';
 import type { RunPolicy } from '../../src/services/job-runs.js';
-import { priceTableFor, runPolicyFor } from '../../src/cli/context.js';
 import { loadConfig } from '../../src/config/config.js';
-import { createInputLoader } from '../../src/worker/input-loader.js';
-import type { InputLoader } from '../../src/worker/input-loader.js';
 import type { Log } from '../../src/lib/log.js';
-import { Worker } from '../../src/worker/worker.js';
+import type { Worker } from '../../src/worker/worker.js';
 import { sqliteBackend } from './backends.js';
 import { checkedInject } from './checked-inject.js';
 import type { Backend } from './backends.js';
@@ -31,8 +27,8 @@ export interface TestApp {
   readonly services: Services;
   readonly clock: ManualClock;
   readonly dir: string;
-  /** Output files under `<dir>/outputs`, served at /outputs. */
-  readonly outputs: OutputFiles;
+  /** The disk output store under `<dir>/outputs`, served at /outputs. */
+  readonly outputs: DiskOutputStore;
   /** The job runner, when the app was made with `worker`; started already. */
   readonly worker: Worker | undefined;
   /** A bearer token of workspace `default` (owner owner@localhost). */
@@ -84,34 +80,41 @@ export async function createTestApp(
   const clock = new ManualClock(opts.now ?? '2026-11-22T12:00:00Z');
   const database = await (opts.backend ?? sqliteBackend).create();
   const store = await database.open();
-  const catalog = buildCatalog({ deprecations: opts.deprecations });
-  const outputs = new OutputFiles(join(dir, 'outputs'));
-  const services = createServices(store, catalog, clock, {
-    limits: opts.limits ?? { maxConcurrentJobs: 4, maxBackloggedJobs: 100 },
-    outputs,
-    runPolicy: { ...runPolicyFor(loadConfig({ env: {} }), catalog), ...opts.runPolicy },
-    prices: priceTableFor({ ...loadConfig({ env: {} }), prices: opts.prices ?? {} }),
-    ...(opts.storage ? { storage: opts.storage } : {}),
-  });
-  const app = await buildApp({
-    ...services,
+  const outputs = new DiskOutputStore(join(dir, 'outputs'));
+  const limits = opts.limits ?? { maxConcurrentJobs: 4, maxBackloggedJobs: 100 };
+  const config = {
+    ...loadConfig({ env: {} }),
+    // The data dir check looks here; the store and the outputs are the test's own.
+    dataDir: opts.storage?.dir ?? dir,
+    minFreeDiskBytes: opts.storage?.minFreeBytes ?? 0,
+    maxConcurrentJobs: limits.maxConcurrentJobs,
+    maxBackloggedJobs: limits.maxBackloggedJobs,
+    deprecations: opts.deprecations ?? [],
+    prices: opts.prices ?? {},
+  };
+  const runtime = await createRuntime(config, { clock, store, outputs, ...(opts.runPolicy ? { runPolicy: opts.runPolicy } : {}) });
+  const { services } = runtime;
+  const app = await runtime.buildHttp({
     publicUrl: () => PUBLIC_URL,
-    ...(opts.bodyLimitBytes ? { bodyLimitBytes: opts.bodyLimitBytes } : {}),
-    allowPrivateUrls: opts.allowPrivateUrls ?? false,
-    ...opts.http,
+    http: {
+      ...(opts.bodyLimitBytes ? { bodyLimitBytes: opts.bodyLimitBytes } : {}),
+      allowPrivateUrls: opts.allowPrivateUrls ?? false,
+      ...opts.http,
+    },
   });
   const balanceMicros = opts.balanceMicros ?? 1_000_000_000;
   const boot = (await services.identity.bootstrap(balanceMicros))!;
-  let worker: Worker | undefined;
-  let inputs: InputLoader | undefined;
+  let jobs: JobWorker | undefined;
   if (opts.worker) {
-    inputs = createInputLoader({ allowPrivate: opts.worker.allowPrivateUrls ?? false, maxBytes: 50 * 1024 * 1024, timeoutMs: 10_000 });
-    worker = new Worker(
-      { ...services, engine: opts.worker.engine, loadInput: inputs.load, log: silentLog },
-      { concurrency: opts.worker.concurrency ?? 2, pollMs: opts.worker.pollMs ?? 1000 },
-    );
-    worker.start();
+    jobs = runtime.createJobWorker(silentLog, {
+      engine: opts.worker.engine,
+      concurrency: opts.worker.concurrency ?? 2,
+      pollMs: opts.worker.pollMs ?? 1000,
+      allowPrivateUrls: opts.worker.allowPrivateUrls ?? false,
+    });
+    jobs.worker.start();
   }
+  const worker = jobs?.worker;
   return {
     app,
     store,
@@ -131,7 +134,7 @@ export async function createTestApp(
     },
     async close() {
       await worker?.stop(0);
-      await inputs?.close();
+      await jobs?.close();
       await app.close();
       await store.close();
       await database.drop();

@@ -7,7 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import type { ClaimedJob } from '../../src/services/job-runs.js';
-import { OutputFiles } from '../../src/store/files/output-files.js';
+import type { DiskOutputStore } from '../../src/outputs/disk/disk-output-store.js';
+import { newOutputKey } from '../../src/outputs/output-store.js';
 import { PUBLIC_URL, createTestApp, errorOf, generate } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 
@@ -22,7 +23,7 @@ const jobKey = async (t: TestApp) => (await claimJob(t)).outputKey;
 
 describe('GET /outputs/:key/:name', () => {
   let t: TestApp;
-  let outputs: OutputFiles;
+  let outputs: DiskOutputStore;
   let key: string;
   let png: Buffer;
   let bin: Buffer;
@@ -167,7 +168,7 @@ describe('GET /outputs/:key/:name', () => {
   });
 
   it('answers 404 JSON for an unknown key or name, with no-store', async () => {
-    for (const path of [url('image.png', OutputFiles.newKey()), url('nope.png'), url('image.png', 'not-a-key')]) {
+    for (const path of [url('image.png', newOutputKey()), url('nope.png'), url('image.png', 'not-a-key')]) {
       const res = await fetchOutput(path);
       expect(errorOf(res, 404), path).toMatch(/output file/);
       expect(res.headers['cache-control']).toBe('no-store');
@@ -204,7 +205,7 @@ describe('GET /outputs/:key/:name', () => {
   });
 
   it('serves no file whose key no job holds, though it is on disk (a deleted job left it)', async () => {
-    const k = OutputFiles.newKey();
+    const k = newOutputKey();
     writeFileSync(join(await outputs.reset(k), 'left.png'), png);
     expect(errorOf(await fetchOutput(url('left.png', k)), 404)).toMatch(/output file/);
     expect((await fetchOutput(url('left.png', k), {}, 'HEAD')).statusCode).toBe(404);
@@ -237,7 +238,7 @@ describe('/outputs without output files configured', () => {
   });
 
   it('has no such route', async () => {
-    const res = await bare.inject({ method: 'GET', url: `/outputs/${OutputFiles.newKey()}/image.png` });
+    const res = await bare.inject({ method: 'GET', url: `/outputs/${newOutputKey()}/image.png` });
     expect(errorOf(res, 404)).toMatch(/^no route GET \/outputs\//);
   });
 });

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Engine, EngineContext, EngineJob, OutputFile } from '../../src/engines/engine.js';
@@ -34,7 +34,8 @@ class FrameWriter implements Engine {
 
   async run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]> {
     const { outDir, signal } = ctx;
-    this.keys.set(job.id, basename(outDir));
+    // The disk store's scratch directory sits inside the key's directory.
+    this.keys.set(job.id, basename(dirname(outDir)));
     try {
       await ctx.stage('processing');
       await ctx.stage('sampling');
@@ -88,11 +89,11 @@ describe.each(backends)('DELETE racing a running job: $name', (backend) => {
   };
   const view = async (id: string) => (await get(t, `/jobs/${id}`)).json() as Json & { status: string; result: { urls: string[] } | null };
   const fetchOutput = (key: string, name: string) => t.app.inject({ method: 'GET', url: `/outputs/${key}/${name}` });
-  /** Every file name in the key's directory or its trash, whichever exists. */
+  /** Every file name in the key's directory or its trash, whichever exists, scratch included. */
   const filesOf = (key: string) =>
     readdirSync(t.outputs.root)
       .filter((d) => d === key || d.startsWith(`.trash-${key}-`))
-      .flatMap((d) => readdirSync(join(t.outputs.root, d)));
+      .flatMap((d) => readdirSync(join(t.outputs.root, d), { recursive: true, encoding: 'utf8' }).map((f) => basename(f)));
   const ledgerOf = async (jobId: string) =>
     (await t.store.billing.listEntries(t.workspaceId)).filter((e) => e.jobId === jobId).map((e) => e.kind).sort();
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engines/engine.js';
-import type { OutputFiles } from '../../src/store/files/output-files.js';
+import type { DiskOutputStore } from '../../src/outputs/disk/disk-output-store.js';
 import type { Store } from '../../src/store/store.js';
 import type { RunOutputs } from '../../src/worker/run-job.js';
 import { Worker } from '../../src/worker/worker.js';
@@ -18,14 +18,17 @@ const KIND_ORDER = ['hold', 'charge', 'release'];
 const PROMPT = 'a red fox in the snow';
 
 
-/** The run's file layer with faults injected: each queued errno code fails one `reset` (mkdir). */
+/** The run's output store with faults injected: each queued errno code fails one `scratch` (mkdir). */
 class FaultyOutputs implements RunOutputs {
   readonly faults: string[] = [];
-  constructor(private readonly inner: OutputFiles) {}
-  async reset(key: string): Promise<string> {
+  constructor(private readonly inner: DiskOutputStore) {}
+  scratch(key: string) {
     const code = this.faults.shift();
-    if (code) throw errnoError(code, 'mkdir', join(this.inner.root, key));
-    return this.inner.reset(key);
+    if (code) return Promise.reject(errnoError(code, 'mkdir', join(this.inner.root, key)));
+    return this.inner.scratch(key);
+  }
+  put(key: string, name: string, fromPath: string) {
+    return this.inner.put(key, name, fromPath);
   }
   remove(key: string) {
     return this.inner.remove(key);
@@ -33,8 +36,8 @@ class FaultyOutputs implements RunOutputs {
   removeFile(key: string, name: string) {
     return this.inner.removeFile(key, name);
   }
-  urlPath(key: string, name: string) {
-    return this.inner.urlPath(key, name);
+  url(key: string, name: string) {
+    return this.inner.url(key, name);
   }
 }
 

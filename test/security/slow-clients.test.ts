@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpOptionsFor } from '../../src/cli/serve.js';
+import { httpOptionsFor } from '../../src/app/settings.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createTestApp } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import type { ClaimedJob } from '../../src/services/job-runs.js';
 import { OutputJanitor } from '../../src/services/output-janitor.js';
-import { OutputFiles } from '../../src/store/files/output-files.js';
+import { newOutputKey } from '../../src/outputs/output-store.js';
 import { createTestApp, generate } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
@@ -47,12 +47,12 @@ describe.each(backends)('output janitor: $name', (backend) => {
 
   it('removes old orphans, trash and failed jobs\' files; keeps live and completed jobs\' files and anything inside the grace period', async () => {
     const { clock, janitor, log } = await setup();
-    const orphans = [OutputFiles.newKey(), OutputFiles.newKey(), OutputFiles.newKey()];
+    const orphans = [newOutputKey(), newOutputKey(), newOutputKey()];
     for (const k of orphans) await plant(k, OLD);
-    const trashKey = OutputFiles.newKey();
+    const trashKey = newOutputKey();
     await plant(trashKey, OLD);
     const trash = (await t.outputs.retire(trashKey))!;
-    const fresh = OutputFiles.newKey();
+    const fresh = newOutputKey();
     await plant(fresh, 0);
     const running = await claimJob();
     await plant(running.outputKey, OLD);
@@ -95,7 +95,7 @@ describe.each(backends)('output janitor: $name', (backend) => {
 
   it('counts and logs a removal that fails, without the path, and tries again on the next sweep', async () => {
     const { janitor, log } = await setup();
-    const key = OutputFiles.newKey();
+    const key = newOutputKey();
     await plant(key, OLD);
     const trash = (await t.outputs.retire(key))!;
     const real = t.outputs.removeEntry.bind(t.outputs);
@@ -114,11 +114,11 @@ describe.each(backends)('output janitor: $name', (backend) => {
 
   it('sweeps at start and then every interval of its clock, until stopped', async () => {
     const { clock, janitor } = await setup();
-    const first = OutputFiles.newKey();
+    const first = newOutputKey();
     await plant(first, OLD);
     janitor.start();
     await waitUntil(() => !existsSync(t.outputs.dir(first)));
-    const second = OutputFiles.newKey();
+    const second = newOutputKey();
     await plant(second, OLD);
     // Not before the interval has passed on the clock.
     await new Promise((r) => setTimeout(r, 50));
@@ -126,7 +126,7 @@ describe.each(backends)('output janitor: $name', (backend) => {
     clock.advance(60_000);
     await waitUntil(() => !existsSync(t.outputs.dir(second)));
     await janitor.stop();
-    const third = OutputFiles.newKey();
+    const third = newOutputKey();
     await plant(third, OLD);
     clock.advance(60_000);
     await new Promise((r) => setTimeout(r, 50));

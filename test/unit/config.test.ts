@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, publicUrlFor } from '../../src/config/config.j
 import { OPTIONS } from '../../src/config/options.js';
 import { buildCatalog } from '../../src/models/catalog.js';
 import { PRICE_RULES } from '../../src/models/prices.js';
-import { priceTableFor } from '../../src/cli/context.js';
+import { priceTableFor } from '../../src/app/settings.js';
 
 const file = (content: unknown) => {
   const path = join(mkdtempSync(join(tmpdir(), 'mediagen-cfg-')), 'config.json');

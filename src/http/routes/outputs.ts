@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notFound } from '../../domain/errors.js';
 import { HttpError } from '../error-status.js';
-import { OUTPUTS_PATH, contentTypeOf } from '../../store/files/output-files.js';
-import type { OutputFileStat, OutputFiles } from '../../store/files/output-files.js';
+import { OUTPUTS_PATH, contentTypeOf } from '../../outputs/output-store.js';
+import type { ByteRange, OutputInfo, OutputStore } from '../../outputs/output-store.js';
 
 /**
  * The bytes under an output URL never change, so a browser may reuse them for an hour without
@@ -14,13 +13,12 @@ import type { OutputFileStat, OutputFiles } from '../../store/files/output-files
 const CACHE_CONTROL = 'private, max-age=3600, immutable';
 
 type Params = { key: string; name: string };
-type ByteRange = { readonly start: number; readonly end: number };
 
 /**
  * Strong, since a file is written once and a rewrite (a job reclaimed after a crash) changes its
  * mtime. The key and name keep two jobs' files of equal size and time from sharing a tag.
  */
-function etagOf(key: string, name: string, file: OutputFileStat): string {
+function etagOf(key: string, name: string, file: OutputInfo): string {
   const digest = createHash('sha256').update(`${key}/${name}\n${file.size}\n${file.mtimeMs}`).digest('base64url');
   return `"${digest.slice(0, 27)}"`;
 }
@@ -76,7 +74,7 @@ export type OutputKeyCheck = (key: string) => Promise<boolean>;
 const gone = () => notFound('no such output file; it may have been deleted with its job');
 
 async function serve(
-  outputs: OutputFiles,
+  outputs: Pick<OutputStore, 'open' | 'stat'>,
   inUse: OutputKeyCheck,
   request: FastifyRequest<{ Params: Params }>,
   reply: FastifyReply,
@@ -87,7 +85,6 @@ async function serve(
   const opened = head ? undefined : await outputs.open(key, name);
   const file = head ? await outputs.stat(key, name) : opened;
   if (!file) throw gone();
-  const handle = opened?.handle;
   let streaming = false;
   try {
     // Files on disk are not proof enough: a removal may have failed, or a deleted job's worker may
@@ -100,7 +97,7 @@ async function serve(
       return reply.code(304).headers({ etag, 'last-modified': lastModified, 'cache-control': CACHE_CONTROL }).send();
     }
     // Range is defined for GET only (RFC 9110 14.2); HEAD answers as the whole-file GET would.
-    const range = handle ? requestedRange(request, etag, file.size) : undefined;
+    const range = opened ? requestedRange(request, etag, file.size) : undefined;
     if (range === 'unsatisfiable') {
       throw new HttpError('range_not_satisfiable', `the requested range is outside the file's ${file.size} bytes`, {
         headers: { 'content-range': `bytes */${file.size}` },
@@ -118,13 +115,13 @@ async function serve(
       'x-content-type-options': 'nosniff',
       ...(range ? { 'content-range': `bytes ${start}-${end}/${file.size}` } : {}),
     });
-    if (!handle || file.size === 0) return reply.send();
-    // autoClose: the handle closes when the stream ends, fails, or is destroyed because the client left.
-    const stream = createReadStream(file.path, { fd: handle, start, end });
+    if (!opened || file.size === 0) return reply.send();
+    // The stream owns the open file from here: it is released when the stream ends, fails, or is destroyed because the client left.
+    const stream = opened.stream({ start, end });
     streaming = true;
     return reply.send(stream);
   } finally {
-    if (handle && !streaming) await handle.close();
+    if (opened && !streaming) await opened.close();
   }
 }
 
@@ -132,7 +129,7 @@ async function serve(
  * Job output files: public, because the URL carries 192 random bits; kept out of the OpenAPI
  * document. Served only while the job that owns the key exists (and has not failed).
  */
-export function registerOutputRoutes(app: FastifyInstance, outputs: OutputFiles, inUse: OutputKeyCheck): void {
+export function registerOutputRoutes(app: FastifyInstance, outputs: Pick<OutputStore, 'open' | 'stat'>, inUse: OutputKeyCheck): void {
   app.route<{ Params: Params }>({
     method: ['GET', 'HEAD'],
     url: `${OUTPUTS_PATH}/:key/:name`,

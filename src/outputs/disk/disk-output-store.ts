@@ -1,49 +1,25 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, opendir, rename, rm } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { copyFile, lstat, mkdir, open, opendir, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { isOutputKey, isOutputName, outputUrlPath } from '../output-store.js';
+import type { ByteRange, OpenOutput, OutputEntry, OutputInfo, OutputScratch, OutputStore } from '../output-store.js';
 
-/** The URL path under which output files are served; the server prefixes its public URL. */
-export const OUTPUTS_PATH = '/outputs';
-
-/** 24 bytes: base64url without padding is exactly 32 characters, and 192 bits cannot be guessed. */
-const KEY_BYTES = 24;
-const KEY_RE = /^[A-Za-z0-9_-]{32}$/;
 /**
  * Where a removed key's directory goes first: one atomic rename makes every URL of the key 404 at
- * once, whatever the removal of the files then meets. The leading dot keeps it out of KEY_RE, so
- * no URL can reach it; the random tail lets the same key be retired twice.
+ * once, whatever the removal of the files then meets. The leading dot keeps it out of the key
+ * pattern, so no URL can reach it; the random tail lets the same key be retired twice.
  */
 const TRASH_PREFIX = '.trash-';
 const TRASH_RE = /^\.trash-([A-Za-z0-9_-]{32})-[0-9a-f]{16}$/;
-/** Plain file names only: no separator and no leading dot, so a name never leaves its key's directory. */
-const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-
-/** The one table from file extension to media type; anything else is served as opaque bytes. */
-const CONTENT_TYPES: ReadonlyMap<string, string> = new Map([
-  ['png', 'image/png'],
-  ['jpg', 'image/jpeg'],
-  ['jpeg', 'image/jpeg'],
-  ['mp4', 'video/mp4'],
-]);
-
-export function contentTypeOf(name: string): string {
-  const dot = name.lastIndexOf('.');
-  const ext = dot < 0 ? '' : name.slice(dot + 1).toLowerCase();
-  return CONTENT_TYPES.get(ext) ?? 'application/octet-stream';
-}
-
-export interface OutputFileStat {
-  readonly path: string;
-  readonly size: number;
-  readonly mtimeMs: number;
-}
-
-/** An output file open for reading; whoever receives it closes `handle` (a read stream with autoClose does). */
-export interface OpenOutputFile extends OutputFileStat {
-  readonly handle: FileHandle;
-}
+/**
+ * A run's scratch directory sits inside its key's directory: a `put` is then a rename within one
+ * directory, and a removal of the key (a DELETE) takes the scratch with it, so a late writer's
+ * `put` fails instead of bringing the key back. The dot keeps it out of every output URL.
+ */
+const SCRATCH_PREFIX = '.scratch-';
 
 // A symlink is never an output: open() must not follow one swapped in after the lstat that refused it.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
@@ -53,55 +29,59 @@ const isMissing = (err: unknown): boolean => {
   return code === 'ENOENT' || code === 'ENOTDIR';
 };
 
-/** One directory of the outputs root, as the janitor sees it. */
-export interface OutputEntry {
-  /** `key`: a key's live directory; `trash`: a retired one whose removal has not finished. */
-  readonly kind: 'key' | 'trash';
-  /** The directory's name under the root (the key itself for `key`). */
-  readonly name: string;
-  readonly key: string;
-  /** The directory's mtime: when it was made or an entry was last added or removed in it. */
-  readonly changedMs: number;
+/** A stored file's path with what `stat` reports. */
+interface DiskFileInfo extends OutputInfo {
+  readonly path: string;
 }
 
 /**
- * Job output files: one directory per key under the root. The key is the only secret in an
- * output's URL, and every path is built from a checked key and a checked name, never from raw input.
+ * Job output files on the local disk: one directory per key under the root. Every path is built
+ * from a checked key and a checked name, never from raw input.
  */
-export class OutputFiles {
+export class DiskOutputStore implements OutputStore {
   readonly #root: string;
 
   constructor(root: string) {
     this.#root = resolve(root);
   }
 
-  static newKey(): string {
-    return randomBytes(KEY_BYTES).toString('base64url');
-  }
-
-  static isKey(text: string): boolean {
-    return typeof text === 'string' && KEY_RE.test(text);
-  }
-
-  static isName(text: string): boolean {
-    return typeof text === 'string' && NAME_RE.test(text) && !text.includes('..');
-  }
-
+  /** The outputs root (disk-only: tests and the data dir check look at it). */
   get root(): string {
     return this.#root;
   }
 
+  /** The key's directory (disk-only). */
   dir(key: string): string {
-    if (!OutputFiles.isKey(key)) throw new Error('not an output key');
+    if (!isOutputKey(key)) throw new Error('not an output key');
     return join(this.#root, key);
   }
 
-  /** Empties (or creates) the key's directory, so a job reclaimed after a crash starts clean. */
+  /** Empties (or creates) the key's directory (disk-only; `scratch` starts every run with it). */
   async reset(key: string): Promise<string> {
     const dir = this.dir(key);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     return dir;
+  }
+
+  async scratch(key: string): Promise<OutputScratch> {
+    const dir = join(await this.reset(key), `${SCRATCH_PREFIX}${randomBytes(8).toString('hex')}`);
+    await mkdir(dir);
+    return { dir, dispose: () => rm(dir, { recursive: true, force: true }) };
+  }
+
+  async put(key: string, name: string, fromPath: string): Promise<void> {
+    const to = this.#path(key, name);
+    try {
+      await rename(fromPath, to);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      // A scratch on another filesystem: copy beside the target, then rename, so no reader sees half a file.
+      const part = join(this.dir(key), `.part-${randomBytes(8).toString('hex')}`);
+      await copyFile(fromPath, part);
+      await rename(part, to);
+      await rm(fromPath, { force: true });
+    }
   }
 
   /**
@@ -115,7 +95,7 @@ export class OutputFiles {
     if (trash) await rm(join(this.#root, trash), { recursive: true, force: true });
   }
 
-  /** Renames the key's directory to a fresh trash name; undefined when there is none. */
+  /** Renames the key's directory to a fresh trash name; undefined when there is none (disk-only). */
   async retire(key: string): Promise<string | undefined> {
     const dir = this.dir(key);
     const trash = `${TRASH_PREFIX}${key}-${randomBytes(8).toString('hex')}`;
@@ -142,7 +122,7 @@ export class OutputFiles {
     }
     // for await closes the directory handle however the loop ends.
     for await (const dirent of dir) {
-      const key = OutputFiles.isKey(dirent.name) ? dirent.name : TRASH_RE.exec(dirent.name)?.[1];
+      const key = isOutputKey(dirent.name) ? dirent.name : TRASH_RE.exec(dirent.name)?.[1];
       if (key === undefined) continue;
       let s;
       try {
@@ -168,9 +148,9 @@ export class OutputFiles {
     await rm(this.#path(key, name), { force: true });
   }
 
-  /** The regular file `name` of `key`; undefined for anything else, including unchecked input. */
-  async stat(key: string, name: string): Promise<OutputFileStat | undefined> {
-    if (!OutputFiles.isKey(key) || !OutputFiles.isName(name)) return undefined;
+  /** The regular file `name` of `key`, with its path; undefined for anything else, including unchecked input. */
+  async stat(key: string, name: string): Promise<DiskFileInfo | undefined> {
+    if (!isOutputKey(key) || !isOutputName(name)) return undefined;
     const path = this.#path(key, name);
     try {
       const s = await lstat(path);
@@ -185,7 +165,7 @@ export class OutputFiles {
    * Opens the file for reading. Size and mtime come from the open descriptor, so they describe the
    * bytes that will be read even if the job is deleted meanwhile.
    */
-  async open(key: string, name: string): Promise<OpenOutputFile | undefined> {
+  async open(key: string, name: string): Promise<OpenOutput | undefined> {
     // stat first: open() on a FIFO would block a libuv thread until a writer appeared.
     const found = await this.stat(key, name);
     if (!found) return undefined;
@@ -199,7 +179,7 @@ export class OutputFiles {
     }
     try {
       const s = await handle.stat();
-      if (s.isFile()) return { path: found.path, size: s.size, mtimeMs: s.mtimeMs, handle };
+      if (s.isFile()) return openFile(found.path, handle, s.size, s.mtimeMs);
     } catch (err) {
       await handle.close();
       throw err;
@@ -208,14 +188,22 @@ export class OutputFiles {
     return undefined;
   }
 
-  /** The URL path of an output file: the one place that spells it. */
-  urlPath(key: string, name: string): string {
-    if (!OutputFiles.isKey(key) || !OutputFiles.isName(name)) throw new Error('not an output key and file name');
-    return `${OUTPUTS_PATH}/${key}/${name}`;
+  url(key: string, name: string): string {
+    return outputUrlPath(key, name);
   }
 
   #path(key: string, name: string): string {
-    if (!OutputFiles.isName(name)) throw new Error('not an output file name');
+    if (!isOutputName(name)) throw new Error('not an output file name');
     return join(this.dir(key), name);
   }
+}
+
+function openFile(path: string, handle: FileHandle, size: number, mtimeMs: number): OpenOutput {
+  return {
+    size,
+    mtimeMs,
+    // autoClose: the handle closes when the stream ends, fails, or is destroyed because the reader left.
+    stream: (range?: ByteRange): Readable => createReadStream(path, { fd: handle, start: range?.start ?? 0, ...(range ? { end: range.end } : {}) }),
+    close: () => handle.close(),
+  };
 }

@@ -1,0 +1,134 @@
+import { join } from 'node:path';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { ConfigError } from '../config/config.js';
+import type { Config } from '../config/config.js';
+import type { Engine } from '../engines/engine.js';
+import { LocalEngine } from '../engines/local/local-engine.js';
+import { buildApp } from '../http/app.js';
+import type { AppDeps } from '../http/app.js';
+import { systemClock } from '../lib/clock.js';
+import type { Clock } from '../lib/clock.js';
+import type { Log } from '../lib/log.js';
+import { DiskCheck } from '../outputs/disk/disk-check.js';
+import { DiskOutputStore } from '../outputs/disk/disk-output-store.js';
+import type { OutputStore } from '../outputs/output-store.js';
+import { EngineRouter } from '../engines/router.js';
+import { buildCatalog } from '../models/catalog.js';
+import type { Catalog } from '../models/catalog.js';
+import type { PriceTable } from '../models/prices.js';
+import type { RunPolicy } from '../services/job-runs.js';
+import { createServices } from '../services/services.js';
+import type { Services } from '../services/services.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
+import { OUTPUTS_DIR, httpOptionsFor, mediaLimits, priceTableFor, runPolicyFor } from './settings.js';
+import { createJobWorker, startWorkers } from './workers.js';
+import type { JobWorker, JobWorkerOptions, RunningWorker } from './workers.js';
+
+/** Parts a test or a bench supplies instead of building them from the config. */
+export interface RuntimeOverrides {
+  readonly clock?: Clock;
+  /** An open store (a test's backend); the runtime then leaves closing it to the caller's `close`. */
+  readonly store?: Store;
+  readonly outputs?: OutputStore;
+  /** The engine every worker of this runtime runs jobs on. */
+  readonly engine?: Engine;
+  readonly runPolicy?: Partial<RunPolicy>;
+}
+
+export interface HttpOptions {
+  /** The base URL clients reach this server at; known only after listening when the port is 0. */
+  readonly publicUrl: () => string;
+  readonly logger?: FastifyBaseLogger;
+  /** Replaces what the config says (tests): body limit, private URLs, timeouts and connection cap. */
+  readonly http?: Partial<Pick<AppDeps, 'bodyLimitBytes' | 'allowPrivateUrls' | 'limits'>>;
+}
+
+/** Everything one process runs, built once from its config. */
+export interface Runtime {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly store: Store;
+  readonly outputs: OutputStore;
+  readonly catalog: Catalog;
+  readonly prices: PriceTable;
+  readonly services: Services;
+  /**
+   * The engine this process runs jobs on, built on first use: the router over this process's
+   * engines. Throws a ConfigError naming a model no engine here can run, so `serve` asks for it
+   * before listening and such a server never starts; `admin` and API-only processes never ask.
+   */
+  engine(): Engine;
+  /** The HTTP API, un-listened. */
+  buildHttp(opts: HttpOptions): Promise<FastifyInstance>;
+  /** One job worker, not started (tests run one without the webhook sender and janitor). */
+  createJobWorker(log: Log, opts?: JobWorkerOptions): JobWorker;
+  /** The job worker, webhook sender and output janitor of a `serve` process, started. */
+  startWorkers(log: Log, publicUrl: () => string): Promise<RunningWorker>;
+  /** Closes the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * The one composition root: config -> store, output store, catalog, prices, services, engine,
+ * workers and the HTTP app. `serve`, `admin`, the test helper and the bench all build through it,
+ * so the wiring is written once.
+ */
+export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
+  const clock = overrides.clock ?? systemClock;
+  // Config mistakes first (unknown models, rates), before anything is opened.
+  const catalog = buildCatalog({ deprecations: config.deprecations });
+  const runPolicy = { ...runPolicyFor(config, catalog), ...overrides.runPolicy };
+  const prices = priceTableFor(config);
+  const outputs = overrides.outputs ?? new DiskOutputStore(join(config.dataDir, OUTPUTS_DIR));
+  const store = overrides.store ?? (await openConfiguredStore(config));
+  const services = createServices(store, catalog, clock, {
+    limits: { maxConcurrentJobs: config.maxConcurrentJobs, maxBackloggedJobs: config.maxBackloggedJobs },
+    outputs,
+    runPolicy,
+    prices,
+    disk: new DiskCheck(config.dataDir, config.minFreeDiskBytes, clock),
+  });
+  let engine: Engine | undefined;
+  const engineOf = () => (engine ??= overrides.engine ?? buildEngine(config, catalog, clock));
+  const parts = () => ({ config, store, services, outputs, engine: engineOf() });
+  return {
+    config,
+    clock,
+    store,
+    outputs,
+    catalog,
+    prices,
+    services,
+    engine: engineOf,
+    buildHttp: (opts) =>
+      buildApp({
+        ...services,
+        ...httpOptionsFor(config),
+        ...opts.http,
+        publicUrl: opts.publicUrl,
+        ...(opts.logger ? { logger: opts.logger } : {}),
+      }),
+    createJobWorker: (log, opts) => createJobWorker(opts?.engine ? { config, store, services, outputs, engine: opts.engine } : parts(), log, opts),
+    startWorkers: (log, publicUrl) => startWorkers(parts(), log, publicUrl),
+    close: () => store.close(),
+  };
+}
+
+/**
+ * The one place a process's engines are built: each model's job goes to the engine its module
+ * (or the config's `model_engines`) binds it to. Adding an engine is adding it to this list.
+ */
+function buildEngine(config: Config, catalog: Catalog, clock: Clock): Engine {
+  const local = new LocalEngine({ clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
+  return EngineRouter.build(catalog.entries, [local], config.modelEngines);
+}
+
+async function openConfiguredStore(config: Config): Promise<Store> {
+  try {
+    return await openStore(config);
+  } catch (err) {
+    const where = config.databaseUrl ? 'the PostgreSQL database' : `the store in ${config.dataDir}`;
+    throw new ConfigError(`cannot open ${where}: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,71 @@
+import { ConfigError } from '../config/config.js';
+import type { Config } from '../config/config.js';
+import type { MediaLimits } from '../engines/media-limits.js';
+import type { AppDeps } from '../http/app.js';
+import type { Catalog } from '../services/catalog/catalog.js';
+import { PriceError, buildPriceTable } from '../services/catalog/prices.js';
+import type { PriceTable } from '../services/catalog/prices.js';
+import type { RunPolicy } from '../services/job-runs.js';
+
+/**
+ * The config's settings in the shapes the parts take. The composition root (runtime.ts) is their
+ * one caller in production; tests that listen or check a default use them too.
+ */
+
+/** A job is given this many claims; a worker dying more often than that on one job gives up on it. */
+export const MAX_ATTEMPTS = 3;
+
+/** Where job outputs live inside the data dir (the disk output store's root). */
+export const OUTPUTS_DIR = 'outputs';
+
+export function runPolicyFor(config: Config, catalog: Catalog): RunPolicy {
+  for (const model of Object.keys(config.modelTimeoutsMs)) {
+    if (!catalog.get(model)?.request) throw new ConfigError(`job_timeouts_ms: unknown model '${model}'`);
+  }
+  return {
+    leaseMs: config.leaseMs,
+    maxAttempts: MAX_ATTEMPTS,
+    maxFaultRetries: config.maxFaultRetries,
+    timeoutMs: (model) => config.modelTimeoutsMs[model] ?? config.jobTimeoutMs,
+  };
+}
+
+/** The spec's prices with the config file's `prices` applied; a typo in a model or rate name is a config error. */
+export function priceTableFor(config: Config): PriceTable {
+  try {
+    return buildPriceTable(config.prices);
+  } catch (err) {
+    if (err instanceof PriceError) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
+/** The `input_max_*` and `input_decode_*` settings, as the engine takes them. */
+export function mediaLimits(config: Config): MediaLimits {
+  return {
+    videoSeconds: config.inputMaxVideoSeconds,
+    videoFrames: config.inputMaxVideoFrames,
+    videoPixels: config.inputMaxVideoPixels,
+    streams: config.inputMaxStreams,
+    imagePixels: config.inputMaxImagePixels,
+    decodeWallMs: config.inputDecodeTimeoutMs,
+    decodeCpuSeconds: config.inputDecodeCpuSeconds,
+  };
+}
+
+/**
+ * The HTTP settings of a config as buildApp takes them: body limit, timeouts, connection cap and
+ * the private-URL rule. Tests that listen build their app from the same function.
+ */
+export function httpOptionsFor(config: Config): Pick<AppDeps, 'bodyLimitBytes' | 'allowPrivateUrls' | 'limits'> {
+  return {
+    bodyLimitBytes: config.bodyLimitBytes,
+    allowPrivateUrls: config.allowPrivateUrls,
+    limits: {
+      requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+      maxConnections: config.maxConnections,
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import type { Config } from '../config/config.js';
+import type { Engine } from '../engines/engine.js';
+import { createGuardedDispatcher } from '../lib/safe-fetch.js';
+import type { Log } from '../lib/log.js';
+import type { OutputStore } from '../outputs/output-store.js';
+import { OutputJanitor } from '../services/output-janitor.js';
+import type { Services } from '../services/services.js';
+import type { Store } from '../store/store.js';
+import { createInputLoader } from '../worker/input-loader.js';
+import { WebhookSender } from '../worker/webhook-sender.js';
+import { Worker } from '../worker/worker.js';
+
+/** Spec 6 leaves it open; 15 s is what the big senders give a receiver (docs/webhooks.md). */
+export const WEBHOOK_TIMEOUT_MS = 15_000;
+/** Webhooks in flight per process: one slow receiver takes one of these, not the queue. */
+export const WEBHOOK_CONCURRENCY = 32;
+
+/** What the workers are built from: the runtime's parts. */
+export interface WorkerParts {
+  readonly config: Config;
+  readonly store: Store;
+  readonly services: Services;
+  readonly outputs: OutputStore;
+  readonly engine: Engine;
+}
+
+/** Settings of one job worker that tests set apart from the config. */
+export interface JobWorkerOptions {
+  readonly engine?: Engine;
+  readonly concurrency?: number;
+  readonly pollMs?: number;
+  /** The worker's own address guard for input URLs (`--allow-private-urls`). */
+  readonly allowPrivateUrls?: boolean;
+}
+
+export interface JobWorker {
+  /** Not started: call `worker.start()`. */
+  readonly worker: Worker;
+  /** Ends input fetching; call after the worker has stopped. */
+  close(): Promise<void>;
+}
+
+/** A job worker on these parts: the engine, the input loader, the run policy and the output store. */
+export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOptions = {}): JobWorker {
+  const { config, services } = parts;
+  const inputs = createInputLoader({
+    allowPrivate: opts.allowPrivateUrls ?? config.allowPrivateUrls,
+    maxBytes: config.inputMaxBytes,
+    timeoutMs: config.inputTimeoutMs,
+  });
+  const worker = new Worker(
+    {
+      runs: services.runs,
+      engine: opts.engine ?? parts.engine,
+      outputs: parts.outputs,
+      clock: services.clock,
+      signals: services.signals,
+      loadInput: inputs.load,
+      log,
+      readiness: services.readiness,
+    },
+    { concurrency: opts.concurrency ?? config.workerConcurrency, pollMs: opts.pollMs ?? config.pollIntervalMs },
+  );
+  return { worker, close: () => inputs.close() };
+}
+
+export interface RunningWorker {
+  readonly worker: Worker;
+  readonly webhooks: WebhookSender;
+  readonly janitor: OutputJanitor;
+  /** Stops claiming, lets runs finish for the grace period, hands back the rest, closes connections. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The job runner of a `serve` process with role `all` or `worker`: the job worker, the webhook
+ * sender and the output janitor. On PostgreSQL it also hears other processes' new and cancelled
+ * jobs at once (LISTEN). `publicUrl` is where output URLs in webhook payloads point.
+ */
+export async function startWorkers(parts: WorkerParts, log: Log, publicUrl: () => string): Promise<RunningWorker> {
+  const { config, services, store } = parts;
+  const jobs = createJobWorker(parts, log);
+  // The same connect-time address guard as input fetching (docs/inputs.md), for webhook URLs.
+  const dispatcher = createGuardedDispatcher({ allowPrivate: config.allowPrivateUrls });
+  const webhooks = new WebhookSender(
+    { webhooks: services.webhooks, signals: services.signals, clock: services.clock, dispatcher, publicUrl, log },
+    { concurrency: WEBHOOK_CONCURRENCY, pollMs: config.pollIntervalMs, timeoutMs: WEBHOOK_TIMEOUT_MS },
+  );
+  // Removes output files left by failed removals and crashes: once now, then every interval.
+  const janitor = new OutputJanitor(store.jobs, parts.outputs, services.clock, log, { intervalMs: config.janitorIntervalMs });
+  const stopListening = await store.listen?.((event) => services.signals.relay(event));
+  const { worker } = jobs;
+  worker.start();
+  webhooks.start();
+  janitor.start();
+  return {
+    worker,
+    webhooks,
+    janitor,
+    async stop() {
+      // A sweep stops at its next directory; nothing it leaves undone is lost.
+      await janitor.stop();
+      // The worker before the sender: jobs ending in its grace period write events the sender then sends.
+      await worker.stop(config.shutdownGraceMs);
+      await webhooks.stop();
+      await stopListening?.();
+      await jobs.close();
+      await dispatcher.close();
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+
+/**
+ * The output-store port: where a job's files live once a run has made them, and how they are
+ * served, listed and removed. The disk store (outputs/disk/) implements it today; an
+ * S3-compatible store can implement it later without the worker, routes, janitor or services
+ * changing. Engines never see it: they write into a local scratch directory, and the run `put`s
+ * each file it reports.
+ */
+
+/** The URL path under which output files are served; the server prefixes its public URL. */
+export const OUTPUTS_PATH = '/outputs';
+
+/** 24 bytes: base64url without padding is exactly 32 characters, and 192 bits cannot be guessed. */
+const KEY_BYTES = 24;
+const KEY_RE = /^[A-Za-z0-9_-]{32}$/;
+/** Plain file names only: no separator and no leading dot, so a name never leaves its key's place. */
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/** A fresh output key: the only secret in an output's URL. */
+export function newOutputKey(): string {
+  return randomBytes(KEY_BYTES).toString('base64url');
+}
+
+export function isOutputKey(text: string): boolean {
+  return typeof text === 'string' && KEY_RE.test(text);
+}
+
+export function isOutputName(text: string): boolean {
+  return typeof text === 'string' && NAME_RE.test(text) && !text.includes('..');
+}
+
+/** The one table from file extension to media type; anything else is served as opaque bytes. */
+const CONTENT_TYPES: ReadonlyMap<string, string> = new Map([
+  ['png', 'image/png'],
+  ['jpg', 'image/jpeg'],
+  ['jpeg', 'image/jpeg'],
+  ['mp4', 'video/mp4'],
+]);
+
+export function contentTypeOf(name: string): string {
+  const dot = name.lastIndexOf('.');
+  const ext = dot < 0 ? '' : name.slice(dot + 1).toLowerCase();
+  return CONTENT_TYPES.get(ext) ?? 'application/octet-stream';
+}
+
+/** The URL path of an output file as this server serves it: the one place that spells it. */
+export function outputUrlPath(key: string, name: string): string {
+  if (!isOutputKey(key) || !isOutputName(name)) throw new Error('not an output key and file name');
+  return `${OUTPUTS_PATH}/${key}/${name}`;
+}
+
+/** What validators (ETag, Last-Modified) and Content-Length are made of. */
+export interface OutputInfo {
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+/** An inclusive byte range, as HTTP Range counts. */
+export interface ByteRange {
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * A stored file open for reading. Size and mtime describe the bytes `stream` will read, even if
+ * the job is deleted meanwhile. Whoever opens it either calls `stream` once (the stream then owns
+ * and releases the file) or `close`.
+ */
+export interface OpenOutput extends OutputInfo {
+  stream(range?: ByteRange): Readable;
+  close(): Promise<void>;
+}
+
+/** One stored key (or a removal of one that has not finished), as the janitor sees it. */
+export interface OutputEntry {
+  /** `key`: a key's live files; `trash`: a retired key whose removal has not finished. */
+  readonly kind: 'key' | 'trash';
+  /** The entry's name in the store (the key itself for `key`). */
+  readonly name: string;
+  readonly key: string;
+  /** When the entry was made or last changed: the janitor leaves young entries alone. */
+  readonly changedMs: number;
+}
+
+/** A run's local working directory: the engine writes here, the run `put`s what it reports. */
+export interface OutputScratch {
+  /** An empty local directory owned by this run. */
+  readonly dir: string;
+  /** Removes the directory and whatever is left in it; idempotent. */
+  dispose(): Promise<void>;
+}
+
+export interface OutputStore {
+  /**
+   * Starts a run of `key`: removes what an earlier attempt stored under it (a job reclaimed after
+   * a crash starts clean) and hands out a fresh scratch directory on a local disk.
+   */
+  scratch(key: string): Promise<OutputScratch>;
+  /**
+   * Stores the local file `fromPath` as `name` of `key`, replacing a file of that name. The source
+   * is consumed (on disk it is renamed). Fails if the key was removed meanwhile, so a deleted
+   * job's late writer cannot bring its files back.
+   */
+  put(key: string, name: string, fromPath: string): Promise<void>;
+  /** The stored file's size and time; undefined for anything else, including unchecked input. */
+  stat(key: string, name: string): Promise<OutputInfo | undefined>;
+  open(key: string, name: string): Promise<OpenOutput | undefined>;
+  /** What a job's result holds for the file: a URL path under the public URL, or an absolute URL. */
+  url(key: string, name: string): string;
+  /**
+   * Removes every file of the key, idempotently. The key stops being served first; if the rest
+   * fails this throws, and `list` shows the leftover as `trash` for the janitor.
+   */
+  remove(key: string): Promise<void>;
+  removeFile(key: string, name: string): Promise<void>;
+  /** Every stored key and unfinished removal, streamed: a store may hold millions. */
+  list(): AsyncIterable<OutputEntry>;
+  /** Deletes a listed entry. */
+  removeEntry(entry: Pick<OutputEntry, 'kind' | 'name'>): Promise<void>;
+}
