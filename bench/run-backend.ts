@@ -33,11 +33,13 @@ export async function runBackend(db: BenchDatabase, s: Settings, say: (line: str
   };
   const phase = async (name: string, fn: () => Promise<void>) => {
     say(`[${db.backend}] ${name}`);
+    const t0 = performance.now();
     try {
       await fn();
     } catch (err) {
       note(`${name} failed: ${(err as Error).message}`);
     }
+    say(`  (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   };
 
   const engine = new FastEngine();
@@ -64,6 +66,7 @@ export async function runBackend(db: BenchDatabase, s: Settings, say: (line: str
       await seed(s.smallStore);
       small = await httpRound(server, db, templateId, jobJson, { ...round, warmupSeconds: s.warmupSeconds }, say);
       result.http = httpFigures(small);
+      notes.push(`${small.unfinishedAfterCreate} jobs unfinished after the ${s.smallStore} create run`);
     });
     await phase(`dispatch latency, embedded (${s.dispatchSamples} jobs one at a time)`, async () => {
       const r = await dispatchEmbedded(server, engine, db, s.dispatchSamples);
@@ -95,6 +98,7 @@ export async function runBackend(db: BenchDatabase, s: Settings, say: (line: str
       await seed(s.largeStore);
       const large = await httpRound(server, db, templateId, jobJson, { ...round, seconds: s.scaleSeconds }, say);
       result.store_scale = scaleRatios(small, large);
+      notes.push(`${large.unfinishedAfterCreate} jobs unfinished after the ${s.largeStore} create run`);
       const r = result.store_scale;
       say(`  time per request, ${s.largeStore.toLocaleString('en')} / ${s.smallStore.toLocaleString('en')} stored: get ${r.get_ratio}, list ${r.list_ratio}, create ${r.create_ratio}`);
     });

@@ -29,6 +29,19 @@ export async function finished(db: BenchDatabase, id: string, timeoutMs = 60_000
   );
 }
 
+/** Waits until a worker has claimed the job and returns its row. */
+export async function claimed(db: BenchDatabase, id: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+  return waitUntil(
+    async () => {
+      const row = await jobRow(db, id);
+      return row && row.started_at != null ? row : undefined;
+    },
+    `job ${id} to be claimed`,
+    timeoutMs,
+    3,
+  );
+}
+
 /** Resolves with the first value `subscribe` hands over, or rejects after `timeoutMs`. */
 export function next<T>(subscribe: (resolve: (v: T) => void) => void, what: string, timeoutMs = 30_000): Promise<T> {
   return new Promise<T>((resolve, reject) => {

@@ -1,7 +1,8 @@
-import { createJob, finished, next } from '../lib/client.js';
+import { claimed, createJob, finished, next } from '../lib/client.js';
+import { UNFINISHED, countJobs } from '../lib/database.js';
 import type { BenchDatabase } from '../lib/database.js';
 import type { FastEngine } from '../lib/fast-engine.js';
-import { quantiles, sleep } from '../lib/stats.js';
+import { quantiles, sleep, waitUntil } from '../lib/stats.js';
 import type { Quantiles } from '../lib/stats.js';
 import type { BenchServer } from '../lib/wiring.js';
 import { startWorkerProcess } from '../lib/worker-process.js';
@@ -40,8 +41,9 @@ export async function dispatchEmbedded(server: BenchServer, engine: FastEngine, 
  * the same store. The claim's time is the job row's `started_at` (set from the worker's clock at
  * the claim, whole milliseconds), against the wall-clock time of the creation's commit here, so
  * each sample is good to about a millisecond. Jobs are made one at a time, each after a random
- * pause of up to one poll interval (so they fall anywhere in the worker's poll cycle) and run to
- * its end before the next, until `samples` are taken or `seconds` have passed.
+ * pause of up to one poll interval (so they fall anywhere in the worker's poll cycle), and each
+ * claimed before the next, until `samples` are taken or `seconds` have passed. The worker has a
+ * slot per core, and the real renderer's runs overlap the next samples' waits.
  */
 export async function dispatchSplit(
   server: BenchServer,
@@ -62,10 +64,11 @@ export async function dispatchSplit(
       const off = server.onCommitted('queued', (at) => (committed ??= performance.timeOrigin + at));
       const id = await createJob(server);
       off();
-      const row = await finished(db, id);
+      const row = await claimed(db, id);
       if (committed === undefined) throw new Error('no queued event was announced for the new job');
       out.push(Number(row.started_at) / 1000 - committed);
     }
+    await waitUntil(async () => (await countJobs(db, UNFINISHED)) === 0, 'the worker process to finish its jobs', 60_000, 20);
   } finally {
     await worker.stop();
   }
