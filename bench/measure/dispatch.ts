@@ -41,9 +41,8 @@ export async function dispatchEmbedded(server: BenchServer, engine: FastEngine, 
  * the same store. The claim's time is the job row's `started_at` (set from the worker's clock at
  * the claim, whole milliseconds), against the wall-clock time of the creation's commit here, so
  * each sample is good to about a millisecond. Jobs are made one at a time, each after a random
- * pause of up to one poll interval (so they fall anywhere in the worker's poll cycle), and each
- * claimed before the next, until `samples` are taken or `seconds` have passed. The worker has a
- * slot per core, and the real renderer's runs overlap the next samples' waits.
+ * pause of up to one poll interval after the previous one ended (so they fall anywhere in the
+ * worker's poll cycle), until `samples` are taken or `seconds` have passed.
  */
 export async function dispatchSplit(
   server: BenchServer,
@@ -57,8 +56,9 @@ export async function dispatchSplit(
     await finished(db, await createJob(server), 120_000);
     const until = Date.now() + o.seconds * 1000;
     while (out.length < o.samples && Date.now() < until) {
-      // A random phase within the worker's poll interval: right after a run the next poll is a
-      // whole interval away, and creating then would measure the interval, not the dispatch.
+      await waitUntil(async () => (await countJobs(db, UNFINISHED)) === 0, 'the previous job to end', 60_000, 3);
+      // A random phase within the worker's poll interval: its poll timer restarts when a run ends,
+      // and creating right then would measure the interval, not the dispatch.
       await sleep(Math.random() * server.pollMs);
       let committed: number | undefined;
       const off = server.onCommitted('queued', (at) => (committed ??= performance.timeOrigin + at));
