@@ -7,8 +7,9 @@ import { seedJobs } from './lib/seed.js';
 import type { Settings } from './lib/settings.js';
 import { startServer } from './lib/wiring.js';
 import { dispatchEmbedded, dispatchSplit } from './measure/dispatch.js';
-import { httpFigures, httpRound, scaleRatios } from './measure/http.js';
-import type { HttpRound } from './measure/http.js';
+import { httpFigures, httpRound } from './measure/http.js';
+import { scalePoint, scaleRatios } from './measure/scale.js';
+import type { ScalePoint } from './measure/scale.js';
 import { pipelineThroughput } from './measure/pipeline.js';
 import { webhookLatency } from './measure/webhook.js';
 
@@ -19,10 +20,10 @@ export interface BackendRun {
 }
 
 /**
- * Every measure on one backend, in an order that keeps them apart: the HTTP round at the small
- * store size, the one-job-at-a-time latencies, the pipeline, the split deployment (this process's
- * worker stopped, a worker process started), then the store grown to the large size and a second
- * HTTP round. A phase that fails leaves its figures null and the run goes on.
+ * Every measure on one backend, in an order that keeps them apart: request times at the small
+ * store size, the HTTP round, the one-job-at-a-time latencies, the pipeline, the split deployment
+ * (this process's worker stopped, a worker process started), then the store grown to the large
+ * size and its request times. A phase that fails leaves its figures null and the run goes on.
  */
 export async function runBackend(db: BenchDatabase, s: Settings, say: (line: string) => void): Promise<BackendRun> {
   const result = emptyResult();
@@ -61,12 +62,17 @@ export async function runBackend(db: BenchDatabase, s: Settings, say: (line: str
     };
     const round = { seconds: s.httpSeconds, connections: s.connections };
 
-    let small: HttpRound | undefined;
-    await phase(`HTTP with ${s.smallStore.toLocaleString('en')} stored jobs, ${s.httpSeconds} s per run, ${s.connections} connections`, async () => {
+    let small: ScalePoint | undefined;
+    const point = (p: ScalePoint) => `median ms per request: get ${p.get}, list ${p.list}, create ${p.create}`;
+    await phase(`store scale at ${s.smallStore.toLocaleString('en')} stored jobs (${s.scaleRequests} requests of each kind, one at a time)`, async () => {
       await seed(s.smallStore);
-      small = await httpRound(server, db, templateId, jobJson, { ...round, warmupSeconds: s.warmupSeconds }, say);
-      result.http = httpFigures(small);
-      notes.push(`${small.unfinishedAfterCreate} jobs unfinished after the ${s.smallStore} create run`);
+      small = await scalePoint(server, db, templateId, s.scaleRequests);
+      note(`${s.smallStore.toLocaleString('en')} stored: ${point(small)}`);
+    });
+    await phase(`HTTP, ${s.httpSeconds} s per run, ${s.connections} connections`, async () => {
+      const r = await httpRound(server, db, templateId, jobJson, { ...round, warmupSeconds: s.warmupSeconds }, say);
+      result.http = httpFigures(r);
+      notes.push(`${r.unfinishedAfterCreate} jobs unfinished after the create run`);
     });
     await phase(`dispatch latency, embedded (${s.dispatchSamples} jobs one at a time)`, async () => {
       const r = await dispatchEmbedded(server, engine, db, s.dispatchSamples);
@@ -93,12 +99,12 @@ export async function runBackend(db: BenchDatabase, s: Settings, say: (line: str
         await server.startRunner(engine, s.workerConcurrency);
       }
     });
-    await phase(`store scale: HTTP with ${s.largeStore.toLocaleString('en')} stored jobs, ${s.scaleSeconds} s per run`, async () => {
-      if (!small) throw new Error('no HTTP round at the small size to compare with');
+    await phase(`store scale at ${s.largeStore.toLocaleString('en')} stored jobs`, async () => {
+      if (!small) throw new Error(`no figures at ${s.smallStore} stored jobs to compare with`);
       await seed(s.largeStore);
-      const large = await httpRound(server, db, templateId, jobJson, { ...round, seconds: s.scaleSeconds }, say);
+      const large = await scalePoint(server, db, templateId, s.scaleRequests);
+      note(`${s.largeStore.toLocaleString('en')} stored: ${point(large)}`);
       result.store_scale = scaleRatios(small, large);
-      notes.push(`${large.unfinishedAfterCreate} jobs unfinished after the ${s.largeStore} create run`);
       const r = result.store_scale;
       say(`  time per request, ${s.largeStore.toLocaleString('en')} / ${s.smallStore.toLocaleString('en')} stored: get ${r.get_ratio}, list ${r.list_ratio}, create ${r.create_ratio}`);
     });

@@ -6,8 +6,8 @@ export interface Settings {
   readonly quick: boolean;
   /** Seconds of each autocannon run at the first store size (HTTP figures and baselines). */
   readonly httpSeconds: number;
-  /** Seconds of each autocannon run at the large store size. */
-  readonly scaleSeconds: number;
+  /** Requests of each kind, one at a time, timed at each store size. */
+  readonly scaleRequests: number;
   /** Seconds each target is driven, unrecorded, before the first round (JIT, caches, pools). */
   readonly warmupSeconds: number;
   readonly connections: number;
@@ -34,7 +34,7 @@ export function settingsFrom(argv: readonly string[], env: NodeJS.ProcessEnv): S
   return {
     quick,
     httpSeconds: seconds ?? (quick ? 2 : 8),
-    scaleSeconds: seconds ?? (quick ? 2 : 8),
+    scaleRequests: quick ? 100 : 300,
     warmupSeconds: quick ? 1 : 2,
     connections: 10,
     smallStore: 10_000,

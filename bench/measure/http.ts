@@ -92,17 +92,3 @@ export function httpFigures(r: HttpRound): { get_job: RouteFigure; list_jobs: Ro
     create_job: figure(r.createJob, r.basePost),
   };
 }
-
-/**
- * Time per request with the large store over time per request with the small one (1.0: no
- * slower; the target is at most 1.5). Each side is first divided by its own round's baseline, so
- * the machine getting busier or quieter between the two rounds cancels out.
- */
-export function scaleRatios(small: HttpRound, large: HttpRound): { get_ratio: number | null; list_ratio: number | null; create_ratio: number | null } {
-  const slowdown = (s: LoadResult, sBase: LoadResult, l: LoadResult, lBase: LoadResult) => ratio(s.rps / sBase.rps, l.rps / lBase.rps);
-  return {
-    get_ratio: slowdown(small.getJob, small.baseGet, large.getJob, large.baseGet),
-    list_ratio: slowdown(small.listJobs, small.baseGet, large.listJobs, large.baseGet),
-    create_ratio: slowdown(small.createJob, small.basePost, large.createJob, large.basePost),
-  };
-}
