@@ -7,7 +7,7 @@ import { seedJobs } from './lib/seed.js';
 import type { Settings } from './lib/settings.js';
 import { startServer } from './lib/wiring.js';
 import { dispatchEmbedded, dispatchSplit } from './measure/dispatch.js';
-import { httpFigures, httpRound } from './measure/http.js';
+import { httpFigures, httpRound, warmUp } from './measure/http.js';
 import { scalePoint, scaleRatios } from './measure/scale.js';
 import type { ScalePoint } from './measure/scale.js';
 import { pipelineThroughput } from './measure/pipeline.js';
@@ -64,13 +64,14 @@ export async function runBackend(db: BenchDatabase, s: Settings, say: (line: str
 
     let small: ScalePoint | undefined;
     const point = (p: ScalePoint) => `median ms per request: get ${p.get}, list ${p.list}, create ${p.create}`;
-    await phase(`store scale at ${s.smallStore.toLocaleString('en')} stored jobs (${s.scaleRequests} requests of each kind, one at a time)`, async () => {
+    await phase(`store scale at ${s.smallStore.toLocaleString('en')} stored jobs (after a warm-up; ${s.scaleRequests} requests of each kind, one at a time)`, async () => {
+      await warmUp(server, db, templateId, jobJson, { seconds: s.warmupSeconds, connections: s.connections });
       await seed(s.smallStore);
       small = await scalePoint(server, db, templateId, s.scaleRequests);
       note(`${s.smallStore.toLocaleString('en')} stored: ${point(small)}`);
     });
     await phase(`HTTP, ${s.httpSeconds} s per run, ${s.connections} connections`, async () => {
-      const r = await httpRound(server, db, templateId, jobJson, { ...round, warmupSeconds: s.warmupSeconds }, say);
+      const r = await httpRound(server, db, templateId, jobJson, round, say);
       result.http = httpFigures(r);
       notes.push(`${r.unfinishedAfterCreate} jobs unfinished after the create run`);
     });

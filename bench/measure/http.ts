@@ -37,7 +37,7 @@ export async function httpRound(
   db: BenchDatabase,
   jobId: string,
   jobJson: unknown,
-  o: { seconds: number; connections: number; warmupSeconds?: number },
+  o: { seconds: number; connections: number },
   say: (line: string) => void,
 ): Promise<HttpRound> {
   const baseline = await startBaseline(jobJson);
@@ -50,15 +50,6 @@ export async function httpRound(
   };
   try {
     const common = { seconds: o.seconds, connections: o.connections };
-    if (o.warmupSeconds) {
-      const warm = { seconds: o.warmupSeconds, connections: o.connections };
-      await runLoad({ ...warm, url: `${baseline.url}/job` });
-      await runLoad({ ...warm, url: `${baseline.url}/job`, method: 'POST', headers: json, body: CREATE_BODY });
-      await runLoad({ ...warm, url: `${server.url}/jobs/${jobId}`, headers: auth });
-      await runLoad({ ...warm, url: `${server.url}/jobs?limit=100`, headers: auth });
-      await runLoad({ ...warm, url: `${server.url}${CREATE_PATH}`, method: 'POST', headers: { ...auth, ...json }, body: CREATE_BODY });
-      await waitUntil(async () => (await countJobs(db, UNFINISHED)) === 0, 'the workers to finish the warm-up jobs', 300_000, 50);
-    }
     const baseGet = await run('bare Fastify GET (a job\'s JSON)', { ...common, url: `${baseline.url}/job` });
     const basePost = await run('bare Fastify POST (a create body)', { ...common, url: `${baseline.url}/job`, method: 'POST', headers: json, body: CREATE_BODY });
     const getJob = await run('GET /jobs/{id}', { ...common, url: `${server.url}/jobs/${jobId}`, headers: auth });
@@ -91,4 +82,25 @@ export function httpFigures(r: HttpRound): { get_job: RouteFigure; list_jobs: Ro
     list_jobs: figure(r.listJobs, r.baseGet),
     create_job: figure(r.createJob, r.basePost),
   };
+}
+
+/**
+ * Drives each target of a round for `seconds`, unrecorded, and waits for the workers to finish the
+ * jobs it made: the first figures of a process would otherwise include JIT compilation and cold
+ * caches and pools.
+ */
+export async function warmUp(server: BenchServer, db: BenchDatabase, jobId: string, jobJson: unknown, o: { seconds: number; connections: number }): Promise<void> {
+  const baseline = await startBaseline(jobJson);
+  const auth = { authorization: `Bearer ${server.token}` };
+  const json = { 'content-type': 'application/json' };
+  try {
+    await runLoad({ ...o, url: `${baseline.url}/job` });
+    await runLoad({ ...o, url: `${baseline.url}/job`, method: 'POST', headers: json, body: CREATE_BODY });
+    await runLoad({ ...o, url: `${server.url}/jobs/${jobId}`, headers: auth });
+    await runLoad({ ...o, url: `${server.url}/jobs?limit=100`, headers: auth });
+    await runLoad({ ...o, url: `${server.url}${CREATE_PATH}`, method: 'POST', headers: { ...auth, ...json }, body: CREATE_BODY });
+    await waitUntil(async () => (await countJobs(db, UNFINISHED)) === 0, 'the workers to finish the warm-up jobs', 300_000, 50);
+  } finally {
+    await baseline.close();
+  }
 }
