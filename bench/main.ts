@@ -35,9 +35,10 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     notes[backend].push('skipped: not in BENCH_BACKENDS');
     continue;
   }
+  const makeDb = async () => (backend === 'sqlite' ? createSqliteDatabase() : createPostgresDatabase(process.env.BENCH_DATABASE_URL ?? DEFAULT_PG_URL));
   let db: BenchDatabase;
   try {
-    db = backend === 'sqlite' ? createSqliteDatabase() : await createPostgresDatabase(process.env.BENCH_DATABASE_URL ?? DEFAULT_PG_URL);
+    db = await makeDb();
   } catch (err) {
     const reason = `skipped: cannot create a database on ${process.env.BENCH_DATABASE_URL ?? DEFAULT_PG_URL}: ${(err as Error).message}`;
     say(`[${backend}] ${reason}\n`);
@@ -45,7 +46,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     continue;
   }
   try {
-    const run = await runBackend(db, settings, say);
+    const run = await runBackend(db, makeDb, settings, say);
     results[backend] = run.result;
     notes[backend].push(...run.notes);
   } catch (err) {

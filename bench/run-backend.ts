@@ -8,7 +8,7 @@ import type { Settings } from './lib/settings.js';
 import { startServer } from './lib/wiring.js';
 import { dispatchEmbedded, dispatchSplit } from './measure/dispatch.js';
 import { httpFigures, httpRound, warmUp } from './measure/http.js';
-import { scalePoint, scaleRatios } from './measure/scale.js';
+import { scaleRatios, storeScale } from './measure/scale.js';
 import type { ScalePoint } from './measure/scale.js';
 import { pipelineThroughput } from './measure/pipeline.js';
 import { webhookLatency } from './measure/webhook.js';
@@ -20,12 +20,12 @@ export interface BackendRun {
 }
 
 /**
- * Every measure on one backend, in an order that keeps them apart: request times at the small
- * store size, the HTTP round, the one-job-at-a-time latencies, the pipeline, the split deployment
- * (this process's worker stopped, a worker process started), then the store grown to the large
- * size and its request times. A phase that fails leaves its figures null and the run goes on.
+ * Every measure on one backend, in an order that keeps them apart: the HTTP round with the small
+ * number of stored jobs, the one-job-at-a-time latencies, the pipeline, the split deployment (this
+ * process's worker stopped, a worker process started); then store scale on two more databases
+ * (`makeDb`), a small and a large one side by side. A phase that fails leaves its figures null and the run goes on.
  */
-export async function runBackend(db: BenchDatabase, s: Settings, say: (line: string) => void): Promise<BackendRun> {
+export async function runBackend(db: BenchDatabase, makeDb: () => Promise<BenchDatabase>, s: Settings, say: (line: string) => void): Promise<BackendRun> {
   const result = emptyResult();
   const notes: string[] = [];
   const note = (line: string) => {
@@ -52,25 +52,15 @@ export async function runBackend(db: BenchDatabase, s: Settings, say: (line: str
     const jobJson = (await (await fetch(`${server.url}/jobs/${templateId}`, { headers: { authorization: `Bearer ${server.token}` } })).json()) as unknown;
     const seed = async (total: number) => {
       const [row] = await db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM jobs');
-      const have = Number(row?.n ?? 0);
-      // Copy numbers continue where the last seeding stopped (copy i is i ms older than the template).
-      const [last] = await db.query<{ n: number | string }>("SELECT COUNT(*) AS n FROM jobs WHERE output_key LIKE 'seed%'");
-      const from = Number(last?.n ?? 0) + 1;
-      const add = total - have;
-      const ms = await seedJobs(db, templateId, from, from + add - 1);
+      const add = total - Number(row?.n ?? 0);
+      const ms = await seedJobs(db, templateId, 1, add);
       note(`seeded ${Math.max(0, add).toLocaleString('en')} jobs in ${(ms / 1000).toFixed(1)} s (${total.toLocaleString('en')} stored)`);
     };
     const round = { seconds: s.httpSeconds, connections: s.connections };
 
-    let small: ScalePoint | undefined;
-    const point = (p: ScalePoint) => `median ms per request: get ${p.get}, list ${p.list}, create ${p.create}`;
-    await phase(`store scale at ${s.smallStore.toLocaleString('en')} stored jobs (after a warm-up; ${s.scaleRequests} requests of each kind, one at a time)`, async () => {
+    await phase(`HTTP with ${s.smallStore.toLocaleString('en')} stored jobs, ${s.httpSeconds} s per run, ${s.connections} connections`, async () => {
       await warmUp(server, db, templateId, jobJson, { seconds: s.warmupSeconds, connections: s.connections });
       await seed(s.smallStore);
-      small = await scalePoint(server, db, templateId, s.scaleRequests);
-      note(`${s.smallStore.toLocaleString('en')} stored: ${point(small)}`);
-    });
-    await phase(`HTTP, ${s.httpSeconds} s per run, ${s.connections} connections`, async () => {
       const r = await httpRound(server, db, templateId, jobJson, round, say);
       result.http = httpFigures(r);
       notes.push(`${r.unfinishedAfterCreate} jobs unfinished after the create run`);
@@ -100,17 +90,16 @@ export async function runBackend(db: BenchDatabase, s: Settings, say: (line: str
         await server.startRunner(engine, s.workerConcurrency);
       }
     });
-    await phase(`store scale at ${s.largeStore.toLocaleString('en')} stored jobs`, async () => {
-      if (!small) throw new Error(`no figures at ${s.smallStore} stored jobs to compare with`);
-      await seed(s.largeStore);
-      const large = await scalePoint(server, db, templateId, s.scaleRequests);
-      note(`${s.largeStore.toLocaleString('en')} stored: ${point(large)}`);
-      result.store_scale = scaleRatios(small, large);
-      const r = result.store_scale;
-      say(`  time per request, ${s.largeStore.toLocaleString('en')} / ${s.smallStore.toLocaleString('en')} stored: get ${r.get_ratio}, list ${r.list_ratio}, create ${r.create_ratio}`);
-    });
   } finally {
     await server.close();
   }
+  await phase(`store scale, ${s.smallStore.toLocaleString('en')} against ${s.largeStore.toLocaleString('en')} stored jobs (two stores side by side, ${s.scaleRequests} requests of each kind to each, one at a time)`, async () => {
+    const r = await storeScale(makeDb, { small: s.smallStore, large: s.largeStore, requests: s.scaleRequests, workerConcurrency: s.workerConcurrency }, say);
+    const point = (p: ScalePoint) => `get ${p.get}, list ${p.list}, create ${p.create}`;
+    note(`median ms per request, ${s.smallStore.toLocaleString('en')} stored: ${point(r.small)}; ${s.largeStore.toLocaleString('en')} stored: ${point(r.large)}`);
+    result.store_scale = scaleRatios(r.small, r.large);
+    const q = result.store_scale;
+    say(`  time per request, large / small: get ${q.get_ratio}, list ${q.list_ratio}, create ${q.create_ratio}`);
+  });
   return { result, notes };
 }

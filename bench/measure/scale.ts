@@ -1,46 +1,87 @@
-import { createJob } from '../lib/client.js';
+import { createJob, finished } from '../lib/client.js';
 import { UNFINISHED, countJobs } from '../lib/database.js';
 import type { BenchDatabase } from '../lib/database.js';
+import { FastEngine } from '../lib/fast-engine.js';
+import { seedJobs } from '../lib/seed.js';
 import { percentile, ratio, round, waitUntil } from '../lib/stats.js';
+import { startServer } from '../lib/wiring.js';
 import type { BenchServer } from '../lib/wiring.js';
 
 /** Median milliseconds of one request of each kind at one store size. */
 export interface ScalePoint {
-  readonly get: number;
-  readonly list: number;
-  readonly create: number;
+  readonly get: number | null;
+  readonly list: number | null;
+  readonly create: number | null;
+}
+
+interface Side {
+  readonly db: BenchDatabase;
+  readonly server: BenchServer;
+  readonly jobId: string;
+  readonly seedSeconds: number;
+}
+
+/** A fresh database and server (workers running) holding `jobs` finished jobs. */
+async function side(makeDb: () => Promise<BenchDatabase>, jobs: number, workerConcurrency: number): Promise<Side> {
+  const db = await makeDb();
+  try {
+    const server = await startServer({ dataDir: db.dataDir, databaseUrl: db.databaseUrl, engine: new FastEngine(), workerConcurrency });
+    const jobId = await createJob(server);
+    await finished(db, jobId);
+    const ms = await seedJobs(db, jobId, 1, jobs - 1);
+    return { db, server, jobId, seedSeconds: ms / 1000 };
+  } catch (err) {
+    await db.drop();
+    throw err;
+  }
 }
 
 /**
- * Times `n` requests of each kind one after another over HTTP (workers running, so each created
- * job is run) and keeps the median: on a shared machine a median of sequential requests moves far
- * less with the load of other processes than a throughput does. The first tenth warms up and is
- * not counted.
+ * Store scale: two stores of the backend side by side, one with `small` jobs and one with
+ * `large`, each with its own server in this process. Requests of each kind go to the two in
+ * turn, one at a time (which goes first alternates), and each side keeps the median: on a shared
+ * machine the load of other processes then weighs on both sides alike. The first tenth warms up.
  */
-export async function scalePoint(server: BenchServer, db: BenchDatabase, jobId: string, n: number): Promise<ScalePoint> {
-  const headers = { authorization: `Bearer ${server.token}` };
-  const time = async (what: string, fn: () => Promise<void>) => {
-    const warm = Math.ceil(n / 10);
-    const out: number[] = [];
-    for (let i = 0; i < warm + n; i++) {
-      const t0 = performance.now();
-      await fn();
-      if (i >= warm) out.push(performance.now() - t0);
+export async function storeScale(
+  makeDb: () => Promise<BenchDatabase>,
+  o: { small: number; large: number; requests: number; workerConcurrency: number },
+  say: (line: string) => void,
+): Promise<{ small: ScalePoint; large: ScalePoint }> {
+  const a = await side(makeDb, o.small, o.workerConcurrency);
+  let b: Side | undefined;
+  try {
+    b = await side(makeDb, o.large, o.workerConcurrency);
+    say(`  seeded ${o.small.toLocaleString('en')} jobs in ${a.seedSeconds.toFixed(1)} s and ${o.large.toLocaleString('en')} in ${b.seedSeconds.toFixed(1)} s`);
+    const sides = [a, b] as const;
+    const read = async (s: Side, path: string) => {
+      const res = await fetch(`${s.server.url}${path}`, { headers: { authorization: `Bearer ${s.server.token}` } });
+      if (!res.ok) throw new Error(`GET ${path} answered ${res.status}`);
+      await res.arrayBuffer();
+    };
+    const time = async (fn: (s: Side) => Promise<void>): Promise<[number | null, number | null]> => {
+      const warm = Math.ceil(o.requests / 10);
+      const out: [number[], number[]] = [[], []];
+      for (let i = 0; i < warm + o.requests; i++) {
+        for (const k of i % 2 ? [1, 0] : [0, 1]) {
+          const t0 = performance.now();
+          await fn(sides[k]!);
+          if (i >= warm) out[k as 0 | 1].push(performance.now() - t0);
+        }
+      }
+      return [round(percentile(out[0], 50), 3), round(percentile(out[1], 50), 3)];
+    };
+    const get = await time((s) => read(s, `/jobs/${s.jobId}`));
+    const list = await time((s) => read(s, '/jobs?limit=100'));
+    const create = await time(async (s) => void (await createJob(s.server)));
+    for (const s of sides) await waitUntil(async () => (await countJobs(s.db, UNFINISHED)) === 0, 'the workers to finish the created jobs', 120_000, 20);
+    return { small: { get: get[0], list: list[0], create: create[0] }, large: { get: get[1], list: list[1], create: create[1] } };
+  } finally {
+    for (const s of [a, b]) {
+      if (!s) continue;
+      await s.server.close();
+      await s.db.drop();
     }
-    const median = percentile(out, 50);
-    if (median === null) throw new Error(`no ${what} timed`);
-    return round(median, 3)!;
-  };
-  const read = async (path: string) => {
-    const res = await fetch(`${server.url}${path}`, { headers });
-    if (!res.ok) throw new Error(`GET ${path} answered ${res.status}`);
-    await res.arrayBuffer();
-  };
-  const get = await time('get', () => read(`/jobs/${jobId}`));
-  const list = await time('list', () => read('/jobs?limit=100'));
-  const create = await time('create', async () => void (await createJob(server)));
-  await waitUntil(async () => (await countJobs(db, UNFINISHED)) === 0, 'the workers to finish the created jobs', 120_000, 20);
-  return { get, list, create };
+  }
 }
 
 /** Time per request with the large store over the small one: 1.0 is no slower; the target is at most 1.5. */
