@@ -1,30 +1,26 @@
 /**
- * Job creation time against the depth of the workspace's queue. Admission counts the workspace's
- * admitted and backlogged jobs in every create; counting stops at the limit, so with realistic
- * limits a deep queue costs nothing, while a workspace whose limit is as deep as its queue pays for
- * every row. Times are per create through inject() (no sockets), 500 creates per point.
+ * Job creation time against the depth of the workspace's queue (not part of `npm run bench`):
+ *
+ *   npx tsx bench/admission.bench.ts
+ *
+ * Admission counts the workspace's admitted and backlogged jobs in every create; counting stops at
+ * the limit, so with realistic limits a deep queue costs nothing, while a workspace whose limit is
+ * as deep as its queue pays for every row. Times are per create through inject() (no sockets), 500
+ * creates per point, on SQLite, with no worker running (every job stays queued).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { newId } from '../src/lib/ids.js';
-import { createRuntime } from '../src/app/runtime.js';
-import { loadConfig } from '../src/config/config.js';
+import { createSqliteDatabase } from './lib/database.js';
+import { CREATE_BODY, CREATE_PATH } from './lib/settings.js';
+import { startServer } from './lib/wiring.js';
 
 const DEPTHS = [0, 2_000, 10_000];
 const PER_POINT = 500;
 
 async function measure(limits: { maxConcurrentJobs: number; maxBackloggedJobs: number }): Promise<{ create: number[]; hold: number[] }> {
-  const dir = mkdtempSync(join(tmpdir(), 'mediagen-bench-'));
-  const runtime = await createRuntime({ ...loadConfig({ env: {} }), dataDir: dir, ...limits });
-  const { store, services } = runtime;
-  const boot = (await services.identity.bootstrap())!;
-  // Enough API balance that the bench measures admission, never a 402.
-  await store.billing.topUp({ workspaceId: boot.workspace.id, amountMicros: 1e12, createdBy: 'bench', now: 0 });
-  const app = await runtime.buildHttp({ publicUrl: () => 'http://bench' });
-  const headers = { authorization: `Bearer ${boot.secret}`, 'content-type': 'application/json' };
-  const payload = JSON.stringify({ prompt: 'p', aspect_ratio: '1:1', resolution: '1K' });
-  const create = () => app.inject({ method: 'POST', url: '/generate/image/vendor-a/model-a-2/medium', headers, payload });
+  const db = createSqliteDatabase();
+  const server = await startServer({ dataDir: db.dataDir, limits });
+  const headers = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
+  const create = () => server.app.inject({ method: 'POST', url: CREATE_PATH, headers, payload: CREATE_BODY });
   const out: number[] = [];
   const holds: number[] = [];
   let made = 0;
@@ -37,15 +33,14 @@ async function measure(limits: { maxConcurrentJobs: number; maxBackloggedJobs: n
     // The billing part of a create alone: the guarded hold and its ledger entry, in a transaction.
     const t1 = process.hrtime.bigint();
     for (let i = 0; i < PER_POINT; i++) {
-      await store.transaction((tx) =>
-        tx.billing.hold({ workspaceId: boot.workspace.id, jobId: newId(), jobType: 'bench', amountMicros: 30_000, now: Date.now() * 1000 }),
+      await server.store.transaction((tx) =>
+        tx.billing.hold({ workspaceId: server.workspaceId, jobId: newId(), jobType: 'bench', amountMicros: 30_000, now: Date.now() * 1000 }),
       );
     }
     holds.push(Number(process.hrtime.bigint() - t1) / PER_POINT / 1000);
   }
-  await app.close();
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  await server.close();
+  await db.drop();
   return { create: out, hold: holds };
 }
 
@@ -57,3 +52,4 @@ console.log(`  per create         ${bounded.create.map((us) => us.toFixed(0).pad
 console.log(`  ratio to depth 0   ${bounded.create.map((us) => (us / bounded.create[0]!).toFixed(2).padStart(8)).join('')}`);
 console.log(`  hold alone         ${bounded.hold.map((us) => us.toFixed(0).padStart(8)).join('')}`);
 console.log(`  hold / create      ${bounded.hold.map((us, i) => (us / bounded.create[i]!).toFixed(2).padStart(8)).join('')}`);
+process.exit(0);

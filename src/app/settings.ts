@@ -2,9 +2,9 @@ import { ConfigError } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import type { MediaLimits } from '../engines/media-limits.js';
 import type { AppDeps } from '../http/app.js';
-import type { Catalog } from '../services/catalog/catalog.js';
-import { PriceError, buildPriceTable } from '../services/catalog/prices.js';
-import type { PriceTable } from '../services/catalog/prices.js';
+import type { Catalog } from '../models/catalog.js';
+import { PriceError, buildPriceTable } from '../models/prices.js';
+import type { PriceTable } from '../models/prices.js';
 import type { RunPolicy } from '../services/job-runs.js';
 
 /**
