@@ -8,7 +8,8 @@ import { createPgTemplate } from './pg-template.js';
  * With TEST_DATABASE_URL, migrate one template database for the run's PostgreSQL test databases.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // MEDIAGEN_SKIP_BUILD: for a quick run of unit files while other parts of the tree are mid-change.
+  // MEDIAGEN_SKIP_BUILD: when dist/ was just built (CI: `npm ci` runs `prepare`), or for a quick
+  // run of unit files while other parts of the tree are mid-change.
   if (process.env.MEDIAGEN_SKIP_BUILD !== '1') {
     const root = fileURLToPath(new URL('..', import.meta.url));
     execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
