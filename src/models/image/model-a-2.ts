@@ -11,59 +11,112 @@ import { Nullable, StringEnum, Uri, closed } from '../schema-kit.js';
  * with the job; deprecated aliases are renamed (or refused) before validation, see aliases.ts.
  */
 
-const MediaUrl = Uri({ maxLength: 1024 });
+/** An image URL of at most 1024 characters: external, an uploaded asset's URL, or a data URI. */
+const MediaUrl = (description: string, example: string) => Uri(description, { maxLength: 1024, examples: [example] });
+
+const STYLE_EXAMPLE = { id: 'style-7f3a', strength: 1 };
+const REFERENCE_EXAMPLE = { url: 'https://assets.example/style-reference.png', strength: 0.5 };
+const MOODBOARD_EXAMPLE = { id: '3f2a9c4e-8b1d-4e7a-9c6f-1a2b3c4d5e6f', strength: 0.23 };
+
+const slider = (what: string, example: number) =>
+  Type.Optional(
+    Type.Integer({ minimum: -100, maximum: 100, default: 0, description: `${what} slider, from -100 to 100; 0 is neutral.`, examples: [example] }),
+  );
 
 export const ModelA2Request = Type.Object(
   {
-    prompt: Type.String(),
-    aspect_ratio: StringEnum(['1:1', '4:3', '3:2', '16:9', '2.35:1', '4:5', '2:3', '9:16']),
-    resolution: StringEnum(['1K']),
-    seed: Type.Optional(Nullable(Type.Number())),
+    prompt: Type.String({ description: 'Text describing the image to generate.', examples: ['A red fox in fresh snow at golden hour'] }),
+    aspect_ratio: StringEnum(['1:1', '4:3', '3:2', '16:9', '2.35:1', '4:5', '2:3', '9:16'], {
+      description: 'Aspect ratio of the image.',
+      examples: ['16:9'],
+    }),
+    resolution: StringEnum(['1K'], { description: 'Resolution of the image; `1K` is the only value.', examples: ['1K'] }),
+    seed: Type.Optional(
+      Nullable(Type.Number(), {
+        description: 'Seed for reproducible output: the same seed with the same request gives the same image.',
+        examples: [42],
+      }),
+    ),
     styles: Type.Optional(
       Type.Array(
-        Type.Object({ id: Type.String(), strength: Type.Number({ minimum: -2, maximum: 2 }) }, closed),
+        Type.Object(
+          {
+            id: Type.String({ description: 'Identifier of the style.', examples: [STYLE_EXAMPLE.id] }),
+            strength: Type.Number({ minimum: -2, maximum: 2, description: 'Weight of the style, from -2 to 2.', examples: [STYLE_EXAMPLE.strength] }),
+          },
+          { ...closed, description: 'A style and its weight.', examples: [STYLE_EXAMPLE] },
+        ),
+        { description: 'Styles to apply, each with its weight.', examples: [[STYLE_EXAMPLE]] },
       ),
     ),
     image_style_references: Type.Optional(
       Type.Array(
         Type.Object(
           {
-            url: MediaUrl,
-            strength: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.5 })),
+            url: MediaUrl(
+              'The reference image: an http(s) URL (external or an uploaded asset\'s URL) or a base64 data URI, at most 1024 characters.',
+              REFERENCE_EXAMPLE.url,
+            ),
+            strength: Type.Optional(
+              Type.Number({
+                minimum: 0,
+                maximum: 1,
+                default: 0.5,
+                description: "How strongly the reference's style applies, from 0 to 1.",
+                examples: [REFERENCE_EXAMPLE.strength],
+              }),
+            ),
           },
-          closed,
+          { ...closed, description: 'An image whose style the output follows.', examples: [REFERENCE_EXAMPLE] },
         ),
-        { maxItems: 10 },
+        { maxItems: 10, description: 'Images whose style the output follows, at most 10.', examples: [[REFERENCE_EXAMPLE]] },
       ),
     ),
     creativity: Type.Optional(
       StringEnum(['raw', 'low', 'medium', 'high'], {
         default: 'low',
-        description: '`raw` turns prompt expansion off. Does not affect the sliders.',
+        description: 'How freely the prompt is expanded (`raw` turns expansion off); the sliders are not affected.',
+        examples: ['medium'],
       }),
     ),
-    intensity: Type.Optional(Type.Integer({ minimum: -100, maximum: 100, default: 0 })),
-    complexity: Type.Optional(Type.Integer({ minimum: -100, maximum: 100, default: 0 })),
-    movement: Type.Optional(Type.Integer({ minimum: -100, maximum: 100, default: 0 })),
+    intensity: slider('Intensity', 25),
+    complexity: slider('Complexity', -20),
+    movement: slider('Movement', 40),
     moodboards: Type.Optional(
       Type.Array(
         Type.Object(
           {
-            id: Type.String({ format: 'uuid' }),
-            strength: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.23 })),
+            id: Type.String({ format: 'uuid', description: 'Identifier (UUID) of the moodboard.', examples: [MOODBOARD_EXAMPLE.id] }),
+            strength: Type.Optional(
+              Type.Number({
+                minimum: 0,
+                maximum: 1,
+                default: 0.23,
+                description: 'How strongly the moodboard applies, from 0 to 1.',
+                examples: [MOODBOARD_EXAMPLE.strength],
+              }),
+            ),
           },
-          closed,
+          { ...closed, description: 'A moodboard and its weight.', examples: [MOODBOARD_EXAMPLE] },
         ),
-        { maxItems: 1 },
+        { maxItems: 1, description: 'A moodboard whose look the image takes (at most one).', examples: [[MOODBOARD_EXAMPLE]] },
       ),
     ),
-    image_url: Type.Optional(Nullable(MediaUrl, { description: 'Source image for image-to-image.' })),
+    image_url: Type.Optional(
+      Nullable(
+        MediaUrl(
+          'Source image for image-to-image, in the same forms as a style reference url; null or absent for text-to-image.',
+          'https://assets.example/input.png',
+        ),
+      ),
+    ),
     strength: Type.Optional(
       Type.Number({
         minimum: 0,
         maximum: 1,
         default: 0.99,
-        description: '0 keeps the input image, 1 replaces it; no effect without image_url.',
+        description: 'How much of the source image is replaced, from 0 (kept) to 1 (replaced); no effect without image_url.',
+        examples: [0.7],
       }),
     ),
   },

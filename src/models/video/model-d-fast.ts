@@ -1,16 +1,18 @@
 import { Type } from '@sinclair/typebox';
 import { alias } from '../aliases.js';
 import type { ModelModule } from '../model.js';
-import { NumberEnum, Nullable, StringEnum, Uri, VideoAspect, closed } from '../schema-kit.js';
+import { NumberEnum, Nullable, START_IMAGE_DESCRIPTION, StringEnum, Uri, VideoAspect, closed } from '../schema-kit.js';
 
 export const ModelDFastRequest = Type.Object(
   {
-    prompt: Type.String(),
-    start_image: Type.Optional(Nullable(Uri())),
-    aspect_ratio: Type.Optional(VideoAspect),
-    duration: Type.Optional(NumberEnum([4, 6, 8], { default: 8, description: 'Seconds.' })),
-    generate_audio: Type.Optional(Type.Boolean({ default: false })),
-    resolution: Type.Optional(StringEnum(['720p', '1080p'], { default: '720p' })),
+    prompt: Type.String({ description: 'Text describing the video to generate.', examples: ['A red fox trotting through fresh snow'] }),
+    start_image: Type.Optional(Nullable(Uri(START_IMAGE_DESCRIPTION))),
+    aspect_ratio: Type.Optional(VideoAspect()),
+    duration: Type.Optional(NumberEnum([4, 6, 8], { default: 8, description: 'Length of the video in seconds.', examples: [6] })),
+    generate_audio: Type.Optional(
+      Type.Boolean({ default: false, description: 'Whether to generate an audio track, at a higher rate per second.', examples: [true] }),
+    ),
+    resolution: Type.Optional(StringEnum(['720p', '1080p'], { default: '720p', description: 'Resolution of the video.', examples: ['1080p'] })),
   },
   closed,
 );

@@ -1,13 +1,15 @@
 import { Type } from '@sinclair/typebox';
 import { alias } from '../aliases.js';
 import type { ModelModule } from '../model.js';
-import { Uri, closed } from '../schema-kit.js';
+import { START_IMAGE_DESCRIPTION, Uri, closed } from '../schema-kit.js';
 
 export const ModelFRequest = Type.Object(
   {
-    prompt: Type.String(),
-    start_image: Type.Optional(Uri()),
-    expand_prompt: Type.Optional(Type.Boolean({ default: true })),
+    prompt: Type.String({ description: 'Text describing the video to generate.', examples: ['A red fox trotting through fresh snow'] }),
+    start_image: Type.Optional(Uri(START_IMAGE_DESCRIPTION)),
+    expand_prompt: Type.Optional(
+      Type.Boolean({ default: true, description: 'Whether the prompt is expanded before generation.', examples: [false] }),
+    ),
   },
   closed,
 );
