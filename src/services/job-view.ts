@@ -4,8 +4,7 @@ import { formatMicros, formatMicrosOrNull } from '../lib/time.js';
 import { resolveUrl } from '../lib/urls.js';
 import { StringEnum } from '../models/schema-kit.js';
 import { JOB_STATUSES } from '../domain/states.js';
-import type { JobStatus } from '../domain/states.js';
-import type { JobRecord } from '../store/store.js';
+import type { JobSummary } from '../store/store.js';
 
 /**
  * A job as the API shows it (spec 2.1), declared once: the routes' response schema, the webhook
@@ -90,12 +89,11 @@ export const JobPage = Type.Object(
 
 export type JobPageView = Static<typeof JobPage>;
 
-export function toJobView(job: JobRecord): JobView {
+export function toJobView(job: JobSummary): JobView {
   return {
     job_id: job.id,
     type: job.type,
-    // The store's column holds only statuses its guarded moves wrote.
-    status: job.status as JobStatus,
+    status: job.status,
     created_at: formatMicros(job.createdAt),
     completed_at: formatMicrosOrNull(job.completedAt),
     // Written by the job runner from an engine's output, which has this shape.

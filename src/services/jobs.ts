@@ -56,7 +56,7 @@ export class JobService {
 
   /** Unknown, malformed and other workspaces' ids are all simply "not found". */
   async get(auth: AuthContext, id: string): Promise<JobView> {
-    const job = isUuid(id) ? await this.#store.jobs.getJob(auth.apiUserId, id.toLowerCase()) : undefined;
+    const job = isUuid(id) ? await this.#store.jobs.getJobSummary(auth.apiUserId, id.toLowerCase()) : undefined;
     if (!job) throw notFound(`job '${id}' not found`);
     return toJobView(job);
   }

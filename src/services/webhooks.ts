@@ -125,7 +125,7 @@ export class WebhookService {
 
   /** GET /jobs/{id}/webhook-deliveries: what happened to the job's webhook, attempt by attempt. */
   async deliveries(auth: AuthContext, jobId: string): Promise<WebhookDeliveryList> {
-    const job = isUuid(jobId) ? await this.#store.jobs.getJob(auth.apiUserId, jobId.toLowerCase()) : undefined;
+    const job = isUuid(jobId) ? await this.#store.jobs.getJobSummary(auth.apiUserId, jobId.toLowerCase()) : undefined;
     if (!job) throw notFound(`job '${jobId}' not found`);
     const rows = await this.#store.webhooks.listForJob(job.id);
     return {

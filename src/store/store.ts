@@ -134,6 +134,9 @@ export interface JobQuery {
   readonly limit: number;
 }
 
+/** What the API shows of a job (GET, lists, webhook payloads): the columns a view reads, nothing a worker needs. */
+export type JobSummary = Pick<JobRecord, 'id' | 'type' | 'status' | 'createdAt' | 'completedAt' | 'result' | 'error'>;
+
 export interface JobStore {
   /**
    * Stores a job. Its created_at is `now`, or one microsecond after the API user's newest job if
@@ -141,8 +144,10 @@ export interface JobStore {
    */
   insertJob(job: NewJob, now: Micros): Promise<JobRecord>;
   getJob(apiUserId: string, id: string): Promise<JobRecord | undefined>;
-  /** Newest first. */
-  listJobs(query: JobQuery): Promise<JobRecord[]>;
+  /** The job as the API shows it: its view's columns only (no request body to parse). */
+  getJobSummary(apiUserId: string, id: string): Promise<JobSummary | undefined>;
+  /** Newest first; the view's columns only. */
+  listJobs(query: JobQuery): Promise<JobSummary[]>;
   deleteJob(apiUserId: string, id: string): Promise<boolean>;
   /**
    * Which of `keys` are the output key of a job whose files may be served: any job but a failed

@@ -154,6 +154,18 @@ describe.each(backends)('store contract: $name', (backend) => {
     expect(typeof (await store.identity.countWorkspaces())).toBe('number');
   });
 
+  it('reads a job for the API as its view columns only, the same values the full record holds', async () => {
+    const w = await workspace('summary');
+    const job = await store.jobs.insertJob(newJob(w), T0);
+    const view = ['id', 'type', 'status', 'createdAt', 'completedAt', 'result', 'error'];
+    const summary = await store.jobs.getJobSummary(w.apiUserId, job.id);
+    expect(Object.keys(summary!).sort()).toEqual([...view].sort());
+    expect(summary).toEqual(Object.fromEntries(view.map((k) => [k, job[k as keyof typeof job]])));
+    const [listed] = await store.jobs.listJobs({ apiUserId: w.apiUserId, limit: 1 });
+    expect(listed).toEqual(summary);
+    expect(await store.jobs.getJobSummary('someone-else', job.id)).toBeUndefined();
+  });
+
   it('lists newest first, before a cursor, by types and status, up to a limit', async () => {
     const w = await workspace();
     const a = await store.jobs.insertJob(newJob(w, 'image/vendor-b/model-b-1'), T0);

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, JobsTable } from '../schema.js';
-import type { JobQuery, JobRecord, JobStore, NewJob } from '../store.js';
+import type { JobQuery, JobRecord, JobStore, JobSummary, NewJob } from '../store.js';
 import type { Transact } from './transact.js';
 
 const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
@@ -27,6 +27,19 @@ export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
   outputKey: r.output_key,
   runAfter: r.run_after === null ? null : Number(r.run_after),
   faultCount: Number(r.fault_count),
+});
+
+/** The columns of a JobSummary: a list reads no request body (up to the body limit each) it would throw away. */
+const SUMMARY_COLUMNS = ['id', 'type', 'status', 'created_at', 'completed_at', 'result', 'error'] as const;
+
+const toJobSummary = (r: Pick<Selectable<JobsTable>, (typeof SUMMARY_COLUMNS)[number]>): JobSummary => ({
+  id: r.id,
+  type: r.type,
+  status: r.status,
+  createdAt: Number(r.created_at),
+  completedAt: r.completed_at === null ? null : Number(r.completed_at),
+  result: parse(r.result),
+  error: parse(r.error),
 });
 
 export class SqlJobStore implements JobStore {
@@ -121,13 +134,23 @@ export class SqlJobStore implements JobStore {
     return r && toJobRecord(r);
   }
 
-  async listJobs(q: JobQuery): Promise<JobRecord[]> {
-    let query = this.#db.selectFrom('jobs').selectAll().where('api_user_id', '=', q.apiUserId);
+  async getJobSummary(apiUserId: string, id: string): Promise<JobSummary | undefined> {
+    const r = await this.#db
+      .selectFrom('jobs')
+      .select(SUMMARY_COLUMNS)
+      .where('api_user_id', '=', apiUserId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return r && toJobSummary(r);
+  }
+
+  async listJobs(q: JobQuery): Promise<JobSummary[]> {
+    let query = this.#db.selectFrom('jobs').select(SUMMARY_COLUMNS).where('api_user_id', '=', q.apiUserId);
     if (q.before !== undefined) query = query.where('created_at', '<', q.before);
     if (q.types && q.types.length > 0) query = query.where('type', 'in', [...q.types]);
     if (q.status !== undefined) query = query.where('status', '=', q.status);
     const rows = await query.orderBy('created_at', 'desc').limit(q.limit).execute();
-    return rows.map(toJobRecord);
+    return rows.map(toJobSummary);
   }
 
   async deleteJob(apiUserId: string, id: string): Promise<boolean> {
