@@ -3,8 +3,6 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ConfigError } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import type { Engine } from '../engines/engine.js';
-import { LocalEngine } from '../engines/local/local-engine.js';
-import { buildApp } from '../http/app.js';
 import type { AppDeps } from '../http/app.js';
 import { systemClock } from '../lib/clock.js';
 import type { Clock } from '../lib/clock.js';
@@ -12,7 +10,6 @@ import type { Log } from '../lib/log.js';
 import { DiskCheck } from '../outputs/disk/disk-check.js';
 import { DiskOutputStore } from '../outputs/disk/disk-output-store.js';
 import type { OutputStore } from '../outputs/output-store.js';
-import { EngineRouter } from '../engines/router.js';
 import { buildCatalog } from '../models/catalog.js';
 import type { Catalog } from '../models/catalog.js';
 import type { PriceTable } from '../models/prices.js';
@@ -22,8 +19,7 @@ import type { Services } from '../services/services.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { OUTPUTS_DIR, httpOptionsFor, mediaLimits, priceTableFor, runPolicyFor } from './settings.js';
-import { createJobWorker, startWorkers } from './workers.js';
-import type { JobWorker, JobWorkerOptions, RunningWorker } from './workers.js';
+import type { JobWorker, JobWorkerOptions, RunningWorker, WorkerParts } from './workers.js';
 
 /** Parts a test or a bench supplies instead of building them from the config. */
 export interface RuntimeOverrides {
@@ -58,11 +54,11 @@ export interface Runtime {
    * engines. Throws a ConfigError naming a model no engine here can run, so `serve` asks for it
    * before listening and such a server never starts; `admin` and API-only processes never ask.
    */
-  engine(): Engine;
+  engine(): Promise<Engine>;
   /** The HTTP API, un-listened. */
   buildHttp(opts: HttpOptions): Promise<FastifyInstance>;
   /** One job worker, not started (tests run one without the webhook sender and janitor). */
-  createJobWorker(log: Log, opts?: JobWorkerOptions): JobWorker;
+  createJobWorker(log: Log, opts?: JobWorkerOptions): Promise<JobWorker>;
   /** The job worker, webhook sender and output janitor of a `serve` process, started. */
   startWorkers(log: Log, publicUrl: () => string): Promise<RunningWorker>;
   /** Closes the store. */
@@ -89,9 +85,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     prices,
     disk: new DiskCheck(config.dataDir, config.minFreeDiskBytes, clock),
   });
-  let engine: Engine | undefined;
-  const engineOf = () => (engine ??= overrides.engine ?? buildEngine(config, catalog, clock));
-  const parts = () => ({ config, store, services, outputs, engine: engineOf() });
+  // The HTTP app, the workers and the engines are loaded on first use: `mediagen admin` starts in
+  // a fraction of the time without Fastify, undici, sharp and ffmpeg's wrappers.
+  let engine: Promise<Engine> | undefined;
+  const engineOf = () => (engine ??= overrides.engine ? Promise.resolve(overrides.engine) : buildEngine(config, catalog, clock));
+  const parts = async (given?: Engine): Promise<WorkerParts> => ({ config, store, services, outputs, engine: given ?? (await engineOf()) });
   return {
     config,
     clock,
@@ -101,16 +99,16 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     prices,
     services,
     engine: engineOf,
-    buildHttp: (opts) =>
-      buildApp({
+    buildHttp: async (opts) =>
+      (await import('../http/app.js')).buildApp({
         ...services,
         ...httpOptionsFor(config),
         ...opts.http,
         publicUrl: opts.publicUrl,
         ...(opts.logger ? { logger: opts.logger } : {}),
       }),
-    createJobWorker: (log, opts) => createJobWorker(opts?.engine ? { config, store, services, outputs, engine: opts.engine } : parts(), log, opts),
-    startWorkers: (log, publicUrl) => startWorkers(parts(), log, publicUrl),
+    createJobWorker: async (log, opts) => (await import('./workers.js')).createJobWorker(await parts(opts?.engine), log, opts),
+    startWorkers: async (log, publicUrl) => (await import('./workers.js')).startWorkers(await parts(), log, publicUrl),
     close: () => store.close(),
   };
 }
@@ -119,7 +117,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
  * The one place a process's engines are built: each model's job goes to the engine its module
  * (or the config's `model_engines`) binds it to. Adding an engine is adding it to this list.
  */
-function buildEngine(config: Config, catalog: Catalog, clock: Clock): Engine {
+async function buildEngine(config: Config, catalog: Catalog, clock: Clock): Promise<Engine> {
+  const [{ LocalEngine }, { EngineRouter }] = await Promise.all([import('../engines/local/local-engine.js'), import('../engines/router.js')]);
   const local = new LocalEngine({ clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
   return EngineRouter.build(catalog.entries, [local], config.modelEngines);
 }

@@ -71,7 +71,7 @@ export async function serve(argv: string[]): Promise<void> {
   // stdout is for the operator (the banner); the JSON log goes to stderr.
   const log = pino({ level: config.logLevel, serializers: logSerializers }, process.stderr);
   // Before listening: a model no engine here can run stops the start, naming the model.
-  if (config.role !== 'api') runtime.engine();
+  if (config.role !== 'api') await runtime.engine();
   const http = config.role === 'worker' ? undefined : await startHttp(runtime, log);
   // A worker-only process has no listener: payload URLs use --public-url, else host and port.
   const publicUrl = () => http?.publicUrl ?? publicUrlFor(config, config.port);

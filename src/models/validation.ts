@@ -25,10 +25,14 @@ addFormats(ajv);
 /** A body checker for one request schema: fills in defaults in place, or throws invalid_request. */
 export type BodyValidator = (body: unknown) => asserts body is Record<string, unknown>;
 
-/** Compiled once per schema (at catalog build), not per request. */
+/**
+ * Compiled once per schema, on its first body, not per request: a process that never validates
+ * (the admin CLI, a worker) never pays for compiling every model's schema.
+ */
 export function bodyValidator(schema: TObject): BodyValidator {
-  const validate = ajv.compile(schema as object) as ValidateFunction;
+  let validate: ValidateFunction | undefined;
   return (body: unknown): asserts body is Record<string, unknown> => {
+    validate ??= ajv.compile(schema as object) as ValidateFunction;
     if (!validate(body)) throw invalid(describeBodyErrors(validate.errors ?? []));
   };
 }

@@ -106,7 +106,7 @@ export async function createTestApp(
   const boot = (await services.identity.bootstrap(balanceMicros))!;
   let jobs: JobWorker | undefined;
   if (opts.worker) {
-    jobs = runtime.createJobWorker(silentLog, {
+    jobs = await runtime.createJobWorker(silentLog, {
       engine: opts.worker.engine,
       concurrency: opts.worker.concurrency ?? 2,
       pollMs: opts.worker.pollMs ?? 1000,
