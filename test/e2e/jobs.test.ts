@@ -133,7 +133,7 @@ describe('jobs on the compiled binary', { timeout: 90_000 }, () => {
       : []),
   ];
 
-  describe.each(stores)('scaled out on $name', ({ name, pollMs, open: database }) => {
+  describe.each(stores)('scaled out on $name', ({ pollMs, open: database }) => {
     /** An api process and a worker process on one store, with the worker's extra flags. */
     async function pair(db: { flags: string[] }, workerFlags: string[]) {
       const dir = tempDir();
