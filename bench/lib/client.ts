@@ -1,4 +1,5 @@
-import { TERMINAL, jobRow } from './database.js';
+import { isTerminal } from '../../src/domain/states.js';
+import { jobRow } from './database.js';
 import type { BenchDatabase } from './database.js';
 import { CREATE_BODY, CREATE_PATH } from './settings.js';
 import { waitUntil } from './stats.js';
@@ -21,7 +22,7 @@ export async function finished(db: BenchDatabase, id: string, timeoutMs = 60_000
   return waitUntil(
     async () => {
       const row = await jobRow(db, id);
-      return row && (TERMINAL as readonly unknown[]).includes(row.status) ? row : undefined;
+      return row && isTerminal(String(row.status)) ? row : undefined;
     },
     `job ${id} to end`,
     timeoutMs,

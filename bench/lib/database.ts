@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { SQLITE_FILE } from '../../src/store/open-store.js';
+import { NON_TERMINAL_STATUSES } from '../../src/domain/states.js';
 
 export type BackendName = 'sqlite' | 'postgres';
 
@@ -105,7 +106,5 @@ export async function countJobs(db: BenchDatabase, statuses: readonly string[]):
   return Number(row?.n ?? 0);
 }
 
-/** Job statuses that end a job (docs/states.md). */
-export const TERMINAL = ['completed', 'failed', 'cancelled'] as const;
 /** Job statuses of a job not yet ended. */
-export const UNFINISHED = ['backlogged', 'queued', 'scheduled', 'processing', 'sampling', 'intermediate-complete'] as const;
+export const UNFINISHED = NON_TERMINAL_STATUSES;

@@ -12,36 +12,20 @@ const TINY_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADU
  */
 export class FastEngine implements Engine {
   readonly name = 'bench-fast';
-  #active = 0;
   #onStart: ((jobId: string, at: number) => void) | undefined;
-  #idle: (() => void)[] = [];
 
   /** Calls `fn` with the job id and `performance.now()` when each run starts; one listener. */
   onStart(fn: ((jobId: string, at: number) => void) | undefined): void {
     this.#onStart = fn;
   }
 
-  get active(): number {
-    return this.#active;
-  }
-
-  /** Resolves once no run is in progress. */
-  idle(): Promise<void> {
-    return this.#active === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
-  }
-
   async run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]> {
     this.#onStart?.(job.id, performance.now());
-    this.#active++;
-    try {
-      await ctx.stage('processing');
-      await ctx.stage('sampling');
-      await writeFile(join(ctx.outDir, 'preview.png'), TINY_PNG);
-      await ctx.stage('intermediate-complete', { name: 'preview.png', contentType: 'image/png' });
-      await writeFile(join(ctx.outDir, 'output.png'), TINY_PNG);
-      return [{ name: 'output.png', contentType: 'image/png' }];
-    } finally {
-      if (--this.#active === 0) for (const resolve of this.#idle.splice(0)) resolve();
-    }
+    await ctx.stage('processing');
+    await ctx.stage('sampling');
+    await writeFile(join(ctx.outDir, 'preview.png'), TINY_PNG);
+    await ctx.stage('intermediate-complete', { name: 'preview.png', contentType: 'image/png' });
+    await writeFile(join(ctx.outDir, 'output.png'), TINY_PNG);
+    return [{ name: 'output.png', contentType: 'image/png' }];
   }
 }

@@ -26,6 +26,7 @@ export interface WorkerParts {
 
 /** Settings of one job worker that tests set apart from the config. */
 export interface JobWorkerOptions {
+  /** Read by the runtime, which hands the engine in as `parts.engine`. */
   readonly engine?: Engine;
   readonly concurrency?: number;
   readonly pollMs?: number;
@@ -51,7 +52,7 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
   const worker = new Worker(
     {
       runs: services.runs,
-      engine: opts.engine ?? parts.engine,
+      engine: parts.engine,
       outputs: parts.outputs,
       clock: services.clock,
       signals: services.signals,
@@ -66,8 +67,6 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
 
 export interface RunningWorker {
   readonly worker: Worker;
-  readonly webhooks: WebhookSender;
-  readonly janitor: OutputJanitor;
   /** Stops claiming, lets runs finish for the grace period, hands back the rest, closes connections. */
   stop(): Promise<void>;
 }
@@ -95,8 +94,6 @@ export async function startWorkers(parts: WorkerParts, log: Log, publicUrl: () =
   janitor.start();
   return {
     worker,
-    webhooks,
-    janitor,
     async stop() {
       // A sweep stops at its next directory; nothing it leaves undone is lost.
       await janitor.stop();

@@ -17,10 +17,6 @@ export const JOB_STATUSES = Object.freeze([
 
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-export function isJobStatus(value: string): value is JobStatus {
-  return (JOB_STATUSES as readonly string[]).includes(value);
-}
-
 export type TerminalStatus = 'completed' | 'failed' | 'cancelled';
 
 export const TERMINAL_STATUSES: readonly TerminalStatus[] = Object.freeze(['completed', 'failed', 'cancelled'] as const);

@@ -1,4 +1,4 @@
-import { isHttpUri } from '../lib/urls.js';
+import { isAbsoluteHttpUrl } from '../lib/urls.js';
 import { invalid } from './errors.js';
 
 /** The longest webhook URL a job may carry. */
@@ -11,13 +11,5 @@ export const WEBHOOK_URL_MAX = 2048;
  */
 export function checkWebhookUrl(url: string, label: string): void {
   if (url.length > WEBHOOK_URL_MAX) throw invalid(`${label} must be at most ${WEBHOOK_URL_MAX} characters`);
-  const refused = () => invalid(`${label} must be an absolute http or https URL`);
-  if (!isHttpUri(url)) throw refused();
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw refused();
-  }
-  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || !parsed.hostname) throw refused();
+  if (!isAbsoluteHttpUrl(url)) throw invalid(`${label} must be an absolute http or https URL`);
 }

@@ -1,4 +1,5 @@
 import { runTool } from './ffmpeg.js';
+import { demuxedInputArgs } from './media-types.js';
 import { binaryLocator } from './locate-binary.js';
 
 /**
@@ -90,15 +91,12 @@ export async function probeFile(ffprobePath: string, path: string, demuxer: stri
   const args = [
     '-hide_banner',
     '-v', 'error',
-    '-protocol_whitelist', 'file',
     '-probesize', String(PROBE_SIZE_BYTES),
     '-analyzeduration', String(PROBE_ANALYZE_US),
-    ...(demuxer === 'mov' ? ['-enable_drefs', '0'] : []),
-    '-f', demuxer,
     '-print_format', 'json',
     '-show_format',
     '-show_streams',
-    '-i', `file:${path}`,
+    ...demuxedInputArgs(path, demuxer),
   ];
   const { stdout } = await runTool(ffprobePath, args, {
     signal,

@@ -16,6 +16,15 @@ export const VIDEO_DEMUXERS: Readonly<Record<VideoContainer, string>> = Object.f
   matroska: 'matroska',
 });
 
+/**
+ * The input options every ffprobe and ffmpeg run on an input video takes: only the `file`
+ * protocol, the demuxer forced to the verified container, no external references (ISO-BMFF's
+ * `enable_drefs` stays off), the path as a `file:` URL. Last among the options: `-i` ends them.
+ */
+export function demuxedInputArgs(path: string, demuxer: string): string[] {
+  return ['-protocol_whitelist', 'file', ...(demuxer === 'mov' ? ['-enable_drefs', '0'] : []), '-f', demuxer, '-i', `file:${path}`];
+}
+
 /** Raster formats an image field accepts; names as sharp's `metadata().format` reports them. */
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'tiff' | 'avif' | 'heif';
 

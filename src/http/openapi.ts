@@ -71,17 +71,9 @@ interface RouteSchema {
   readonly [key: string]: unknown;
 }
 
-/** What every generation endpoint does (spec 4.2), before what a route says of itself (deprecation). */
-const GENERATE_DESCRIPTION =
-  'Creates a job and answers at once with it pending (`completed_at` and `result` null). Read the outcome with ' +
-  'GET /jobs/{id}, or send X-Webhook-URL to receive it by POST (see `webhooks`). Unknown body properties are refused.';
-
 /** A route's schema with components referenced; response descriptions and headers stay on the response. */
-function transformRoute(schema: RouteSchema, url: string, components: Components): RouteSchema {
+function transformRoute(schema: RouteSchema, components: Components): RouteSchema {
   const out: Json = { ...schema };
-  if (url.startsWith('/generate/')) {
-    out.description = typeof schema.description === 'string' ? `${GENERATE_DESCRIPTION} ${schema.description}` : GENERATE_DESCRIPTION;
-  }
   if (schema.body) {
     const named = schema[BODY_COMPONENT] ?? schema.body.$id;
     const name = typeof named === 'string' ? named : undefined;
@@ -184,7 +176,7 @@ export function swaggerOptions(): FastifyDynamicSwaggerOptions {
     } as FastifyDynamicSwaggerOptions['openapi'],
     transform: ({ schema, url }) => {
       if (!schema || (schema as { hide?: boolean }).hide) return { schema, url };
-      return { schema: transformRoute(schema as RouteSchema, url, components) as typeof schema, url };
+      return { schema: transformRoute(schema as RouteSchema, components) as typeof schema, url };
     },
     transformObject: (documentObject) => {
       const doc = ('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject) as Json;

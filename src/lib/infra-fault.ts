@@ -135,3 +135,6 @@ export function faultRetryDelayMs(faults: number): number {
   const i = Math.min(Math.max(1, Math.floor(faults)), FAULT_RETRY_DELAYS_MS.length) - 1;
   return FAULT_RETRY_DELAYS_MS[i]!;
 }
+
+/** The `alert` field of the log line every infrastructure fault writes; alerting rules match on it. */
+export const INFRA_FAULT_ALERT = 'infrastructure_fault';

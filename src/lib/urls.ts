@@ -21,6 +21,16 @@ export const HTTP_URI_PATTERN = `^[hH][tT][tT][pP][sS]?://(?:${AUTHORITY_START})
 
 const HTTP_URI_RE = new RegExp(HTTP_URI_PATTERN, 'u');
 
+/** An http(s) URI (the pattern above) that also parses with a host: what an output or webhook URL must be. */
+export function isAbsoluteHttpUrl(value: string): boolean {
+  if (!isHttpUri(value)) return false;
+  try {
+    return new URL(value).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 export function isHttpUri(value: string): boolean {
   return HTTP_URI_RE.test(value);
 }

@@ -35,6 +35,13 @@ export async function fillSlots(tx: StoreTx, lock: LockedWorkspace, now: Micros)
   return { moved, admitted: active + moved };
 }
 
+/** Locks the workspace of a job or caller that exists: its row is gone only if the store is corrupt. */
+export async function lockExisting(tx: StoreTx, workspaceId: string): Promise<LockedWorkspace> {
+  const lock = await tx.queue.lockWorkspace(workspaceId);
+  if (!lock) throw new Error(`workspace ${workspaceId} vanished`);
+  return lock;
+}
+
 /** Locks the workspace and moves the oldest backlogged jobs into free slots; returns how many moved. */
 export async function promote(tx: StoreTx, workspaceId: string, now: Micros): Promise<number> {
   const lock = await tx.queue.lockWorkspace(workspaceId);

@@ -9,7 +9,7 @@ import { isSunset, sunsetError } from '../models/deprecation.js';
 import { refusePrivateUrls } from '../models/private-urls.js';
 import type { BodyValidator } from '../models/validation.js';
 import type { Store } from '../store/store.js';
-import { admit } from './admission.js';
+import { admit, lockExisting } from './admission.js';
 import type { BillingService } from './billing.js';
 import { Idempotency } from './idempotency.js';
 import type { HeldKey } from './idempotency.js';
@@ -160,8 +160,7 @@ export class GenerationService {
     const id = newId();
     const price = this.#billing.priceOf(input.entry.path, input.body);
     return this.#store.transaction(async (tx) => {
-      const lock = await tx.queue.lockWorkspace(auth.workspace.id);
-      if (!lock) throw new Error(`workspace ${auth.workspace.id} vanished`);
+      const lock = await lockExisting(tx, auth.workspace.id);
       await this.#billing.hold(tx, lock, { jobId: id, type: input.entry.path, price }, now);
       const status = await admit(tx, lock, now);
       if (!status) throw tooManyJobs();

@@ -7,7 +7,7 @@ import type { Micros } from '../lib/time.js';
 import { newOutputKey } from '../outputs/output-store.js';
 import type { EngineStage } from '../engines/engine.js';
 import type { JobPatch, JobRecord, Store } from '../store/store.js';
-import { promote } from './admission.js';
+import { lockExisting, promote } from './admission.js';
 import type { BillingService } from './billing.js';
 import { JobLost, endJob } from './job-end.js';
 import type { JobEnding, JobError } from './job-end.js';
@@ -174,9 +174,7 @@ export class JobRuns {
     const deps = { billing: this.#billing, webhooks: this.#webhooks };
     try {
       return await this.#store.transaction(async (tx) => {
-        const lock = await tx.queue.lockWorkspace(job.workspaceId);
-        if (!lock) throw new Error(`workspace ${job.workspaceId} of job ${job.id} vanished`);
-        return endJob(tx, lock, ending, deps, now);
+        return endJob(tx, await lockExisting(tx, job.workspaceId), ending, deps, now);
       });
     } catch (err) {
       // The worker lost the job (cancelled, reaped): its end rolled back, ledger entry and all.

@@ -3,6 +3,7 @@ import type { Log } from '../lib/log.js';
 import { isUuid } from '../lib/ids.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
+import type { OutputStore } from '../outputs/output-store.js';
 import type { Store } from '../store/store.js';
 import type { BillingService } from './billing.js';
 import type { WebhookService } from './webhooks.js';
@@ -12,22 +13,20 @@ import { toJobView } from './job-view.js';
 import type { JobView } from './job-view.js';
 import { isTerminal } from '../domain/states.js';
 import type { JobStatus } from '../domain/states.js';
+import { lockExisting } from './admission.js';
 import { endJob } from './job-end.js';
 
 /** Where job outputs live; the job service only ever removes them. */
-export interface OutputRemover {
-  remove(outputKey: string): Promise<void>;
-}
+export type OutputRemover = Pick<OutputStore, 'remove'>;
 
 /** Where a removal that failed after the commit is reported (the request's logger). */
 export type RemovalLog = Pick<Log, 'warn'>;
 
 const quiet: RemovalLog = { warn: () => undefined };
 
-export interface JobPage {
-  items: JobView[];
-  next_cursor: string | null;
-}
+import type { JobPageView as JobPage } from './job-view.js';
+
+export type { JobPage };
 
 /** A validated GET /jobs query. */
 export interface JobListQuery {
@@ -75,8 +74,7 @@ export class JobService {
     const now = msToMicros(this.#clock.nowMs());
     const gone = await this.#store.transaction(async (tx) => {
       // An API user's jobs are all in its workspace, so the job is read only under its lock.
-      const lock = await tx.queue.lockWorkspace(auth.workspace.id);
-      if (!lock) throw new Error(`workspace ${auth.workspace.id} vanished`);
+      const lock = await lockExisting(tx, auth.workspace.id);
       const job = await tx.jobs.getJob(auth.apiUserId, jobId);
       if (!job) return undefined;
       // Every end takes the workspace lock, so the job cannot end between that read and this

@@ -1,4 +1,4 @@
-import { isHttpUri } from '../lib/urls.js';
+import { isAbsoluteHttpUrl } from '../lib/urls.js';
 import { invalid } from '../domain/errors.js';
 import type { JsonObject } from '../store/node-app-store.js';
 
@@ -73,14 +73,6 @@ export function checkSchema(value: unknown, what: string): JsonObject {
   return schema;
 }
 
-function hasHost(url: string): boolean {
-  try {
-    return new URL(url).hostname !== '';
-  } catch {
-    return false;
-  }
-}
-
 export function checkExampleOutputs(urls: readonly string[]): string[] {
   if (urls.length > NODE_APP_LIMITS.exampleOutputsMax) {
     throw invalid(`at most ${NODE_APP_LIMITS.exampleOutputsMax} example outputs, got ${urls.length}`);
@@ -89,7 +81,7 @@ export function checkExampleOutputs(urls: readonly string[]): string[] {
     if (url.length > NODE_APP_LIMITS.exampleOutputUrlMax) {
       throw invalid(`example output URLs must be at most ${NODE_APP_LIMITS.exampleOutputUrlMax} characters; one has ${url.length}`);
     }
-    if (!isHttpUri(url) || !hasHost(url)) {
+    if (!isAbsoluteHttpUrl(url)) {
       throw invalid(`example output '${url}' is not an absolute http or https URL`);
     }
   }

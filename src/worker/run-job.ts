@@ -5,7 +5,7 @@ import { EngineError } from '../engines/engine.js';
 import type { Clock } from '../lib/clock.js';
 import type { Log } from '../lib/log.js';
 import type { JobSignals } from '../services/job-signals.js';
-import { infraFault } from '../lib/infra-fault.js';
+import { INFRA_FAULT_ALERT, infraFault } from '../lib/infra-fault.js';
 import type { InfraFault } from '../lib/infra-fault.js';
 import { timeoutError } from '../services/job-runs.js';
 import type { ClaimedJob, JobError, JobRuns } from '../services/job-runs.js';
@@ -27,9 +27,6 @@ export interface RunDeps {
   /** The data dir check: while it fails, the worker claims nothing (a claimed job would only fault). */
   readonly readiness?: { canStore(): Promise<boolean> };
 }
-
-/** The `alert` field of the log line every infrastructure fault writes; alerting rules match on it. */
-export const INFRA_FAULT_ALERT = 'infrastructure_fault';
 
 /** Why a run was stopped from outside the engine. */
 export class RunStopped extends Error {

@@ -1,5 +1,6 @@
 import type { ClaimedJob } from '../services/job-runs.js';
-import { INFRA_FAULT_ALERT, runJob } from './run-job.js';
+import { INFRA_FAULT_ALERT } from '../lib/infra-fault.js';
+import { runJob } from './run-job.js';
 import type { RunDeps } from './run-job.js';
 import { SlotLoop } from './slot-loop.js';
 

@@ -22,8 +22,6 @@ export interface LocalEngineOptions {
   readonly latencyMs: number;
   /** An ffmpeg binary to use instead of the one found on PATH or shipped by npm. */
   readonly ffmpegPath?: string;
-  /** Likewise for ffprobe. */
-  readonly ffprobePath?: string;
   /** What inputs may claim and cost to decode; unset limits keep DEFAULT_MEDIA_LIMITS. */
   readonly limits?: Partial<MediaLimits>;
 }
@@ -47,15 +45,11 @@ const WORK_DIR_PREFIX = '.work-';
  * standing in for the vendors' models. docs/engine.md describes what each model produces.
  */
 export class LocalEngine implements BindableEngine {
-  /** The catalog paths this engine renders. */
-  static readonly models: readonly string[] = [...RENDERERS.keys()];
-
   /** The id model modules bind to (`engine: 'local'`). */
   readonly name = 'local';
   readonly #clock: Clock;
   readonly #waits: readonly [number, number, number];
   readonly #ffmpegPath: string | undefined;
-  readonly #ffprobePath: string | undefined;
   readonly #limits: MediaLimits;
 
   constructor(opts: LocalEngineOptions) {
@@ -64,7 +58,6 @@ export class LocalEngine implements BindableEngine {
     const third = Math.floor(total / 3);
     this.#waits = [third, third, total - 2 * third];
     this.#ffmpegPath = opts.ffmpegPath;
-    this.#ffprobePath = opts.ffprobePath;
     this.#limits = Object.freeze({ ...DEFAULT_MEDIA_LIMITS, ...opts.limits });
   }
 
@@ -87,7 +80,7 @@ export class LocalEngine implements BindableEngine {
         ctx,
         workDir,
         ffmpeg: () => this.#tool('ffmpeg', locateFfmpeg(this.#ffmpegPath)),
-        ffprobe: () => this.#tool('ffprobe', locateFfprobe(this.#ffprobePath)),
+        ffprobe: () => this.#tool('ffprobe', locateFfprobe()),
         limits: this.#limits,
       };
       const prepared = await guard(signal, 'reading the inputs', () => renderer(job.model, job.request, env));

@@ -6,7 +6,7 @@ import { probeFile } from '../ffprobe.js';
 import type { ProbeReport } from '../ffprobe.js';
 import { budgetFailure, count, decodeBudget, seconds, tooLarge } from '../media-limits.js';
 import type { MediaLimits } from '../media-limits.js';
-import { VIDEO_DEMUXERS, notAVideo, sniffVideo } from '../media-types.js';
+import { VIDEO_DEMUXERS, demuxedInputArgs, notAVideo, sniffVideo } from '../media-types.js';
 import type { RenderEnv } from './render-types.js';
 
 /** What the local engine needs to know of an input video. */
@@ -20,17 +20,9 @@ export interface VideoInput {
   readonly hasAudio: boolean;
 }
 
-/**
- * The input options every ffmpeg run on an input video starts with: only the `file` protocol, the
- * demuxer forced to the verified container, no external references, the path as a `file:` URL.
- */
+/** The input options of every ffmpeg run on an input video (media-types.ts `demuxedInputArgs`). */
 export function videoInputArgs(video: Pick<VideoInput, 'path' | 'demuxer'>): string[] {
-  return [
-    '-protocol_whitelist', 'file',
-    ...(video.demuxer === 'mov' ? ['-enable_drefs', '0'] : []),
-    '-f', video.demuxer,
-    '-i', `file:${video.path}`,
-  ];
+  return demuxedInputArgs(video.path, video.demuxer);
 }
 
 /** Codecs of single pictures: one frame of these in a container is a still image, not a video. */

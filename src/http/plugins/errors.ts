@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { infraFault } from '../../lib/infra-fault.js';
+import { INFRA_FAULT_ALERT, infraFault } from '../../lib/infra-fault.js';
+import type { InfraFault } from '../../lib/infra-fault.js';
 import { DomainError, invalid } from '../../domain/errors.js';
 import { storageUnavailable } from '../../services/readiness.js';
 import { bodyOf, codeForStatus, headersOf, statusOf } from '../error-status.js';
@@ -10,7 +11,12 @@ import { logFailure } from '../logging.js';
  * store or disk failing under the request (disk full, read-only, lost database) is the server's
  * passing trouble, not a bug: 503 with Retry-After, saying what could not be done.
  */
-export function toDomainError(err: FastifyError | Error, bodyLimit?: number, method?: string): DomainError {
+export function toDomainError(
+  err: FastifyError | Error,
+  bodyLimit?: number,
+  method?: string,
+  fault: InfraFault | undefined = err instanceof DomainError ? undefined : infraFault(err),
+): DomainError {
   if (err instanceof DomainError) return err;
   const fe = err as FastifyError;
   switch (fe.code) {
@@ -21,7 +27,6 @@ export function toDomainError(err: FastifyError | Error, bodyLimit?: number, met
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return invalid('the request body is empty; send a JSON object');
   }
-  const fault = infraFault(err);
   if (fault) return storageUnavailable(fault.kind, method === 'POST' ? 'store new jobs' : 'answer this request');
   const status = fe.statusCode ?? 500;
   if (status >= 400 && status < 500) return new DomainError(codeForStatus(status), fe.message || 'bad request');
@@ -40,10 +45,10 @@ export function sendError(reply: FastifyReply, err: DomainError): FastifyReply {
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const appErr = toDomainError(err, request.routeOptions.bodyLimit, request.method);
-    const fault = appErr.code === 'unavailable' && !(err instanceof DomainError) ? infraFault(err) : undefined;
+    const fault = err instanceof DomainError ? undefined : infraFault(err);
+    const appErr = toDomainError(err, request.routeOptions.bodyLimit, request.method, fault);
     // Operators' alert: the same stable field the job runner writes.
-    if (fault) request.log.error({ alert: 'infrastructure_fault', errno: fault.code, kind: fault.kind }, 'infrastructure fault under a request');
+    if (fault) request.log.error({ alert: INFRA_FAULT_ALERT, errno: fault.code, kind: fault.kind }, 'infrastructure fault under a request');
     if (statusOf(appErr) >= 500) logFailure(request.log, err, 'request failed');
     return sendError(reply, appErr);
   });

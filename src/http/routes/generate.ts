@@ -26,6 +26,11 @@ export interface GenerateDeps {
   readonly bodyLimitBytes: number;
 }
 
+/** What every generation endpoint does (spec 4.2), before what a route says of itself (deprecation). */
+const GENERATE_DESCRIPTION =
+  'Creates a job and answers at once with it pending (`completed_at` and `result` null). Read the outcome with ' +
+  'GET /jobs/{id}, or send X-Webhook-URL to receive it by POST (see `webhooks`). Unknown body properties are refused.';
+
 /** `image/vendor-a/model-a-2/medium` → `generateImageVendorAModelA2Medium` */
 const operationId = (path: string) =>
   `generate-${path}`.split(/[^A-Za-z0-9]+/).map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
@@ -70,9 +75,9 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
         schema: {
           operationId: operationId(entry.path),
           summary: entry.summary,
-          ...(entry.deprecation
-            ? { description: `Deprecated: answers 410 from ${entry.deprecation.sunsetDate}${entry.deprecation.replacement ? `; use ${entry.deprecation.replacement}` : ''}.` }
-            : {}),
+          description: entry.deprecation
+            ? `${GENERATE_DESCRIPTION} Deprecated: answers 410 from ${entry.deprecation.sunsetDate}${entry.deprecation.replacement ? `; use ${entry.deprecation.replacement}` : ''}.`
+            : GENERATE_DESCRIPTION,
           tags: [entry.kind === 'image' ? 'image generation' : 'video generation'],
           ...(entry.deprecation ? { deprecated: true } : {}),
           headers: headerSchema(entry),

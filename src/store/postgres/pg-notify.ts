@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { encodeJobEvent } from '../job-event-codec.js';
 import type { JobEvent } from '../store.js';
 
 /** The PostgreSQL channel that carries JobEvents between processes. */
@@ -11,5 +12,5 @@ export const JOB_EVENTS_CHANNEL = 'mediagen_jobs';
  * transaction it is delivered at commit, and not at all on rollback.
  */
 export async function pgNotify(db: Kysely<Database>, event: JobEvent): Promise<void> {
-  await sql`SELECT pg_notify(${JOB_EVENTS_CHANNEL}, ${JSON.stringify(event)})`.execute(db);
+  await sql`SELECT pg_notify(${JOB_EVENTS_CHANNEL}, ${encodeJobEvent(event)})`.execute(db);
 }

@@ -31,6 +31,7 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
     transact,
     migrationsNeedWriteLock: false,
     skipLocked: true,
+    rowLocks: true,
     sendEvent: pgNotify,
     fusedWrites: true,
     listen: (fn) => listener.listen(fn),

@@ -15,7 +15,9 @@ export type EventSender = (db: Kysely<Database>, event: JobEvent) => Promise<voi
 export interface QueueCaps {
   /** Claims can pass each other's row locks (FOR UPDATE SKIP LOCKED). */
   readonly skipLocked: boolean;
-  /** Absent where other processes cannot be reached (SQLite: their poll finds the change). */
+  /** Writers take row locks (PostgreSQL); SQLite's write transaction is serial for the whole file. */
+  readonly rowLocks: boolean;
+  /** Absent where events reach other processes after the commit instead (SQLite's wake sockets). */
   readonly sendEvent?: EventSender;
 }
 
@@ -53,7 +55,7 @@ export class SqlQueueStore implements QueueStore {
       .selectFrom('workspaces')
       .select(['max_concurrent_jobs', 'max_backlogged_jobs'])
       .where('id', '=', workspaceId);
-    const r = await (this.#caps.skipLocked ? q.forNoKeyUpdate() : q).executeTakeFirst();
+    const r = await (this.#caps.rowLocks ? q.forNoKeyUpdate() : q).executeTakeFirst();
     return r && sealLock(workspaceId, { maxConcurrentJobs: Number(r.max_concurrent_jobs), maxBackloggedJobs: Number(r.max_backlogged_jobs) });
   }
 

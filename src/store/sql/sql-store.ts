@@ -24,6 +24,8 @@ export interface SqlBackend {
   readonly migrationsNeedWriteLock: boolean;
   /** Claims can pass each other's row locks (FOR UPDATE SKIP LOCKED). */
   readonly skipLocked: boolean;
+  /** Writers take row locks (PostgreSQL); SQLite's write transaction is serial for the whole file. */
+  readonly rowLocks: boolean;
   /** Sends cross-process events inside the transaction, delivered at its commit (PostgreSQL NOTIFY). */
   readonly sendEvent?: EventSender;
   /**
@@ -61,8 +63,8 @@ function bind(trx: Kysely<Database>, caps: BoundCaps, pending: JobEvent[]): Stor
  * backend supplies only its connection and its write transaction.
  */
 export async function createSqlStore(backend: SqlBackend): Promise<Store> {
-  const { db, transact, migrationsNeedWriteLock, skipLocked, sendEvent, listen, publish, closeExtra } = backend;
-  const caps: BoundCaps = { skipLocked, ...(sendEvent ? { sendEvent } : {}), fusedWrites: backend.fusedWrites ?? false };
+  const { db, transact, migrationsNeedWriteLock, skipLocked, rowLocks, sendEvent, listen, publish, closeExtra } = backend;
+  const caps: BoundCaps = { skipLocked, rowLocks, ...(sendEvent ? { sendEvent } : {}), fusedWrites: backend.fusedWrites ?? false };
   const { error, results } = migrationsNeedWriteLock
     ? await transact((trx) => new Migrator({ db: trx, provider: migrationProvider, disableTransactions: true }).migrateToLatest())
     : await new Migrator({ db, provider: migrationProvider }).migrateToLatest();

@@ -68,6 +68,7 @@ export async function openSqliteStore(file: string): Promise<Store> {
     transact,
     migrationsNeedWriteLock: true,
     skipLocked: false,
+    rowLocks: false,
     ...(wake
       ? { listen: (fn: (event: JobEvent) => void) => wake.listen(fn), publish: (event: JobEvent) => wake.publish(event), closeExtra: () => wake.close() }
       : {}),
