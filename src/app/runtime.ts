@@ -15,6 +15,7 @@ import type { Catalog } from '../models/catalog.js';
 import type { PriceTable } from '../models/prices.js';
 import type { RunPolicy } from '../services/job-runs.js';
 import { createServices } from '../services/services.js';
+import { assetInspector } from './asset-inspector.js';
 import type { Services } from '../services/services.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -84,6 +85,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     runPolicy,
     prices,
     disk: new DiskCheck(config.dataDir, config.minFreeDiskBytes, clock),
+    inspect: assetInspector(mediaLimits(config)),
+    assets: { maxBytes: config.assetMaxBytes, quotaBytes: config.assetQuotaBytes },
   });
   // The HTTP app, the workers and the engines are loaded on first use: `mediagen admin` starts in
   // a fraction of the time without Fastify, undici, sharp and ffmpeg's wrappers.

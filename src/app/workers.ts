@@ -3,7 +3,7 @@ import type { Engine } from '../engines/engine.js';
 import { createGuardedDispatcher } from '../lib/safe-fetch.js';
 import type { Log } from '../lib/log.js';
 import type { OutputStore } from '../outputs/output-store.js';
-import { OutputJanitor } from '../services/output-janitor.js';
+import { OUTPUT_GRACE_MS, OutputJanitor } from '../services/output-janitor.js';
 import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
 import { createInputLoader } from '../worker/input-loader.js';
@@ -44,11 +44,14 @@ export interface JobWorker {
 /** A job worker on these parts: the engine, the input loader, the run policy and the output store. */
 export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOptions = {}): JobWorker {
   const { config, services } = parts;
-  const inputs = createInputLoader({
-    allowPrivate: opts.allowPrivateUrls ?? config.allowPrivateUrls,
-    maxBytes: config.inputMaxBytes,
-    timeoutMs: config.inputTimeoutMs,
-  });
+  const inputs = createInputLoader(
+    {
+      allowPrivate: opts.allowPrivateUrls ?? config.allowPrivateUrls,
+      maxBytes: config.inputMaxBytes,
+      timeoutMs: config.inputTimeoutMs,
+    },
+    (url, field) => services.assets.readInput(url, field),
+  );
   const worker = new Worker(
     {
       runs: services.runs,
@@ -86,7 +89,10 @@ export async function startWorkers(parts: WorkerParts, log: Log, publicUrl: () =
     { concurrency: WEBHOOK_CONCURRENCY, pollMs: config.pollIntervalMs, timeoutMs: WEBHOOK_TIMEOUT_MS },
   );
   // Removes output files left by failed removals and crashes: once now, then every interval.
-  const janitor = new OutputJanitor(store.jobs, parts.outputs, services.clock, log, { intervalMs: config.janitorIntervalMs });
+  // An upload's key has no row until it is stored, so the grace outlasts the longest upload: a
+  // whole request time, then its inspection.
+  const graceMs = Math.max(OUTPUT_GRACE_MS, config.requestTimeoutMs + config.inputDecodeTimeoutMs + 60_000);
+  const janitor = new OutputJanitor(store.jobs, parts.outputs, services.clock, log, { intervalMs: config.janitorIntervalMs, graceMs });
   const stopListening = await store.listen?.((event) => services.signals.relay(event));
   const { worker } = jobs;
   worker.start();

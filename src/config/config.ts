@@ -35,6 +35,10 @@ export interface Config {
   readonly shutdownGraceMs: number;
   readonly janitorIntervalMs: number;
   readonly inputMaxBytes: number;
+  /** Largest upload POST /assets accepts. */
+  readonly assetMaxBytes: number;
+  /** Bytes of live assets one workspace may keep; 0: no quota. */
+  readonly assetQuotaBytes: number;
   readonly inputTimeoutMs: number;
   /** What an input may claim and cost to decode (docs/inputs.md). */
   readonly inputMaxVideoSeconds: number;
@@ -254,6 +258,8 @@ export function loadConfig(opts: {
     shutdownGraceMs: values.shutdown_grace_ms as number,
     janitorIntervalMs: values.janitor_interval_ms as number,
     inputMaxBytes: values.input_max_bytes as number,
+    assetMaxBytes: values.asset_max_bytes as number,
+    assetQuotaBytes: values.asset_quota_bytes as number,
     inputTimeoutMs: values.input_timeout_ms as number,
     inputMaxVideoSeconds: values.input_max_video_seconds as number,
     inputMaxVideoFrames: values.input_max_video_frames as number,

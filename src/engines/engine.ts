@@ -18,6 +18,17 @@ export interface OutputFile {
   /** A plain file name inside `outDir` (no directories), e.g. `output.png`. */
   readonly name: string;
   readonly contentType: string;
+  /**
+   * For outputs that are not all of one kind (a 3D model and its preview render): what this file
+   * is. When any output has a role, the result lists `{type, url}` objects (spec 2.2's second
+   * shape) instead of bare URLs.
+   */
+  readonly role?: 'model' | 'preview';
+  /**
+   * A video's or a sound's duration as measured from the written file, in whole microseconds.
+   * Given for the main output of a model priced per output second: the job is charged by it.
+   */
+  readonly durationUs?: number;
 }
 
 /**

@@ -139,13 +139,13 @@ export function lastLines(text: string, n: number): string {
 }
 
 /**
- * The ffmpeg binary to use: `explicit` if given, else `ffmpeg` on PATH when it can encode H.264
- * and AAC (some distribution builds cannot), else the binary shipped by `@ffmpeg-installer/ffmpeg`.
+ * The ffmpeg binary to use: `explicit` if given, else `ffmpeg` on PATH when it can encode H.264,
+ * AAC and MP3 (some distribution builds cannot), else the binary shipped by `@ffmpeg-installer/ffmpeg`.
  * Outputs are byte-identical for identical requests only with the same binary.
  */
 export const locateFfmpeg = binaryLocator({
   name: 'ffmpeg',
   probeArgs: ['-hide_banner', '-encoders'],
-  accepts: (out) => /\blibx264\b/.test(out) && /\baac\b/.test(out),
+  accepts: (out) => /\blibx264\b/.test(out) && /\baac\b/.test(out) && /\blibmp3lame\b/.test(out),
   npmPackage: '@ffmpeg-installer/ffmpeg',
 });

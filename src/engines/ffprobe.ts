@@ -28,6 +28,10 @@ export interface ProbedStream {
   readonly frames: number;
   /** Frames per second (average, else the base rate), else NaN. */
   readonly fps: number;
+  /** Degrees the picture is turned when shown (display matrix, else the `rotate` tag), else 0. */
+  readonly rotation: number;
+  /** A still attached to the file (an MP3's cover art), not a video to play. */
+  readonly attachedPic: boolean;
 }
 
 export interface ProbeReport {
@@ -46,6 +50,9 @@ interface RawStream {
   nb_frames?: string;
   avg_frame_rate?: string;
   r_frame_rate?: string;
+  disposition?: { attached_pic?: number };
+  tags?: { rotate?: string };
+  side_data_list?: { rotation?: number }[];
 }
 
 interface RawReport {
@@ -77,6 +84,8 @@ export function parseProbeReport(json: string): ProbeReport {
       duration: number(s.duration),
       frames: number(s.nb_frames),
       fps: Number.isNaN(rate(s.avg_frame_rate)) ? rate(s.r_frame_rate) : rate(s.avg_frame_rate),
+      rotation: number(s.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? s.tags?.rotate) || 0,
+      attachedPic: s.disposition?.attached_pic === 1,
     }),
   );
   return { formatName: raw.format?.format_name ?? 'unknown', duration: number(raw.format?.duration), streams };

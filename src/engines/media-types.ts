@@ -81,6 +81,63 @@ function videoContainer(bytes: Buffer): VideoContainer | undefined {
   return undefined;
 }
 
+/** Audio formats an asset may be. */
+export type AudioFormat = 'wav' | 'mp3';
+
+/** MPEG audio bit rates, kbit/s, by bit-rate index: MPEG-1 Layer III, then MPEG-2/2.5 Layer III. */
+const MP3_KBPS = [
+  [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320],
+  [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160],
+] as const;
+const MP3_RATES = [
+  [11025, 12000, 8000], // MPEG-2.5
+  [0, 0, 0],
+  [22050, 24000, 16000], // MPEG-2
+  [44100, 48000, 32000], // MPEG-1
+] as const;
+
+/** The length of the MPEG-1/2/2.5 Layer III frame whose header is at `at`, or 0 if none is there. */
+function mp3FrameLength(bytes: Buffer, at: number): number {
+  if (at + 4 > bytes.length || bytes[at] !== 0xff || (bytes[at + 1]! & 0xe0) !== 0xe0) return 0;
+  const version = (bytes[at + 1]! >> 3) & 3;
+  const layer = (bytes[at + 1]! >> 1) & 3;
+  const bitrate = bytes[at + 2]! >> 4;
+  const rateIndex = (bytes[at + 2]! >> 2) & 3;
+  if (version === 1 || layer !== 1 || bitrate === 0 || bitrate === 15 || rateIndex === 3) return 0;
+  const mpeg1 = version === 3;
+  const kbps = MP3_KBPS[mpeg1 ? 0 : 1][bitrate]!;
+  const padding = (bytes[at + 2]! >> 1) & 1;
+  return Math.floor(((mpeg1 ? 144 : 72) * kbps * 1000) / MP3_RATES[version]![rateIndex]!) + padding;
+}
+
+/**
+ * MP3: an ID3v2 tag (`ID3`, its syncsafe size), or an MPEG Layer III frame header whose next
+ * frame, when within `bytes`, starts with a header too (two sync words in a row rarely happen by
+ * chance). A tag longer than `bytes` is taken on trust: ffprobe then reads the file as MP3 only.
+ */
+function isMp3(bytes: Buffer): boolean {
+  let at = 0;
+  if (ascii(bytes, 0, 3) === 'ID3' && bytes.length >= 10) {
+    at = 10 + ((bytes[6]! & 0x7f) << 21) + ((bytes[7]! & 0x7f) << 14) + ((bytes[8]! & 0x7f) << 7) + (bytes[9]! & 0x7f);
+    if (bytes[5]! & 0x10) at += 10; // footer
+    while (at < bytes.length && bytes[at] === 0) at++; // padding after the tag
+    if (at + 4 > bytes.length) return true;
+  }
+  const length = mp3FrameLength(bytes, at);
+  if (length === 0) return false;
+  return at + length + 4 > bytes.length || mp3FrameLength(bytes, at + length) > 0;
+}
+
+function audioFormat(bytes: Buffer): AudioFormat | undefined {
+  if (ascii(bytes, 0, 4) === 'RIFF' && ascii(bytes, 8, 12) === 'WAVE') return 'wav';
+  return isMp3(bytes) ? 'mp3' : undefined;
+}
+
+/** Binary glTF: the magic `glTF` (version and chunks are checked when the file is inspected). */
+function isGlb(bytes: Buffer): boolean {
+  return ascii(bytes, 0, 4) === 'glTF';
+}
+
 /**
  * Names formats that are refused by name because a decoder would follow what they contain:
  * playlists, concat lists, session descriptions, manifests, vector documents.
@@ -89,6 +146,9 @@ function describeOther(bytes: Buffer): string {
   const image = imageFormat(bytes);
   if (image) return IMAGE_NAMES[image];
   if (videoContainer(bytes)) return 'a video file';
+  const audio = audioFormat(bytes);
+  if (audio) return audio === 'wav' ? 'a WAV audio file' : 'an MP3 audio file';
+  if (isGlb(bytes)) return 'a GLB 3D model';
   // Text formats may start with a UTF-8 byte order mark and blank space.
   const text = ascii(bytes, 0, 512).replace(/^\xef\xbb\xbf/, '').trimStart();
   const head = text.slice(0, 64).toLowerCase();
@@ -136,4 +196,26 @@ export function notAVideo(field: string, what: string): string {
 export function notAnImage(field: string, what: string): string {
   const is = what === 'empty' ? 'is empty' : what === 'not a file type it accepts' ? 'is not an image file it accepts' : `is ${what}, not a raster image`;
   return `${field} ${is}; send a JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIF file`;
+}
+
+/** What an uploaded asset may be; each is stored as `asset.<type>` (docs/assets.md). */
+export type AssetType = 'jpg' | 'png' | 'webp' | 'heic' | 'mp4' | 'mov' | 'webm' | 'glb' | 'wav' | 'mp3';
+
+const ASSET_IMAGES: Partial<Record<ImageFormat, AssetType>> = { jpeg: 'jpg', png: 'png', webp: 'webp', heif: 'heic' };
+
+/**
+ * An accepted asset type, or what the bytes are instead. Images are judged first: their
+ * signatures are the strictest, and HEIF shares ISO-BMFF's `ftyp` box with MP4 and MOV.
+ */
+export function sniffAsset(bytes: Buffer): Sniffed<AssetType> {
+  const image = imageFormat(bytes);
+  if (image) {
+    const type = ASSET_IMAGES[image];
+    return type ? { ok: true, type } : { ok: false, what: IMAGE_NAMES[image] };
+  }
+  const video = videoContainer(bytes);
+  if (video) return video === 'matroska' ? { ok: false, what: 'a Matroska video' } : { ok: true, type: video };
+  if (isGlb(bytes)) return { ok: true, type: 'glb' };
+  const audio = audioFormat(bytes);
+  return audio ? { ok: true, type: audio } : { ok: false, what: describeOther(bytes) };
 }

@@ -5,9 +5,11 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Clock } from '../lib/clock.js';
 import type { Catalog } from '../models/catalog.js';
 import type { IdentityService } from '../services/identity.js';
+import type { AssetService } from '../services/assets.js';
 import type { BillingService } from '../services/billing.js';
 import type { GenerationService } from '../services/generation.js';
 import type { JobService } from '../services/jobs.js';
+import type { ModelService } from '../services/models.js';
 import type { NodeAppService } from '../services/node-apps.js';
 import type { WebhookService } from '../services/webhooks.js';
 import type { OutputStore } from '../outputs/output-store.js';
@@ -17,10 +19,12 @@ import { edgeOptions, registerEdgeHooks } from './plugins/edge.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerJsonBody } from './plugins/json-body.js';
 import { registerStorageGuard } from './plugins/storage-guard.js';
+import { registerAssetRoutes } from './routes/assets.js';
 import { registerGenerateRoutes } from './routes/generate.js';
 import { registerHealth } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerMetaRoutes } from './routes/meta.js';
+import { registerModelRoutes } from './routes/models.js';
 import { registerNodeAppRoutes } from './routes/node-apps.js';
 import { registerOutputRoutes } from './routes/outputs.js';
 import { registerUsageRoutes } from './routes/usage.js';
@@ -40,8 +44,11 @@ export interface AppDeps {
   readonly identity: IdentityService;
   readonly jobs: JobService;
   readonly generation: GenerationService;
+  /** The catalog as data: GET /models and GET /deprecations. */
+  readonly models: ModelService;
   readonly billing: BillingService;
   readonly nodeApps: NodeAppService;
+  readonly assets: AssetService;
   readonly webhooks: WebhookService;
   /** /healthz, /readyz and the storage guard on job creation. */
   readonly readiness: Readiness;
@@ -57,7 +64,10 @@ export interface AppDeps {
   readonly limits?: ServerLimits;
   /** The process's logger, shared with the worker; absent, nothing is logged (tests). */
   readonly logger?: FastifyBaseLogger;
-  /** Job output files, served without auth under /outputs; absent, the route is not registered. */
+  /**
+   * Job output and asset files, served without auth under /outputs and /assets/files; absent,
+   * those routes and the asset routes are not registered.
+   */
   readonly outputs?: OutputStore;
 }
 
@@ -96,8 +106,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerWebhookDeliveryRoutes(app, deps.webhooks);
   registerUsageRoutes(app, deps.billing);
   registerNodeAppRoutes(app, deps.nodeApps);
-  registerMetaRoutes(app, deps.catalog, deps.publicUrl);
-  if (deps.outputs) registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key));
+  registerMetaRoutes(app, deps.models, deps.publicUrl);
+  registerModelRoutes(app, deps.models, deps.publicUrl);
+  if (deps.outputs) {
+    registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key));
+    registerAssetRoutes(app, deps.assets, deps.outputs, deps.publicUrl);
+  }
   await app.ready();
   return app;
 }

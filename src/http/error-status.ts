@@ -14,6 +14,7 @@ export const HTTP_STATUS = {
   idempotency_key_in_flight: 409,
   model_unavailable: 410,
   payload_too_large: 413,
+  storage_quota_exceeded: 413,
   unsupported_media_type: 415,
   range_not_satisfiable: 416,
   idempotency_key_reused: 422,

@@ -23,6 +23,12 @@ const REF = '#/components/schemas/';
 /** A route schema's key naming its body's component (a model's `requestName`); not emitted. */
 export const BODY_COMPONENT = 'x-body-component';
 
+/**
+ * An operation's extension naming the shape of its job's `result.urls` when it is not the plain
+ * list of URLs (a 3D model and its preview); emitted as a `$ref` to that component.
+ */
+export const RESULT_URLS = 'x-result-urls';
+
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Collects components while route schemas are rewritten to reference them. */
@@ -80,6 +86,7 @@ function transformRoute(schema: RouteSchema, components: Components): RouteSchem
     delete out[BODY_COMPONENT];
     out.body = name ? components.ref(schema.body, name) : components.rewrite(schema.body);
   }
+  if (schema[RESULT_URLS]) out[RESULT_URLS] = components.rewrite(schema[RESULT_URLS]);
   if (schema.response) {
     out.response = Object.fromEntries(
       Object.entries(schema.response).map(([status, res]) => {
@@ -108,7 +115,8 @@ const WEBHOOKS = {
       summary: 'A job reached a terminal status',
       description:
         'POSTed to the X-Webhook-URL given when the job was created, once the job is completed, failed or cancelled. ' +
-        'The body is the job as GET /jobs/{id} shows it. Signed per Standard Webhooks: verify `webhook-signature` over ' +
+        'The body is the job as GET /jobs/{id} shows it: `completed_at` is always present; `result` only on a completed job ' +
+        '(a failed or cancelled one has none, and a failed one has `error`). Signed per Standard Webhooks: verify `webhook-signature` over ' +
         '`${webhook-id}.${webhook-timestamp}.${body}` with the workspace secret, reject old timestamps, and treat a repeated ' +
         '`webhook-id` as a duplicate (deliveries are retried until a 2xx).',
       parameters: [

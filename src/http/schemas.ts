@@ -1,15 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { TObject } from '@sinclair/typebox';
-import { Job, JobPage } from '../services/job-view.js';
-import { StringEnum } from '../models/schema-kit.js';
-import { JOB_STATUSES } from '../domain/states.js';
+import { CreatedJob, Job, JobPage } from '../services/job-view.js';
+import { IDEMPOTENCY_KEY_MAX } from './request-headers.js';
 
 /**
  * Response shapes (spec sections 2 and 7). A schema with an `$id` is an OpenAPI component of that
  * name, referenced with `$ref` (openapi.ts). Responses are not filtered by them: the tests check
  * every response against them instead (test/helpers/checked-inject.ts).
  */
-export { Job, JobPage };
+export { CreatedJob, Job, JobPage };
 
 export const ErrorBody = Type.Object(
   { error: Type.String({ minLength: 1, description: 'What went wrong, in words', examples: ["query parameter 'limit' must be an integer from 1 to 1000, got '0'"] }) },
@@ -41,24 +40,6 @@ export const SunsetBody = Type.Object(
   { $id: 'Error410', description: 'The model was retired on its sunset date. Treat as terminal.' },
 );
 
-/** A created job (spec 4.2): pending, with `completed_at` and `result` null. */
-export const CreatedJob = Type.Object(
-  {
-    job_id: Job.properties.job_id,
-    type: Job.properties.type,
-    status: StringEnum(JOB_STATUSES, { description: 'A pending status: backlogged or queued', examples: ['queued'] }),
-    created_at: Job.properties.created_at,
-    completed_at: Type.Null({ description: 'Always null on creation' }),
-    result: Type.Null({ description: 'Always null on creation' }),
-    error: Type.Optional(Job.properties.error),
-  },
-  {
-    $id: 'CreatedJob',
-    description: 'The job just created, still pending',
-    examples: [{ job_id: '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69', type: 'image/vendor-a/model-a-2/medium', status: 'queued', created_at: '2026-11-22T12:00:00.000000Z', completed_at: null, result: null }],
-  },
-);
-
 export const DeletedJob = Type.Object(
   {
     job_id: Type.String({ format: 'uuid', description: 'The deleted job', examples: ['0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69'] }),
@@ -73,6 +54,14 @@ const RETRY_AFTER = {
   description: 'Seconds to wait before retrying',
   examples: ['5'],
 };
+
+/** The Idempotency-Key request header of every POST that creates (a job, an asset). */
+export const IdempotencyKeyHeader = Type.String({
+  minLength: 1,
+  maxLength: IDEMPOTENCY_KEY_MAX + 2,
+  description:
+    'Makes a retry safe: the same key with the same request within 24 hours answers the first response again (with `Idempotent-Replayed: true`) and creates nothing more. 1 to 255 printable ASCII characters, bare or as a quoted string; per workspace. See docs/errors.md.',
+});
 
 /** On a POST answered from its Idempotency-Key's stored first response. */
 export const ReplayedHeader = {

@@ -4,6 +4,7 @@ import { MODELS } from './registry.js';
 import { bodyValidator } from './validation.js';
 import type { BodyValidator } from './validation.js';
 import type { ModelModule } from './model.js';
+import { isSunset } from './deprecation.js';
 import type { Deprecation } from './deprecation.js';
 import type { DeprecationOverride } from '../config/options.js';
 
@@ -19,6 +20,15 @@ export interface Catalog {
   readonly aliasSunsetDate: string;
   readonly aliasSunsetMs: number;
   get(path: string): CatalogEntry | undefined;
+}
+
+/**
+ * Whether the model takes requests at `nowMs`: it has a request schema (a retired one has none)
+ * and is not past its sunset. Job creation refuses the others with 410; GET /models marks them
+ * unavailable.
+ */
+export function isAvailable(entry: CatalogEntry, nowMs: number): boolean {
+  return entry.request !== undefined && !(entry.deprecation && isSunset(entry.deprecation, nowMs));
 }
 
 function dateMs(date: string, what: string): number {
@@ -50,7 +60,7 @@ export function buildCatalog(opts: {
     if (!takesRequests && !retired) throw new Error(`catalog: ${m.path} needs a request schema, a price and an engine, or a deprecation`);
   }
   const entries = models.map((m): CatalogEntry => {
-    const validate = m.request ? { validate: bodyValidator(m.request) } : {};
+    const validate = m.request ? { validate: bodyValidator(m.request, m.check) } : {};
     const o = overrides.get(m.path);
     const dep = o
       ? { sunsetDate: o.sunset_date, replacement: o.replacement, migrationUrl: o.migration_url }

@@ -1,9 +1,11 @@
 import type { TObject } from '@sinclair/typebox';
 import type { MicroUsd } from '../domain/money.js';
+import type { Usage } from '../domain/usage.js';
 import type { FieldAlias } from './aliases.js';
 
-/** What a model makes; also the OpenAPI tag of its endpoint. */
-export type OutputKind = 'image' | 'video';
+/** What a model makes; also the OpenAPI tag of its endpoint and the `kind` GET /models shows. */
+export const OUTPUT_KINDS = ['image', 'video', 'audio', '3d'] as const;
+export type OutputKind = (typeof OUTPUT_KINDS)[number];
 
 /** A request as the price rule reads it: validated, defaults applied, aliases renamed. */
 export type PricedRequest = Readonly<Record<string, unknown>>;
@@ -14,9 +16,15 @@ export type Rates = Readonly<Record<string, MicroUsd>>;
 /** How a model is priced (spec section 8): its rates and the rule combining them with a request. */
 export interface PriceRule {
   readonly rates: Rates;
-  /** What the rates mean, for docs and error messages. */
+  /** The rule in words: what is counted and when each rate applies (GET /models shows it). */
   readonly unit: string;
   readonly price: (rates: Rates, request: PricedRequest) => MicroUsd;
+  /**
+   * A metered rule (priced per unit of output, which is known only when the job has run): `price`
+   * is then the most a job can cost, held when it is admitted, and this what it is charged on
+   * completion from what it made. The ledger never charges more than the hold.
+   */
+  readonly charge?: (rates: Rates, request: PricedRequest, usage: Usage) => MicroUsd;
 }
 
 /**
@@ -30,8 +38,16 @@ export interface ModelModule {
   readonly path: string;
   readonly summary: string;
   readonly kind: OutputKind;
+  /** The OpenAPI tag of its endpoint; default `<kind> generation` (enhancers say `image enhance`). */
+  readonly tag?: string;
   /** The request body as spec 4.2 tables it. Absent for retired models whose shape the spec does not show. */
   readonly request?: TObject;
+  /**
+   * A rule across fields that JSON Schema cannot state (a product of two fields, say): given a body
+   * that passed `request`, the sentence of a 400 naming the fields, or undefined. Applied right
+   * after the schema, so every transport refuses the same bodies (catalog.ts).
+   */
+  readonly check?: (request: PricedRequest) => string | undefined;
   /** The OpenAPI component name of `request`, e.g. `ModelA2Request` (variants of one model share it). */
   readonly requestName?: string;
   /** Deprecated camelCase request fields, renamed until the alias sunset (aliases.ts). */

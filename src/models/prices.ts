@@ -1,4 +1,5 @@
 import type { MicroUsd } from '../domain/money.js';
+import type { Usage } from '../domain/usage.js';
 import type { ModelModule, PriceRule, PricedRequest, Rates } from './model.js';
 import { MODELS } from './registry.js';
 
@@ -21,6 +22,11 @@ function priceRulesOf(models: readonly ModelModule[]): Readonly<Record<string, P
 export interface PriceTable {
   /** The price of one request, or undefined for a model without a price (a retired one). */
   priceOf(model: string, request: PricedRequest): MicroUsd | undefined;
+  /**
+   * What a completed job of a metered model is charged for what it made; undefined for a model
+   * priced up front (its job is charged its price, the hold).
+   */
+  chargeOf(model: string, request: PricedRequest, usage: Usage): MicroUsd | undefined;
   rates(model: string): Rates | undefined;
 }
 
@@ -40,13 +46,14 @@ export function buildPriceTable(overrides: PriceOverrides = {}, models: readonly
     }
     rates.set(model, Object.freeze({ ...base, ...given }));
   }
+  const whole = (amount: MicroUsd | undefined, what: string) => {
+    if (amount !== undefined && !Number.isSafeInteger(amount)) throw new PriceError(`${what} is not whole micro-USD`);
+    return amount;
+  };
   return Object.freeze({
-    priceOf: (model: string, request: PricedRequest) => {
-      const rule = rules[model];
-      const price = rule?.price(rates.get(model)!, request);
-      if (price !== undefined && !Number.isSafeInteger(price)) throw new PriceError(`price of ${model} is not whole micro-USD`);
-      return price;
-    },
+    priceOf: (model: string, request: PricedRequest) => whole(rules[model]?.price(rates.get(model)!, request), `price of ${model}`),
+    chargeOf: (model: string, request: PricedRequest, usage: Usage) =>
+      whole(rules[model]?.charge?.(rates.get(model)!, request, usage), `charge of ${model}`),
     rates: (model: string) => rates.get(model),
   });
 }

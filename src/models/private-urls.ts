@@ -39,6 +39,19 @@ function walk(schema: Schema, value: unknown, name: string, visit: (name: string
   }
 }
 
+/** A URL a body gives, with its field's name: `image_style_references[0].url`. */
+export interface UrlInput {
+  readonly field: string;
+  readonly url: string;
+}
+
+/** Every URL a body gives in its URL fields, in schema order. */
+export function urlInputsOf(schema: object | undefined, body: unknown): UrlInput[] {
+  const out: Array<{ field: string; url: string }> = [];
+  if (schema) walk(schema as Schema, body, '', (field, url) => out.push({ field, url }));
+  return out;
+}
+
 /** The URL fields a schema declares, arrays written `[]`: `image_style_references[].url`. */
 export function urlFieldsOf(schema: object): string[] {
   const out: string[] = [];
@@ -70,21 +83,22 @@ function refuse(field: string, why: string): never {
 
 /**
  * Throws invalid_request for the first URL, the webhook first (named `webhook.label`, as the
- * caller's transport calls it) and then the body's fields in schema order, whose host is refused
- * without resolving it. Call it over a body that passed validation.
+ * caller's transport calls it) and then the body's URLs (`urlInputsOf` of a body that passed
+ * validation), whose host is refused without resolving it. URLs in `exempt` (this server's own
+ * assets, read from its store and never fetched) are not judged.
  */
 export function refusePrivateUrls(
-  schema: object | undefined,
-  body: unknown,
+  inputs: readonly UrlInput[],
   webhook: { readonly label: string; readonly url: string } | null,
+  exempt: ReadonlySet<string> = new Set(),
 ): void {
   if (webhook !== null) {
     const why = refusal(webhook.url);
     if (why) refuse(webhook.label, why);
   }
-  if (!schema) return;
-  walk(schema as Schema, body, '', (field, url) => {
+  for (const { field, url } of inputs) {
+    if (exempt.has(url)) continue;
     const why = refusal(url);
     if (why) refuse(field, why);
-  });
+  }
 }

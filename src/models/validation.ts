@@ -25,15 +25,21 @@ addFormats(ajv);
 /** A body checker for one request schema: fills in defaults in place, or throws invalid_request. */
 export type BodyValidator = (body: unknown) => asserts body is Record<string, unknown>;
 
+/** A model's rule across fields (ModelModule.check): the refusal's sentence, or undefined. */
+export type CrossFieldCheck = (body: Readonly<Record<string, unknown>>) => string | undefined;
+
 /**
  * Compiled once per schema, on its first body, not per request: a process that never validates
  * (the admin CLI, a worker) never pays for compiling every model's schema.
  */
-export function bodyValidator(schema: TObject): BodyValidator {
+export function bodyValidator(schema: TObject, check?: CrossFieldCheck): BodyValidator {
   let validate: ValidateFunction | undefined;
   return (body: unknown): asserts body is Record<string, unknown> => {
     validate ??= ajv.compile(schema as object) as ValidateFunction;
-    if (!validate(body)) throw invalid(describeBodyErrors(validate.errors ?? []));
+    if (!validate(body)) throw invalid(describeBodyErrors(validate.errors ?? [], schema));
+    // Only a body of the schema's shape reaches the check, so it may read its fields as typed.
+    const refusal = check?.(body as Record<string, unknown>);
+    if (refusal !== undefined) throw invalid(refusal);
   };
 }
 
@@ -53,9 +59,10 @@ const describeType = (t: unknown) => (Array.isArray(t) ? t.join(' or ') : String
 /**
  * One clear sentence for the first thing wrong with a body. With allErrors off, Ajv reports the
  * first failing keyword; for a nullable field it reports each branch and then `anyOf`, so those
- * are folded into "must be X or null".
+ * are folded into "must be X or null". `schema` (the request schema) names the fields of a failed
+ * `not: {required: [...]}`: fields that exclude each other.
  */
-export function describeBodyErrors(errors: readonly ErrorObject[]): string {
+export function describeBodyErrors(errors: readonly ErrorObject[], schema?: object): string {
   const anyOf = errors.find((e) => e.keyword === 'anyOf');
   const first = errors[0]!;
   const name = fieldName(first.instancePath);
@@ -99,7 +106,20 @@ export function describeBodyErrors(errors: readonly ErrorObject[]): string {
       return `${subject} must be an http(s) URL or a base64 data: URI${orNull}`;
     case 'format':
       return `${subject} must be a valid ${String(p.format)}${orNull}`;
+    case 'not': {
+      const together = excluded(schema, first.schemaPath);
+      if (together) return `${together.map((f) => `'${f}'`).join(' and ')} cannot be given together; give one of them`;
+      return `${subject} ${first.message ?? 'is invalid'}`;
+    }
     default:
       return `${subject} ${first.message ?? 'is invalid'}`;
   }
+}
+
+/** The `required` list of the `not` schema at `schemaPath` (`#/not`, `#/properties/x/not`), if it has one. */
+function excluded(schema: object | undefined, schemaPath: string): string[] | undefined {
+  let at: unknown = schema;
+  for (const seg of schemaPath.split('/').slice(1)) at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[seg] : undefined;
+  const required = at !== null && typeof at === 'object' ? (at as { required?: unknown }).required : undefined;
+  return Array.isArray(required) && required.every((r) => typeof r === 'string') ? (required as string[]) : undefined;
 }

@@ -36,7 +36,14 @@ const CONTENT_TYPES: ReadonlyMap<string, string> = new Map([
   ['png', 'image/png'],
   ['jpg', 'image/jpeg'],
   ['jpeg', 'image/jpeg'],
+  ['webp', 'image/webp'],
+  ['heic', 'image/heic'],
   ['mp4', 'video/mp4'],
+  ['mov', 'video/quicktime'],
+  ['webm', 'video/webm'],
+  ['glb', 'model/gltf-binary'],
+  ['wav', 'audio/wav'],
+  ['mp3', 'audio/mpeg'],
 ]);
 
 export function contentTypeOf(name: string): string {
@@ -45,10 +52,13 @@ export function contentTypeOf(name: string): string {
   return CONTENT_TYPES.get(ext) ?? 'application/octet-stream';
 }
 
-/** The URL path of an output file as this server serves it: the one place that spells it. */
-export function outputUrlPath(key: string, name: string): string {
+/**
+ * The URL path of a stored file as this server serves it: the one place that spells it. Job
+ * outputs are under OUTPUTS_PATH; another owner of stored files (assets) passes its own base.
+ */
+export function outputUrlPath(key: string, name: string, base: string = OUTPUTS_PATH): string {
   if (!isOutputKey(key) || !isOutputName(name)) throw new Error('not an output key and file name');
-  return `${OUTPUTS_PATH}/${key}/${name}`;
+  return `${base}/${key}/${name}`;
 }
 
 /** What validators (ETag, Last-Modified) and Content-Length are made of. */

@@ -1,6 +1,7 @@
 import type { Clock } from '../lib/clock.js';
 import { MICROS_PER_USD, formatUsd, parseUsd } from '../domain/money.js';
 import type { MicroUsd } from '../domain/money.js';
+import type { Usage } from '../domain/usage.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { Balance, LedgerEntry } from '../store/billing-store.js';
@@ -38,6 +39,7 @@ export interface UsageQuery {
 
 /** GET /usage's view: declared once, as a schema (list-views.ts). */
 import type { UsageItem, UsagePage } from './list-views.js';
+import { pageOf } from './list-views.js';
 export type { UsageItem, UsagePage };
 
 /** What `mediagen admin balance show` reports. */
@@ -80,6 +82,14 @@ export class BillingService {
     return price;
   }
 
+  /**
+   * What a completed job of a metered model is charged for what it made (`usage`); undefined for
+   * a model priced up front, whose job is charged its hold.
+   */
+  chargeOf(model: string, request: Readonly<Record<string, unknown>>, usage: Usage): MicroUsd | undefined {
+    return this.#prices.chargeOf(model, request, usage);
+  }
+
   /** In the admission transaction: holds the job's price, or refuses with 402 (nothing written). */
   async hold(tx: StoreTx, lock: LockedWorkspace, job: { jobId: string; type: string; price: MicroUsd }, now: Micros): Promise<void> {
     const held = await tx.billing.hold({ workspaceId: lock.workspaceId, jobId: job.jobId, jobType: job.type, amountMicros: job.price, now });
@@ -95,10 +105,18 @@ export class BillingService {
 
   /**
    * In the transaction that ends the job (its workspace locked: `lock` is the job's workspace):
-   * completed jobs are charged their hold, others released.
+   * completed jobs are charged their hold, or `chargeMicros` (a metered job's cost, never more
+   * than the hold: the rest is released); other jobs are released.
    */
-  settle(tx: StoreTx, _lock: LockedWorkspace, jobId: string, status: TerminalStatus, now: Micros): Promise<LedgerEntry | undefined> {
-    return status === 'completed' ? tx.billing.charge(jobId, now) : tx.billing.release(jobId, now);
+  settle(
+    tx: StoreTx,
+    _lock: LockedWorkspace,
+    jobId: string,
+    status: TerminalStatus,
+    now: Micros,
+    chargeMicros?: MicroUsd,
+  ): Promise<LedgerEntry | undefined> {
+    return status === 'completed' ? tx.billing.charge(jobId, now, chargeMicros) : tx.billing.release(jobId, now);
   }
 
   /** Owners only; `usd` is a decimal amount in cents, from $5.00 to $10,000.00. */
@@ -126,9 +144,8 @@ export class BillingService {
     const start = query.start ?? (query.end ?? this.#now()) - USAGE_DEFAULT_WINDOW_US;
     if (start > end) throw invalid(`query parameter 'start' must not be later than 'end'`);
     const before = query.before === undefined ? end : Math.min(end, query.before);
-    // One extra row tells whether another page exists, so the last page says null.
     const rows = await this.#store.billing.listCharges({ workspaceId: auth.workspace.id, from: start, before, limit: query.limit + 1 });
-    const page = rows.slice(0, query.limit);
+    const { page, next_cursor } = pageOf(rows, query.limit, (e) => e.at);
     return {
       items: page.map((e) => ({
         job_id: e.jobId!,
@@ -137,7 +154,7 @@ export class BillingService {
         cost_usd: formatUsd(e.amountMicros),
         compute_units: computeUnits(e.amountMicros),
       })),
-      next_cursor: rows.length > query.limit ? formatMicros(page[page.length - 1]!.at) : null,
+      next_cursor,
     };
   }
 }

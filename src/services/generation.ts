@@ -4,18 +4,21 @@ import { msToMicros } from '../lib/time.js';
 import { DomainError, invalid, notFound } from '../domain/errors.js';
 import { checkWebhookUrl } from '../domain/webhook-url.js';
 import { applyAliases } from '../models/aliases.js';
+import { isAvailable } from '../models/catalog.js';
 import type { Catalog, CatalogEntry } from '../models/catalog.js';
-import { isSunset, sunsetError } from '../models/deprecation.js';
-import { refusePrivateUrls } from '../models/private-urls.js';
+import { sunsetError } from '../models/deprecation.js';
+import { refusePrivateUrls, urlInputsOf } from '../models/private-urls.js';
 import type { BodyValidator } from '../models/validation.js';
 import type { Store } from '../store/store.js';
 import { admit, lockExisting } from './admission.js';
+import { assetInputsOf, checkAssetInputs } from './asset-inputs.js';
+import type { AssetInput } from './asset-inputs.js';
 import type { BillingService } from './billing.js';
 import { Idempotency } from './idempotency.js';
 import type { HeldKey } from './idempotency.js';
 import type { AuthContext } from './identity.js';
-import { toJobView } from './job-view.js';
-import type { JobView } from './job-view.js';
+import { toCreatedJobView } from './job-view.js';
+import type { CreatedJobView } from './job-view.js';
 
 /** Seconds a caller refused with too_many_jobs should wait: about one short job's time. */
 export const FULL_RETRY_AFTER_S = 5;
@@ -63,7 +66,7 @@ export interface GenerationRequest {
 
 /** A new job, or the first answer to the same idempotency key (`replayed`). */
 export interface CreatedJob {
-  readonly job: JobView;
+  readonly job: CreatedJobView;
   readonly replayed: boolean;
 }
 
@@ -97,7 +100,8 @@ export class GenerationService {
   available(model: string, publicUrl: string): CatalogEntry {
     const entry = this.#catalog.get(model);
     if (!entry) throw notFound(`model '${model}' not found`);
-    if (entry.deprecation && (!entry.request || isSunset(entry.deprecation, this.#clock.nowMs()))) {
+    // Only a deprecated model can be unavailable (a retired one is deprecated too: catalog.ts).
+    if (entry.deprecation && !isAvailable(entry, this.#clock.nowMs())) {
       throw sunsetError(entry.path, entry.deprecation, publicUrl);
     }
     return entry;
@@ -111,10 +115,16 @@ export class GenerationService {
     if (zeroDataRetention && !entry.zeroDataRetention) {
       throw invalid(`${policy.labels.zeroDataRetention} is not supported by ${entry.path}`);
     }
+    // The body's URLs, found once. This server's assets among them are read from its store, never
+    // fetched: the private-URL rule is not theirs.
+    const urls = urlInputsOf(entry.request, body);
+    const assets = assetInputsOf(urls);
+    const assetUrls = assets.length > 0 ? await checkAssetInputs(this.#store.assets, req.caller.workspace.id, assets, policy.publicUrl) : undefined;
     if (!policy.allowPrivateUrls) {
-      refusePrivateUrls(entry.request, body, webhookUrl === null ? null : { label: policy.labels.webhookUrl, url: webhookUrl });
+      refusePrivateUrls(urls, webhookUrl === null ? null : { label: policy.labels.webhookUrl, url: webhookUrl }, assetUrls);
     }
-    return this.#admit(req.caller, { entry, body, webhookUrl, zeroDataRetention, idempotencyKey });
+    const named = assets.filter((a) => assetUrls?.has(a.url));
+    return this.#admit(req.caller, { entry, body, webhookUrl, zeroDataRetention, idempotencyKey, assets: named }, policy.publicUrl);
   }
 
   /** Aliases renamed (or refused after their sunset), then strict validation with defaults. */
@@ -136,8 +146,8 @@ export class GenerationService {
    * answer replayed, in flight, reused), its answer is stored in the job's transaction, and a
    * refusal frees it for a retry.
    */
-  async #admit(auth: AuthContext, input: Checked): Promise<CreatedJob> {
-    if (!input.idempotencyKey) return { job: await this.#insert(auth, input), replayed: false };
+  async #admit(auth: AuthContext, input: Checked, publicUrl: string): Promise<CreatedJob> {
+    if (!input.idempotencyKey) return { job: await this.#insert(auth, input, publicUrl), replayed: false };
     const begun = await this.#idempotency.begin(auth.workspace.id, {
       key: input.idempotencyKey,
       endpoint: `/generate/${input.entry.path}`,
@@ -146,21 +156,23 @@ export class GenerationService {
       zeroDataRetention: input.zeroDataRetention,
     });
     // The stored answer is the job view as it was created.
-    if (begun.kind === 'replay') return { job: begun.body as unknown as JobView, replayed: true };
+    if (begun.kind === 'replay') return { job: begun.body as unknown as CreatedJobView, replayed: true };
     try {
-      return { job: await this.#insert(auth, input, begun.held), replayed: false };
+      return { job: await this.#insert(auth, input, publicUrl, begun.held), replayed: false };
     } catch (err) {
       await this.#idempotency.release(begun.held);
       throw err;
     }
   }
 
-  async #insert(auth: AuthContext, input: Checked, held?: HeldKey): Promise<JobView> {
+  async #insert(auth: AuthContext, input: Checked, publicUrl: string, held?: HeldKey): Promise<CreatedJobView> {
     const now = msToMicros(this.#clock.nowMs());
     const id = newId();
     const price = this.#billing.priceOf(input.entry.path, input.body);
     return this.#store.transaction(async (tx) => {
       const lock = await lockExisting(tx, auth.workspace.id);
+      // Again under the lock an asset's DELETE takes: a job is stored only while its assets live.
+      if (input.assets.length > 0) await checkAssetInputs(tx.assets, auth.workspace.id, input.assets, publicUrl);
       await this.#billing.hold(tx, lock, { jobId: id, type: input.entry.path, price }, now);
       const status = await admit(tx, lock, now);
       if (!status) throw tooManyJobs();
@@ -178,7 +190,7 @@ export class GenerationService {
         },
         now,
       );
-      const view = { ...toJobView(inserted) };
+      const view = toCreatedJobView(inserted);
       if (held) await this.#idempotency.complete(tx, held, inserted.id, view);
       return view;
     });
@@ -192,4 +204,6 @@ interface Checked {
   readonly webhookUrl: string | null;
   readonly zeroDataRetention: boolean;
   readonly idempotencyKey: string | null;
+  /** The body's URLs that name this workspace's assets. */
+  readonly assets: readonly AssetInput[];
 }

@@ -1,5 +1,6 @@
 import { MOVES } from '../domain/states.js';
 import type { EndMove } from '../domain/states.js';
+import type { MicroUsd } from '../domain/money.js';
 import type { Micros } from '../lib/time.js';
 import type { JobRecord, LockedWorkspace, StoreTx } from '../store/store.js';
 import { fillSlots } from './admission.js';
@@ -13,7 +14,14 @@ export interface JobError {
 
 /** How a job ends: its worker completes or fails it (under its lease), or DELETE cancels it. */
 export type JobEnding =
-  | { readonly move: 'complete'; readonly id: string; readonly leaseId: string; readonly result: Readonly<Record<string, unknown>> }
+  | {
+      readonly move: 'complete';
+      readonly id: string;
+      readonly leaseId: string;
+      readonly result: Readonly<Record<string, unknown>>;
+      /** A metered job's charge, from what it made; absent: the hold is charged. */
+      readonly chargeMicros?: MicroUsd;
+    }
   | { readonly move: 'fail'; readonly id: string; readonly leaseId: string; readonly error: JobError }
   | { readonly move: 'cancel'; readonly id: string };
 
@@ -45,7 +53,7 @@ export async function endJob(tx: StoreTx, lock: LockedWorkspace, ending: JobEndi
   const to = MOVES[ending.move satisfies EndMove].to;
   // The charge comes first because it fixes the completion time: charges are strictly ordered per
   // workspace, so the usage report's cursor is exact.
-  const entry = await deps.billing.settle(tx, lock, ending.id, to, now);
+  const entry = await deps.billing.settle(tx, lock, ending.id, to, now, ending.move === 'complete' ? ending.chargeMicros : undefined);
   const completedAt = to === 'completed' && entry ? entry.at : now;
   const ended = await moveToEnd(tx, ending, completedAt, now);
   if (!ended) throw new JobLost(ending.id);

@@ -1,3 +1,4 @@
+import type { Usage } from '../domain/usage.js';
 import type { Clock } from '../lib/clock.js';
 import { describeFault, faultRetryDelayMs } from '../lib/infra-fault.js';
 import type { InfraFault } from '../lib/infra-fault.js';
@@ -89,9 +90,14 @@ export class JobRuns {
     return this.#store.queue.move(name, { id: job.id, leaseId: job.leaseId, patch, now: this.#now() });
   }
 
-  complete(job: ClaimedJob, from: JobStatus, result: Readonly<Record<string, unknown>>): Promise<JobRecord | undefined> {
+  /**
+   * Completes the job. `usage` is what the engine measured of its output: a metered model's job
+   * is charged for it (at most its hold); without it, or for a model priced up front, the hold.
+   */
+  complete(job: ClaimedJob, from: JobStatus, result: Readonly<Record<string, unknown>>, usage?: Usage): Promise<JobRecord | undefined> {
     assertMove('complete', from);
-    return this.#end(job, { move: 'complete', id: job.id, leaseId: job.leaseId, result });
+    const chargeMicros = usage && this.#billing.chargeOf(job.type, job.request, usage);
+    return this.#end(job, { move: 'complete', id: job.id, leaseId: job.leaseId, result, ...(chargeMicros === undefined ? {} : { chargeMicros }) });
   }
 
   /** Fails the job from whatever running status it is in. */

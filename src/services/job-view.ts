@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { formatMicros, formatMicrosOrNull } from '../lib/time.js';
+import { formatMicros } from '../lib/time.js';
 import { resolveUrl } from '../lib/urls.js';
 import { StringEnum } from '../models/schema-kit.js';
 import { JOB_STATUSES } from '../domain/states.js';
@@ -13,18 +13,34 @@ import type { JobSummary } from '../store/store.js';
  */
 const EXAMPLE_URL = 'https://mediagen.example/outputs/0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69/image-1.png';
 
+/**
+ * The outputs of a job whose files are not all of one kind, each with its role: a 3D model's
+ * result (spec 2.2). A component of its own, so the 3D operations can name it (http/routes/generate.ts).
+ */
+export const ModelFileUrls = Type.Array(
+  Type.Object(
+    {
+      type: StringEnum(['model', 'preview'], { description: 'A 3D model or its preview image' }),
+      url: Type.String({ format: 'uri', description: 'Where the output is' }),
+    },
+    { additionalProperties: false },
+  ),
+  {
+    $id: 'ModelFileUrls',
+    description: 'Outputs with their roles: a 3D model file (binary glTF) and a preview image of it',
+    examples: [
+      [
+        { type: 'model', url: 'https://mediagen.example/outputs/0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69/model.glb' },
+        { type: 'preview', url: 'https://mediagen.example/outputs/0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69/preview.png' },
+      ],
+    ],
+  },
+);
+
 const UrlList = Type.Union(
   [
     Type.Array(Type.String({ format: 'uri' }), { description: 'Output URLs (what the local engines produce)' }),
-    Type.Array(
-      Type.Object(
-        {
-          type: StringEnum(['model', 'preview'], { description: 'A 3D model or its preview image' }),
-          url: Type.String({ format: 'uri', description: 'Where the output is' }),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    ModelFileUrls,
     Type.Record(Type.String(), Type.String({ format: 'uri' }), { description: 'Output URLs by name' }),
   ],
   { description: 'Output locations, in one of three shapes (spec 2.2)', examples: [[EXAMPLE_URL]] },
@@ -35,7 +51,7 @@ export const JobResult = Type.Object(
     urls: Type.Optional(UrlList),
     style_id: Type.Optional(Type.String({ description: 'The trained style of a completed style-training job', examples: ['style-7f3a'] })),
   },
-  { $id: 'JobResult', additionalProperties: false, description: 'What a completed job produced (spec 2.2)', examples: [{ urls: [EXAMPLE_URL] }] },
+  { $id: 'JobResult', additionalProperties: false, description: 'What a completed job produced (spec 2.2); while intermediate-complete, its preview', examples: [{ urls: [EXAMPLE_URL] }] },
 );
 
 export const JobError = Type.Object(
@@ -64,14 +80,25 @@ export const Job = Type.Object(
       examples: ['queued'],
     }),
     created_at: Type.String({ format: 'date-time', description: 'When the job was created (UTC, microseconds)', examples: [JOB_EXAMPLE.created_at] }),
-    completed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-      description: 'When the job reached a terminal status; null until then',
-      examples: [JOB_EXAMPLE.completed_at],
-    }),
-    result: Type.Union([JobResult, Type.Null()], { description: 'The outputs; null until the job completes', examples: [JOB_EXAMPLE.result] }),
+    // Absent rather than null outside creation responses (spec 2.1: "optional elsewhere"), as in the
+    // original API's published document, whose strict clients refuse a null here.
+    completed_at: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'When the job reached a terminal status; absent until then',
+        examples: [JOB_EXAMPLE.completed_at],
+      }),
+    ),
+    result: Type.Optional(JobResult),
     error: Type.Optional(JobError),
   },
-  { $id: 'Job', description: 'A generation job (spec 2.1)', examples: [JOB_EXAMPLE] },
+  {
+    $id: 'Job',
+    description:
+      'A generation job (spec 2.1). `completed_at` and `result` are absent while they have no value: `result` appears with ' +
+      'the outputs (or, while intermediate-complete, the preview); `completed_at` at the terminal status.',
+    examples: [JOB_EXAMPLE],
+  },
 );
 
 export type JobView = Static<typeof Job>;
@@ -89,17 +116,48 @@ export const JobPage = Type.Object(
 
 export type JobPageView = Static<typeof JobPage>;
 
+/** A job as GET /jobs/{id}, GET /jobs and the webhook payload show it: what has no value is absent. */
 export function toJobView(job: JobSummary): JobView {
   return {
     job_id: job.id,
     type: job.type,
     status: job.status,
     created_at: formatMicros(job.createdAt),
-    completed_at: formatMicrosOrNull(job.completedAt),
+    ...(job.completedAt === null ? {} : { completed_at: formatMicros(job.completedAt) }),
     // Written by the job runner from an engine's output, which has this shape.
-    result: job.result as JobView['result'],
+    ...(job.result === null ? {} : { result: job.result as NonNullable<JobView['result']> }),
     ...(job.error ? { error: job.error } : {}),
   };
+}
+
+/** A created job (spec 4.2): still pending, so `completed_at` and `result` are there, and null. */
+export const CreatedJob = Type.Object(
+  {
+    job_id: Job.properties.job_id,
+    type: Job.properties.type,
+    status: StringEnum(JOB_STATUSES, { description: 'A pending status: backlogged or queued', examples: ['queued'] }),
+    created_at: Job.properties.created_at,
+    completed_at: Type.Null({ description: 'Always null on creation' }),
+    result: Type.Null({ description: 'Always null on creation' }),
+    error: Type.Optional(Job.properties.error),
+  },
+  {
+    $id: 'CreatedJob',
+    description: 'The job just created, still pending: `completed_at` and `result` are present and null (spec 2.1)',
+    examples: [{ ...JOB_EXAMPLE, status: 'queued', completed_at: null, result: null }],
+  },
+);
+
+export type CreatedJobView = Static<typeof CreatedJob>;
+
+/**
+ * The creation response: the job's view with the two fields that spec 2.1 requires there. A job
+ * is created pending, so they have no value yet; stored under an idempotency key, this is also
+ * what a replay answers.
+ */
+export function toCreatedJobView(job: JobSummary): CreatedJobView {
+  if (job.completedAt !== null || job.result !== null) throw new Error(`job ${job.id} is not pending; it has no creation view`);
+  return { ...toJobView(job), completed_at: null, result: null };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Clock } from '../lib/clock.js';
 import type { Log } from '../lib/log.js';
 import { isUuid } from '../lib/ids.js';
-import { formatMicros, msToMicros } from '../lib/time.js';
+import { msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import type { Store } from '../store/store.js';
@@ -15,6 +15,8 @@ import { isTerminal } from '../domain/states.js';
 import type { JobStatus } from '../domain/states.js';
 import { lockExisting } from './admission.js';
 import { endJob } from './job-end.js';
+import { pageOf } from './list-views.js';
+import { removeOrLeaveToJanitor } from './removal.js';
 
 /** Where job outputs live; the job service only ever removes them. */
 export type OutputRemover = Pick<OutputStore, 'remove'>;
@@ -90,27 +92,19 @@ export class JobService {
     // The job is gone, whatever happens to its files now: the outputs route serves only keys of
     // existing jobs, and the janitor removes what this removal leaves behind.
     if (gone.outputKey) {
-      await this.#outputs.remove(gone.outputKey).catch((err: unknown) => {
-        // No message: it would carry the directory's path, hence the key.
-        const e = err as NodeJS.ErrnoException;
-        log.warn({ jobId: gone.id, err: { code: e.code, syscall: e.syscall } }, "removing a deleted job's outputs failed; the janitor will");
-      });
+      await removeOrLeaveToJanitor(this.#outputs, gone.outputKey, log, { jobId: gone.id }, "a deleted job's outputs");
     }
     return { job_id: gone.id, deleted: true };
   }
 
   /** Whether files under this output key may be served: it belongs to an existing, unfailed job. */
   async outputInUse(outputKey: string): Promise<boolean> {
-    return (await this.#store.jobs.outputKeysInUse([outputKey])).has(outputKey);
+    return (await this.#store.jobs.jobOutputKeysServed([outputKey])).has(outputKey);
   }
 
   async list(auth: AuthContext, query: JobListQuery): Promise<JobPage> {
-    // One extra row tells whether another page exists, so the last page says null.
     const rows = await this.#store.jobs.listJobs({ apiUserId: auth.apiUserId, ...query, limit: query.limit + 1 });
-    const page = rows.slice(0, query.limit);
-    return {
-      items: page.map(toJobView),
-      next_cursor: rows.length > query.limit ? formatMicros(page[page.length - 1]!.createdAt) : null,
-    };
+    const { page, next_cursor } = pageOf(rows, query.limit, (j) => j.createdAt);
+    return { items: page.map(toJobView), next_cursor };
   }
 }

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
+import { formatMicros } from '../lib/time.js';
+import type { Micros } from '../lib/time.js';
 import { StringEnum } from '../models/schema-kit.js';
 
 /**
@@ -7,6 +9,15 @@ import { StringEnum } from '../models/schema-kit.js';
  * route's response schema (and OpenAPI component, by `$id`) and, by `Static`, the service's
  * return type.
  */
+
+/**
+ * A page of `limit` rows from a query asked for `limit + 1`: the extra row tells whether another
+ * page exists, so the last page says null. The cursor is the last row's time (`at`).
+ */
+export function pageOf<R>(rows: readonly R[], limit: number, at: (row: R) => Micros): { page: R[]; next_cursor: string | null } {
+  const page = rows.slice(0, limit);
+  return { page, next_cursor: rows.length > limit ? formatMicros(at(page[page.length - 1]!)) : null };
+}
 
 const Cursor = (what: string) =>
   Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {

@@ -14,6 +14,7 @@ export const NODE_APP_SCOPE = 'workspace';
 
 /** GET /node-apps/{id}/versions's view: declared once, as a schema (list-views.ts). */
 import type { NodeAppVersion as NodeAppVersionView, NodeAppVersionPage } from './list-views.js';
+import { pageOf } from './list-views.js';
 export type { NodeAppVersionView, NodeAppVersionPage };
 
 export interface CreateNodeApp {
@@ -134,14 +135,10 @@ export class NodeAppService {
     if (!isUuid(nodeAppId)) throw notFound(`node app '${nodeAppId}' not found`);
     const id = nodeAppId.toLowerCase();
     // Versions before the app: the app's updated_at is then never older than a version listed.
-    // One extra row tells whether another page exists, so the last page says null.
     const rows = await this.#store.nodeApps.listVersions({ workspaceId: auth.workspace.id, nodeAppId: id, ...query, limit: query.limit + 1 });
     const app = await this.#store.nodeApps.getNodeApp(auth.workspace.id, id);
     if (!app) throw notFound(`node app '${nodeAppId}' not found`);
-    const page = rows.slice(0, query.limit);
-    return {
-      items: page.map((v) => toVersionView(app, v)),
-      next_cursor: rows.length > query.limit ? formatMicros(page[page.length - 1]!.createdAt) : null,
-    };
+    const { page, next_cursor } = pageOf(rows, query.limit, (v) => v.createdAt);
+    return { items: page.map((v) => toVersionView(app, v)), next_cursor };
   }
 }

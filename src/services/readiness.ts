@@ -44,9 +44,10 @@ export class Readiness {
   }
 
   /** Refuses (503 with Retry-After) a request that would store something the disk cannot take. */
-  async assertCanStore(): Promise<void> {
+  /** `what` completes "the server cannot ... right now": `store new jobs`, `store new uploads`. */
+  async assertCanStore(what = 'store new jobs'): Promise<void> {
     const disk = await this.#disk.check();
-    if (!disk.ok) throw storageUnavailable(disk.kind, 'store new jobs');
+    if (!disk.ok) throw storageUnavailable(disk.kind, what);
   }
 
   async #probeStore(): Promise<{ store: string; migrations: string }> {

@@ -3,6 +3,8 @@ import type { DiskCheck } from '../outputs/disk/disk-check.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import type { Store } from '../store/store.js';
 import type { Catalog } from '../models/catalog.js';
+import { AssetService } from './assets.js';
+import type { AssetPolicy, Inspector } from './assets.js';
 import { BillingService } from './billing.js';
 import type { PriceTable } from '../models/prices.js';
 import { GenerationService } from './generation.js';
@@ -12,6 +14,7 @@ import { JobRuns } from './job-runs.js';
 import type { RunPolicy } from './job-runs.js';
 import { JobSignals } from './job-signals.js';
 import { JobService } from './jobs.js';
+import { ModelService } from './models.js';
 import { NodeAppService } from './node-apps.js';
 import { Readiness } from './readiness.js';
 import { WebhookService } from './webhooks.js';
@@ -20,9 +23,12 @@ export interface Services {
   readonly identity: IdentityService;
   readonly jobs: JobService;
   readonly generation: GenerationService;
+  /** The catalog as data: GET /models, GET /deprecations. */
+  readonly models: ModelService;
   readonly runs: JobRuns;
   readonly billing: BillingService;
   readonly nodeApps: NodeAppService;
+  readonly assets: AssetService;
   readonly webhooks: WebhookService;
   readonly signals: JobSignals;
   readonly readiness: Readiness;
@@ -40,6 +46,9 @@ export interface ServiceOptions {
   readonly prices: PriceTable;
   /** Whether the data dir can take writes: readiness, job creation and the worker's claims ask it. */
   readonly disk: Pick<DiskCheck, 'check'>;
+  /** What an uploaded file is (the engines' media inspection), and the upload limits. */
+  readonly inspect: Inspector;
+  readonly assets: AssetPolicy;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -53,9 +62,11 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     identity,
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks),
     generation: new GenerationService(store, clock, catalog, billing),
+    models: new ModelService(catalog, opts.prices, clock),
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks),
     billing,
     nodeApps: new NodeAppService(store, clock),
+    assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets),
     webhooks,
     signals,
     readiness: new Readiness(store, clock, opts.disk),

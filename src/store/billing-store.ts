@@ -57,10 +57,12 @@ export interface BillingStore {
   /** Holds `amountMicros` if the available balance (balance minus holds) covers it; else undefined. */
   hold(input: NewHold): Promise<Balance | undefined>;
   /**
-   * Turns the job's hold into a charge of the same amount, at a time strictly later than the
-   * workspace's previous charge. Undefined (and nothing written) when the job has no open hold.
+   * Ends the job's hold as a charge, at a time strictly later than the workspace's previous
+   * charge: of the hold's amount, or of `amountMicros` (a metered job's real cost) when given,
+   * never more than the hold; the rest of the hold is given back as a release entry of the same
+   * job, so hold = charge + release. Undefined (and nothing written) when the job has no open hold.
    */
-  charge(jobId: string, now: Micros): Promise<LedgerEntry | undefined>;
+  charge(jobId: string, now: Micros, amountMicros?: MicroUsd): Promise<LedgerEntry | undefined>;
   /** Gives the job's hold back. Undefined (and nothing written) when the job has no open hold. */
   release(jobId: string, now: Micros): Promise<LedgerEntry | undefined>;
   /** Every entry of the workspace, oldest first (entries of one instant in no set order). */

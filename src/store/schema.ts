@@ -211,6 +211,30 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
+/**
+ * Files a workspace uploaded (POST /assets); the bytes live in the output store under
+ * `output_key`. A deleted asset stays as a tombstone (`deleted_at` set) while a job created
+ * before the deletion and not yet ended may still read its file.
+ */
+export interface AssetsTable {
+  id: string;
+  workspace_id: string;
+  /** The output-store key of the file: unique among assets, random like a job's output key. */
+  output_key: string;
+  file_name: string;
+  size_bytes: number;
+  mime_type: string;
+  width: number | null;
+  height: number | null;
+  description: string | null;
+  /** A JSON object, as text. */
+  metadata: string;
+  /** Strictly increasing per workspace, so a time cursor over assets is exact. */
+  created_at: number;
+  /** Null while live; the deletion time on a tombstone. */
+  deleted_at: number | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   members: MembersTable;
@@ -225,5 +249,6 @@ export interface Database {
   node_apps: NodeAppsTable;
   node_app_versions: NodeAppVersionsTable;
   idempotency_keys: IdempotencyKeysTable;
+  assets: AssetsTable;
   health_probes: HealthProbesTable;
 }

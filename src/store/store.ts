@@ -1,5 +1,6 @@
 import type { JobStatus, MoveName, HolderMove } from '../domain/states.js';
 import type { Micros } from '../lib/time.js';
+import type { AssetStore } from './asset-store.js';
 import type { BillingStore } from './billing-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { LockedWorkspace } from './locked-workspace.js';
@@ -150,11 +151,18 @@ export interface JobStore {
   listJobs(query: JobQuery): Promise<JobSummary[]>;
   deleteJob(apiUserId: string, id: string): Promise<boolean>;
   /**
-   * Which of `keys` are the output key of a job whose files may be served: any job but a failed
-   * one (its files are removed with its end). Keys of deleted jobs, and keys no job ever had, are
-   * absent. At most a few hundred keys per call.
+   * Which of `keys` name files that must be kept: the output key of any job but a failed one (its
+   * files are removed with its end), a live asset's key, and a deleted asset's key while a job of
+   * its workspace that existed at the deletion has not ended (the job may still read the file).
+   * Keys of deleted jobs, of assets no job needs any more, and keys nothing ever had, are absent.
+   * At most a few hundred keys per call.
    */
   outputKeysInUse(keys: readonly string[]): Promise<Set<string>>;
+  /**
+   * Which of `keys` are the output key of a job whose files may be served under /outputs: any job
+   * but a failed one. Asset keys are not: asset files are served only at their own URL.
+   */
+  jobOutputKeysServed(keys: readonly string[]): Promise<Set<string>>;
 }
 
 export interface NewClaim {
@@ -256,6 +264,7 @@ export interface StoreTx {
   readonly nodeApps: NodeAppStore;
   readonly webhooks: WebhookStore;
   readonly idempotency: IdempotencyStore;
+  readonly assets: AssetStore;
 }
 
 export interface Store extends StoreTx {

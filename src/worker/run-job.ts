@@ -73,7 +73,8 @@ export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSign
         run.signal.throwIfAborted();
         // The preview is stored before the status that shows its URL.
         if (file) await publish(job, deps, outDir, file.name);
-        const patch = file ? { result: { urls: [outputs.url(job.outputKey, file.name)] } } : undefined;
+        // A preview with a role (a 3D model's render) is listed in the result's {type, url} shape.
+        const patch = file ? { result: { urls: resultUrls([file], (name) => outputs.url(job.outputKey, name)) } } : undefined;
         if (!(await runs.advance(job, status, stage, patch))) stop('lost');
         run.signal.throwIfAborted();
         status = stage;
@@ -87,8 +88,13 @@ export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSign
       if (f.name === preview && !(await inDir(outDir, f.name))) continue;
       await publish(job, deps, outDir, f.name);
     }
-    const urls = files.map((f) => outputs.url(job.outputKey, f.name));
-    if (!(await runs.complete(job, status, { urls }))) throw new RunStopped('lost');
+    const urls = resultUrls(files, (name) => outputs.url(job.outputKey, name));
+    // What a metered model's job is charged for: the main output's measured length. A length that
+    // is not a whole, non-negative number is no measurement: the job is charged its hold, as when
+    // an engine reports none (docs/billing.md).
+    const measured = files[0]?.durationUs;
+    const usage = measured !== undefined && Number.isSafeInteger(measured) && measured >= 0 ? { outputUs: measured } : undefined;
+    if (!(await runs.complete(job, status, { urls }, usage))) throw new RunStopped('lost');
     if (preview && !files.some((f) => f.name === preview)) await outputs.removeFile(job.outputKey, preview);
     log.info({ jobId: job.id, model: job.type, attempt: job.attempts }, 'job completed');
   } catch (err) {
@@ -199,4 +205,10 @@ async function settleFault(job: ClaimedJob, deps: RunDeps, reason: unknown, faul
 async function letGo(job: ClaimedJob, deps: RunDeps): Promise<void> {
   const now = await deps.runs.find(job.id);
   if (!now || now.status === 'cancelled') await deps.outputs.remove(job.outputKey);
+}
+
+/** The result's `urls`: bare URLs, or `{type, url}` objects when the engine gave its files roles. */
+function resultUrls(files: readonly OutputFile[], url: (name: string) => string): string[] | Array<{ type: 'model' | 'preview'; url: string }> {
+  if (!files.some((f) => f.role)) return files.map((f) => url(f.name));
+  return files.map((f) => ({ type: f.role ?? 'model', url: url(f.name) }));
 }

@@ -23,7 +23,7 @@ async function sh(command: string): Promise<string> {
   return r.stdout;
 }
 
-type Job = { job_id: string; status: string; result: { urls: string[] } | null; error?: { code: string } };
+type Job = { job_id: string; status: string; result?: { urls: string[] }; error?: { code: string } };
 
 /** Polls GET /jobs/{id} until `done` holds. */
 async function waitForJob(base: string, token: string, id: string, done: (j: Job) => boolean, timeoutMs = 30_000): Promise<Job> {

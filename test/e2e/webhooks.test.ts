@@ -32,7 +32,8 @@ interface Delivery {
 interface Job {
   job_id: string;
   status: string;
-  result: { urls: string[] } | null;
+  /** Absent for a job that did not complete. */
+  result?: { urls: string[] };
 }
 
 async function tokenOf(server: Server): Promise<string> {

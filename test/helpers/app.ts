@@ -17,6 +17,8 @@ import type { Log } from '../../src/lib/log.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { sqliteBackend } from './backends.js';
 import { checkedInject } from './checked-inject.js';
+import { waitFor } from './scripted-engine.js';
+import { isTerminal } from '../../src/domain/states.js';
 import type { Backend } from './backends.js';
 
 export const PUBLIC_URL = 'http://mediagen.test';
@@ -72,6 +74,10 @@ export async function createTestApp(
     prices?: Record<string, Record<string, number>>;
     /** The data dir readiness and job creation check (default: the test's dir, no free-space floor). */
     storage?: { dir: string; minFreeBytes: number };
+    /** Asset upload limits (default: the config's, 75 MiB per file and 10 GiB per workspace). */
+    assets?: { maxBytes?: number; quotaBytes?: number };
+    /** The public URL the app builds output and asset URLs on (default PUBLIC_URL). */
+    publicUrl?: string;
     /** Runs jobs in this process with this engine (default: none, jobs stay queued). */
     worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean };
   } = {},
@@ -91,11 +97,13 @@ export async function createTestApp(
     maxBackloggedJobs: limits.maxBackloggedJobs,
     deprecations: opts.deprecations ?? [],
     prices: opts.prices ?? {},
+    ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
+    ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
   };
   const runtime = await createRuntime(config, { clock, store, outputs, ...(opts.runPolicy ? { runPolicy: opts.runPolicy } : {}) });
   const { services } = runtime;
   const app = await runtime.buildHttp({
-    publicUrl: () => PUBLIC_URL,
+    publicUrl: () => opts.publicUrl ?? PUBLIC_URL,
     http: {
       ...(opts.bodyLimitBytes ? { bodyLimitBytes: opts.bodyLimitBytes } : {}),
       allowPrivateUrls: opts.allowPrivateUrls ?? false,
@@ -218,3 +226,15 @@ export const BAD_PAGE_QUERIES: [string, string][] = [
     ['cursor=2026-02-30T00:00:00Z', 'cursor'],
     ['cursor=2026-11-22', 'cursor'],
 ];
+
+/** The job as GET shows it once it has reached a terminal status (real time: a worker runs it). */
+export function jobWhenEnded<T extends { status: string }>(t: TestApp, id: string, timeoutMs = 60_000): Promise<T> {
+  return waitFor(
+    async () => {
+      const job = (await get(t, `/jobs/${id}`)).json<T>();
+      return isTerminal(job.status) ? job : undefined;
+    },
+    `job ${id} to end`,
+    timeoutMs,
+  );
+}

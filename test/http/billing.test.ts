@@ -27,6 +27,7 @@ describe('billing through the API', () => {
       ['video/vendor-d/model-d-fast', { prompt: 'p', duration: 4, generate_audio: true }, 630_000],
       ['video/vendor-e/model-e-1', { prompt: 'p', mode: 'pro', duration: 10 }, 772_000],
       ['video/vendor-f/model-f', { prompt: 'p' }, 451_500],
+      ['audio/vendor-l/model-l-1', { prompt: 'p', duration: 30 }, 60_000],
     ];
     for (const [model, body, price] of cases) {
       const { job_id } = await create(model, body);

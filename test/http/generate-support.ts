@@ -14,6 +14,8 @@ export const C_EDIT = 'video/vendor-c/model-c-edit';
 export const D_FAST = 'video/vendor-d/model-d-fast';
 export const E1 = 'video/vendor-e/model-e-1';
 export const F = 'video/vendor-f/model-f';
+export const L1 = 'audio/vendor-l/model-l-1';
+export const K1 = '3d/vendor-k/model-k-1';
 
 export const A2_PATHS = [A2_MEDIUM, A2_LARGE, A2_TURBO] as const;
 
@@ -27,6 +29,11 @@ export const MINIMAL: Readonly<Record<string, Json>> = {
   [D_FAST]: { prompt: 'a wave breaking' },
   [E1]: { prompt: 'a cat jumping' },
   [F]: { prompt: 'a city at night' },
+  [L1]: { prompt: 'rain on a tin roof' },
+  'enhance/vendor-j/standard-enhance': { image_url: 'https://example.com/in.png', width: 2048, height: 1536, model: 'Standard V2' },
+  'enhance/vendor-j/generative-enhance': { image_url: 'https://example.com/in.png', width: 2048, height: 1536, model: 'Redefine' },
+  [K1]: { image_url: 'https://example.com/object.png' },
+  'enhance/vendor-j/video-upscale': { video_url: 'https://example.com/in.mp4' },
 };
 
 export const GENERATION_PATHS = Object.keys(MINIMAL);

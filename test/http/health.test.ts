@@ -10,6 +10,7 @@ import { createTestApp, generate, get } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
 import { backends, createPostgresDatabase } from '../helpers/backends.js';
 import type { Backend } from '../helpers/backends.js';
+import { uploadAsset } from '../helpers/asset-files.js';
 
 let t: TestApp;
 afterEach(async () => {
@@ -105,6 +106,10 @@ describe.each(backends)('health endpoints on $name', (backend) => {
     expect(refused.headers['retry-after']).toBe('30');
     expect(refused.json()).toEqual({ error: 'the server cannot store new jobs right now: its disk is full; retry later' });
     expect((await get(t, '/jobs')).statusCode).toBe(200);
+    // An upload is refused the same way, before its body is read, and says what it could not store.
+    const upload = await uploadAsset(t.app, t.token, { bytes: Buffer.from('\x89PNG\r\n\x1a\n'), filename: 'a.png' });
+    expect(upload.statusCode).toBe(503);
+    expect(upload.json()).toEqual({ error: 'the server cannot store new uploads right now: its disk is full; retry later' });
     // Without a token, the refusal is still 401: the guard runs after authentication.
     const anonymous = await t.app.inject({ method: 'POST', url: '/generate/image/vendor-b/model-b-1', payload: {} });
     expect(anonymous.statusCode).toBe(401);

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createTestApp, del, errorOf, generate, get, walkPages, BAD_PAGE_QUERIES } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
+import { ScriptedEngine, deferred, waitFor } from '../helpers/scripted-engine.js';
 
 const A2 = 'image/vendor-a/model-a-2/medium';
 const B1 = 'image/vendor-b/model-b-1';
@@ -13,8 +14,9 @@ interface JobJson {
   type: string;
   status: string;
   created_at: string;
-  completed_at: string | null;
-  result: unknown;
+  /** null in a creation response; absent from GET until the job ends. */
+  completed_at?: string | null;
+  result?: unknown;
 }
 
 async function createMany(t: TestApp, n: number, model = A2, body: object = A2_BODY): Promise<JobJson[]> {
@@ -155,11 +157,12 @@ describe.each(backends)('GET and DELETE /jobs/{id} on $name', (backend) => {
   });
   afterAll(() => t.close());
 
-  it('GET returns the job as created, with its type', async () => {
+  it('GET returns the job as created, with its type, less the two null fields only creation shows', async () => {
     const created = (await generate(t, A2, A2_BODY)).json() as JobJson;
     const res = await get(t, `/jobs/${created.job_id}`);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual(created);
+    const { completed_at: _c, result: _r, ...pending } = created;
+    expect(res.json()).toEqual(pending);
     expect(created.type).toBe(A2);
   });
 
@@ -192,5 +195,66 @@ describe.each(backends)('GET and DELETE /jobs/{id} on $name', (backend) => {
     const ids = ((await get(t, '/jobs?limit=1000')).json().items as JobJson[]).map((j) => j.job_id);
     expect(ids).not.toContain(created.job_id);
     errorOf(await del(t, `/jobs/${created.job_id}`), 404);
+  });
+});
+
+describe.each(backends)('the job shape outside creation responses on $name (spec 2.1)', (backend) => {
+  let t: TestApp;
+  let engine: ScriptedEngine;
+  beforeEach(async () => {
+    engine = new ScriptedEngine();
+    engine.hold = deferred();
+    t = await createTestApp({ backend, worker: { engine, concurrency: 1 } });
+  });
+  afterEach(async () => {
+    engine.hold?.resolve();
+    await t.close();
+  });
+
+  const shown = async (id: string) => (await get(t, `/jobs/${id}`)).json() as JobJson;
+  const listed = async (id: string) => ((await get(t, '/jobs')).json().items as JobJson[]).find((j) => j.job_id === id)!;
+
+  it('creation shows completed_at and result as null; GET and the list leave both out until the job ends, then show both', async () => {
+    const running = (await generate(t, B1, B1_BODY)).json() as JobJson;
+    const waiting = (await generate(t, B1, B1_BODY)).json() as JobJson;
+    for (const created of [running, waiting]) {
+      expect(created).toHaveProperty('completed_at', null);
+      expect(created).toHaveProperty('result', null);
+    }
+    // One slot: the first job is held sampling, the second waits queued.
+    await waitFor(async () => (await shown(running.job_id)).status === 'sampling', 'the first job to be sampling');
+    expect((await shown(waiting.job_id)).status).toBe('queued');
+    for (const id of [running.job_id, waiting.job_id]) {
+      for (const job of [await shown(id), await listed(id)]) {
+        expect(Object.keys(job).sort()).toEqual(['created_at', 'job_id', 'status', 'type']);
+      }
+    }
+
+    engine.hold!.resolve();
+    const done = await waitFor(async () => {
+      const job = await shown(running.job_id);
+      return job.status === 'completed' && job;
+    }, 'the first job to complete');
+    expect(done).toEqual({
+      job_id: running.job_id,
+      type: B1,
+      status: 'completed',
+      created_at: running.created_at,
+      completed_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
+      result: { urls: [expect.stringMatching(/\/output\.png$/)] },
+    });
+    expect(await listed(running.job_id)).toEqual(done);
+  });
+
+  it('a failed job shows completed_at and its error, and no result', async () => {
+    engine.hold = undefined;
+    engine.failWith = new Error('boom');
+    const { job_id } = (await generate(t, B1, B1_BODY)).json() as JobJson;
+    const failed = await waitFor(async () => {
+      const job = await shown(job_id);
+      return job.status === 'failed' && job;
+    }, 'the job to fail');
+    expect(Object.keys(failed).sort()).toEqual(['completed_at', 'created_at', 'error', 'job_id', 'status', 'type']);
+    expect(await listed(job_id)).toEqual(failed);
   });
 });

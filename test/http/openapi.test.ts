@@ -66,6 +66,7 @@ describe('GET /openapi.json', () => {
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
     expect(doc.paths['/deprecations']!.get!.security).toEqual([]);
+    expect(doc.paths['/models']!.get!.security).toEqual([]);
   });
 
   it('names the list cursor next_cursor and documents the query parameters', () => {
@@ -274,6 +275,6 @@ describe('GET /openapi.json for client generators', () => {
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
     const open = operations().filter(({ op }) => op.security !== undefined).map(({ name }) => name);
-    expect(open).toEqual(['get /deprecations']);
+    expect(open.sort()).toEqual(['get /deprecations', 'get /models', 'get /models/{id}']);
   });
 });

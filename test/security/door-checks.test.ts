@@ -43,6 +43,11 @@ const EXPECTED_FIELDS: Readonly<Record<string, string[]>> = {
   'video/vendor-d/model-d-fast': ['start_image'],
   'video/vendor-e/model-e-1': ['start_image', 'end_image'],
   'video/vendor-f/model-f': ['start_image'],
+  'audio/vendor-l/model-l-1': [],
+  'enhance/vendor-j/standard-enhance': ['image_url'],
+  'enhance/vendor-j/generative-enhance': ['image_url'],
+  '3d/vendor-k/model-k-1': ['image_url'],
+  'enhance/vendor-j/video-upscale': ['video_url'],
 };
 
 /** Every string property declared with format `uri`, however its pattern is written. */

@@ -67,6 +67,7 @@ function cuttableBackend(inner: Backend, cut: { down: boolean }): Backend {
             nodeApps: store.nodeApps,
             webhooks: store.webhooks,
             idempotency: store.idempotency,
+            assets: store.assets,
             queue: guard(store.queue),
             billing: guard(store.billing),
             transaction: (fn) => (cut.down ? Promise.reject(lost()) : store.transaction(fn)),

@@ -59,6 +59,26 @@ describe.each(backends)('ledger store contract: $name', (backend) => {
     expect((await store.billing.listEntries(ws)).map((e) => e.kind).sort()).toEqual(['charge', 'hold', 'hold', 'release', 'top_up']);
   });
 
+  it('charges a metered job its real amount, at most its hold, and releases the rest with it: once', async () => {
+    await store.billing.topUp({ workspaceId: ws, amountMicros: USD, createdBy: 'o', now: T0 });
+    const [a, b, c] = [newId(), newId(), newId()];
+    for (const id of [a, b, c]) await hold(300_000, id);
+    expect(await store.billing.charge(a, T0 + 1, 125_000)).toMatchObject({ kind: 'charge', amountMicros: 125_000, jobId: a, at: T0 + 1 });
+    expect(await expectLedgerConsistent(store, ws)).toEqual({ balance: 875_000, held: 600_000 });
+    const ofA = (await store.billing.listEntries(ws)).filter((e) => e.jobId === a);
+    expect(ofA.map((e) => [e.kind, e.amountMicros]).sort()).toEqual([['charge', 125_000], ['hold', 300_000], ['release', 175_000]]);
+    expect(ofA.every((e) => e.jobType === 'image/vendor-b/model-b-1')).toBe(true);
+    // Settled: neither a second charge nor a release writes anything.
+    expect(await store.billing.charge(a, T0 + 2, 1)).toBeUndefined();
+    expect(await store.billing.release(a, T0 + 2)).toBeUndefined();
+    // More than the hold is charged as the hold, with no release; nothing at all is a charge of 0.
+    expect(await store.billing.charge(b, T0 + 3, 900_000)).toMatchObject({ kind: 'charge', amountMicros: 300_000 });
+    expect(await store.billing.charge(c, T0 + 4, 0)).toMatchObject({ kind: 'charge', amountMicros: 0 });
+    expect(await expectLedgerConsistent(store, ws)).toEqual({ balance: 575_000, held: 0 });
+    const charges = await store.billing.listCharges({ workspaceId: ws, from: T0, before: T0 + 100, limit: 10 });
+    expect(charges.map((e) => e.amountMicros)).toEqual([0, 300_000, 125_000]);
+  });
+
   it('refuses a second hold for one job (unique job and kind)', async () => {
     await store.billing.topUp({ workspaceId: ws, amountMicros: USD, createdBy: 'o', now: T0 });
     const a = newId();

@@ -51,6 +51,13 @@ describe('price table', () => {
     expect(PRICES['video/vendor-f/model-f']!({})).toBe(usd('0.4515'));
   });
 
+  it('model-l-1: per second of duration, the default 10 s when absent', () => {
+    const price = PRICES['audio/vendor-l/model-l-1']!;
+    expect(price({ duration: 1 })).toBe(usd('0.002'));
+    expect(price({ duration: 120 })).toBe(usd('0.24'));
+    expect(price({})).toBe(usd('0.02'));
+  });
+
   it('every price is a whole number of micro-USD', () => {
     for (const hook of Object.values(PRICES)) expect(Number.isSafeInteger(hook({ duration: 10 }))).toBe(true);
   });

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import type { Sharp, SharpOptions } from 'sharp';
 import { EngineError } from '../engine.js';
-import { count, tooLarge } from '../media-limits.js';
+import { claimFailure, readImageHeader } from '../media-claims.js';
 import { notAnImage, sniffImage } from '../media-types.js';
 import { meanColour } from './pixels.js';
 import type { RawImage } from './pixels.js';
@@ -25,27 +25,13 @@ async function decode<T>(env: Loader, url: string, field: string, use: (image: S
   if (!sniffed.ok) throw new EngineError('input_invalid', notAnImage(field, sniffed.what));
   const unusable = (why: string, err?: unknown) =>
     new EngineError('input_invalid', `${field} is not a usable image: ${why}`, err ? { detail: (err as Error).message } : {});
-
-  let width: number;
-  let height: number;
   try {
-    // The header only: the claimed size is judged here, with the limit's own message.
-    const meta = await sharp(bytes, { limitInputPixels: false }).metadata();
-    // sharp names AVIF `heif` (an AV1-coded HEIF).
-    const format = meta.format === 'heif' && sniffed.type === 'avif' ? 'avif' : meta.format;
-    if (format !== sniffed.type) throw new Error(`sniffed ${sniffed.type}, sharp read ${meta.format ?? 'nothing'}`);
-    width = meta.width ?? 0;
-    height = meta.pageHeight ?? meta.height ?? 0;
+    await readImageHeader(bytes, sniffed.type, env.limits);
   } catch (err) {
-    throw unusable(`its ${sniffed.type.toUpperCase()} header cannot be read`, err);
-  }
-  if (!(width > 0 && height > 0)) throw unusable('it has no pixels');
-  const limit = env.limits.imagePixels;
-  if (width * height > limit) {
-    throw tooLarge(field, `is ${width} x ${height} pixels; at most ${count(limit)} pixels are accepted`);
+    throw claimFailure(field, 'image', err);
   }
 
-  const options: SharpOptions = { limitInputPixels: limit, sequentialRead: true };
+  const options: SharpOptions = { limitInputPixels: env.limits.imagePixels, sequentialRead: true };
   try {
     // `rotate()` applies the EXIF orientation; flattening drops alpha onto white, as a viewer shows it.
     return await use(sharp(bytes, options).rotate().flatten({ background: '#ffffff' }).toColourspace('srgb'));
@@ -58,6 +44,11 @@ async function toRaw(image: Sharp): Promise<RawImage> {
   const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
   if (info.channels !== 3) throw new Error(`decoded to ${info.channels} channels, expected 3`);
   return { data, width: info.width, height: info.height };
+}
+
+/** The image at its own size (at most `limits.imagePixels`), for filters that work on its pixels as they are. */
+export function loadImageRaw(env: Loader, url: string, field: string): Promise<RawImage> {
+  return decode(env, url, field, toRaw);
 }
 
 /** The image resized to cover exactly `width` x `height`, centred. */
@@ -100,4 +91,9 @@ export function loadImageFile(
 /** The image's mean colour. */
 export async function loadImageMean(env: Loader, url: string, field: string): Promise<Rgb> {
   return meanColour(await decode(env, url, field, (img) => toRaw(img.resize(64, 64, { fit: 'fill' }))));
+}
+
+/** The image at its own aspect ratio, within `maxEdge` x `maxEdge` (never enlarged). */
+export function loadImageInside(env: Loader, url: string, field: string, maxEdge: number): Promise<RawImage> {
+  return decode(env, url, field, (img) => toRaw(img.resize(maxEdge, maxEdge, { fit: 'inside', withoutEnlargement: true })));
 }

@@ -7,9 +7,13 @@ import { locateFfmpeg } from '../ffmpeg.js';
 import { locateFfprobe } from '../ffprobe.js';
 import { DEFAULT_MEDIA_LIMITS } from '../media-limits.js';
 import type { MediaLimits } from '../media-limits.js';
+import { renderEnhance } from './enhance.js';
 import { renderModelA2 } from './model-a2.js';
 import { renderModelB1 } from './model-b1.js';
 import { renderModelCEdit } from './model-c-edit.js';
+import { renderModelL1 } from './model-l1.js';
+import { renderModelK1 } from './model-k1.js';
+import { renderVideoUpscale } from './video-upscale.js';
 import type { ModelRenderer, RenderEnv } from './render-types.js';
 import { renderModelDFast, renderModelE1, renderModelF } from './video-models.js';
 
@@ -35,6 +39,11 @@ const RENDERERS: ReadonlyMap<string, ModelRenderer> = new Map([
   ['video/vendor-d/model-d-fast', renderModelDFast],
   ['video/vendor-e/model-e-1', renderModelE1],
   ['video/vendor-f/model-f', renderModelF],
+  ['audio/vendor-l/model-l-1', renderModelL1],
+  ['enhance/vendor-j/standard-enhance', renderEnhance],
+  ['enhance/vendor-j/generative-enhance', renderEnhance],
+  ['3d/vendor-k/model-k-1', renderModelK1],
+  ['enhance/vendor-j/video-upscale', renderVideoUpscale],
 ]);
 
 /** Scratch files live beside the outputs (same disk) in a directory no output name can match. */

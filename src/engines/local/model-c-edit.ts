@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { runFfmpeg } from '../ffmpeg.js';
 import { loadImageMean } from './image-inputs.js';
 import type { ModelRenderer } from './render-types.js';
 import { writeVideoPreview } from './preview.js';
@@ -7,10 +6,9 @@ import { optStr, str } from './request-fields.js';
 import type { Rgb } from './scene-svg.js';
 import { promptHue } from './scene-svg.js';
 import { Prng, sceneKey } from './seed.js';
-import { AUDIO_RATE, FPS, aacArgs, audioTrim, h264Args, mp4Args } from './video-encode.js';
+import { FPS, h264Args } from './video-encode.js';
 import { OUTPUT_MP4 } from './video-scene.js';
-import { loadVideoInput, videoInputArgs } from './video-probe.js';
-import { budgetFailure, decodeBudget } from '../media-limits.js';
+import { loadVideoInput, reencodeVideo } from './video-probe.js';
 
 /**
  * video/vendor-c/model-c-edit: `init_video` re-timed to 24 fps, scaled and cropped to cover
@@ -30,28 +28,16 @@ export const renderModelCEdit: ModelRenderer = async (model, req, env) => {
     async render() {
       const frames = Math.max(1, Math.round(video.seconds * FPS));
       const grade = gradeFilter(new Prng(sceneKey(model, req)).fork('grade'), str(req, 'prompt', ''), reference);
-      const graph = [
-        `[0:v]fps=${FPS},scale=${width}:${height}:force_original_aspect_ratio=increase,` +
+      const out = join(env.ctx.outDir, OUTPUT_MP4.name);
+      await reencodeVideo(video, env, {
+        videoChain:
+          `fps=${FPS},scale=${width}:${height}:force_original_aspect_ratio=increase,` +
           `crop=${width}:${height},setsar=1,format=yuv420p,${grade},` +
           // Cloning the last frame, without limit, covers a video stream shorter than its container says.
-          `tpad=stop_mode=clone:stop=-1,trim=end_frame=${frames}[v]`,
-      ];
-      if (video.hasAudio) graph.push(`[0:a:0]aresample=${AUDIO_RATE},${audioTrim(frames / FPS)}[a]`);
-      const out = join(env.ctx.outDir, OUTPUT_MP4.name);
-      // The render decodes the whole input: it runs under the input's decode budget.
-      await runFfmpeg(
-        [
-          ...videoInputArgs(video),
-          '-filter_complex', graph.join(';'),
-          '-map', '[v]',
-          ...(video.hasAudio ? ['-map', '[a]', ...aacArgs()] : []),
-          ...h264Args(),
-          ...mp4Args(),
-          out,
-        ],
-        { signal: env.ctx.signal, ffmpegPath: await env.ffmpeg(), budget: decodeBudget(env.limits) },
-      ).catch((err: unknown) => {
-        throw budgetFailure(video.field, err);
+          `tpad=stop_mode=clone:stop=-1,trim=end_frame=${frames}`,
+        seconds: frames / FPS,
+        encode: h264Args(),
+        out,
       });
       return { outputs: [OUTPUT_MP4], preview: await writeVideoPreview(out, frames, env) };
     },

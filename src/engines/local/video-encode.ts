@@ -9,13 +9,14 @@ export const FPS = 24;
 /** Two threads: measured byte-identical across runs, and a 2-core machine stays busy. */
 const THREADS = '2';
 
-export function h264Args(): string[] {
+/** `fps`: the output's constant frame rate (the local models' 24 unless a model keeps or sets another). */
+export function h264Args(fps: number | string = FPS): string[] {
   return [
     '-c:v', 'libx264',
     '-preset', 'ultrafast',
     '-threads', THREADS,
     '-pix_fmt', 'yuv420p',
-    '-r', String(FPS),
+    '-r', String(fps),
   ];
 }
 

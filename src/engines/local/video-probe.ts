@@ -4,10 +4,13 @@ import { EngineError } from '../engine.js';
 import { FfmpegError, runFfmpeg } from '../ffmpeg.js';
 import { probeFile } from '../ffprobe.js';
 import type { ProbeReport } from '../ffprobe.js';
-import { budgetFailure, count, decodeBudget, seconds, tooLarge } from '../media-limits.js';
+import { checkVideoClaims as checkClaims, claimFailure } from '../media-claims.js';
+import type { VideoClaims } from '../media-claims.js';
+import { budgetFailure, decodeBudget } from '../media-limits.js';
 import type { MediaLimits } from '../media-limits.js';
 import { VIDEO_DEMUXERS, demuxedInputArgs, notAVideo, sniffVideo } from '../media-types.js';
 import type { RenderEnv } from './render-types.js';
+import { AUDIO_RATE, aacArgs, audioTrim, mp4Args } from './video-encode.js';
 
 /** What the local engine needs to know of an input video. */
 export interface VideoInput {
@@ -18,15 +21,16 @@ export interface VideoInput {
   readonly demuxer: string;
   readonly seconds: number;
   readonly hasAudio: boolean;
+  /** The frame size as shown (rotation applied), and the frame rate (NaN when unstated). */
+  readonly width: number;
+  readonly height: number;
+  readonly fps: number;
 }
 
 /** The input options of every ffmpeg run on an input video (media-types.ts `demuxedInputArgs`). */
 export function videoInputArgs(video: Pick<VideoInput, 'path' | 'demuxer'>): string[] {
   return demuxedInputArgs(video.path, video.demuxer);
 }
-
-/** Codecs of single pictures: one frame of these in a container is a still image, not a video. */
-const STILL_CODECS = new Set(['png', 'mjpeg', 'bmp', 'gif', 'webp', 'tiff']);
 
 /**
  * Loads a video input and checks it before rendering: its container type from its bytes (MP4, MOV,
@@ -54,7 +58,7 @@ export async function loadVideoInput(url: string, field: string, env: RenderEnv)
   } catch (err) {
     throw unreadable(err);
   }
-  const { seconds: length, hasAudio } = checkVideoClaims(field, report, env.limits);
+  const { seconds: length, hasAudio, width, height, fps } = claimsOf(field, report, env.limits);
 
   try {
     await runFfmpeg([...videoInputArgs({ path, demuxer }), '-map', '0:v:0', '-frames:v', '1', '-f', 'null', '-'], {
@@ -65,42 +69,53 @@ export async function loadVideoInput(url: string, field: string, env: RenderEnv)
   } catch (err) {
     throw unreadable(err);
   }
-  return { field, path, demuxer, seconds: length, hasAudio };
+  return { field, path, demuxer, seconds: length, hasAudio, width, height, fps };
 }
 
 /**
- * Checks what the probe says the video claims against the limits, before any frame is decoded.
- * Returns the container's duration (the length the render keeps) and whether it has sound.
+ * Checks what the probe says the video claims against the limits (media-claims.ts), before any
+ * frame is decoded, as the job's error naming `field`. Returns the container's duration (the
+ * length the render keeps) and whether it has sound.
  */
 export function checkVideoClaims(field: string, report: ProbeReport, limits: MediaLimits): { seconds: number; hasAudio: boolean } {
-  const invalid = (why: string) => new EngineError('input_invalid', `${field} is not a usable video: ${why}`);
-  const { streams } = report;
-  if (streams.length > limits.streams) {
-    throw tooLarge(field, `has ${streams.length} streams; at most ${limits.streams} are accepted`);
-  }
-  const videos = streams.filter((s) => s.type === 'video');
-  if (videos.length === 0) throw invalid('it has no video stream');
+  const { seconds, hasAudio } = claimsOf(field, report, limits);
+  return { seconds, hasAudio };
+}
 
-  const durations = [report.duration, ...streams.map((s) => s.duration)].filter((d) => !Number.isNaN(d));
-  const longest = Math.max(...durations);
-  if (durations.length > 0 && longest > limits.videoSeconds) {
-    throw tooLarge(field, `lasts ${seconds(longest)}; at most ${seconds(limits.videoSeconds)} are accepted`);
+/** Everything checkClaims reads, its failure as the job's error naming `field`. */
+function claimsOf(field: string, report: ProbeReport, limits: MediaLimits): VideoClaims {
+  try {
+    return checkClaims(report, limits);
+  } catch (err) {
+    throw claimFailure(field, 'video', err);
   }
-  for (const v of videos) {
-    if (!(v.width > 0 && v.height > 0)) throw invalid('its video stream has no frame size');
-    if (v.width * v.height > limits.videoPixels) {
-      throw tooLarge(field, `has frames of ${v.width} x ${v.height} pixels; at most ${count(limits.videoPixels)} pixels per frame are accepted`);
-    }
-    const frames = Number.isNaN(v.frames) ? (Number.isNaN(v.duration) ? report.duration : v.duration) * v.fps : v.frames;
-    if (frames > limits.videoFrames) {
-      throw tooLarge(field, `has ${count(frames)} frames; at most ${count(limits.videoFrames)} are accepted`);
-    }
-  }
+}
 
-  const length = Number.isNaN(report.duration) ? Math.max(0, ...durations) : report.duration;
-  if (durations.length === 0) throw invalid('it has no duration (a still image?)');
-  if (!(length > 0)) throw invalid('its duration is zero');
-  // A single picture in a video container decodes as a one-frame "video".
-  if (STILL_CODECS.has(videos[0]!.codec) && length < 0.1) throw invalid('it is a still image');
-  return { seconds: length, hasAudio: streams.some((s) => s.type === 'audio') };
+/**
+ * Re-encodes an input video to `out`: `[0:v]` through `videoChain` (filters ending in the output
+ * frames), the sound, if any, resampled and trimmed to `seconds`, then `encode` (the H.264
+ * options) and the MP4 container. It decodes the whole input, so it runs under the input's
+ * decode budget, and a run past it is the input's `input_too_large`.
+ */
+export async function reencodeVideo(
+  video: VideoInput,
+  env: RenderEnv,
+  render: { readonly videoChain: string; readonly seconds: number; readonly encode: readonly string[]; readonly out: string },
+): Promise<void> {
+  const graph = [`[0:v]${render.videoChain}[v]`];
+  if (video.hasAudio) graph.push(`[0:a:0]aresample=${AUDIO_RATE},${audioTrim(render.seconds)}[a]`);
+  await runFfmpeg(
+    [
+      ...videoInputArgs(video),
+      '-filter_complex', graph.join(';'),
+      '-map', '[v]',
+      ...(video.hasAudio ? ['-map', '[a]', ...aacArgs()] : []),
+      ...render.encode,
+      ...mp4Args(),
+      render.out,
+    ],
+    { signal: env.ctx.signal, ffmpegPath: await env.ffmpeg(), budget: decodeBudget(env.limits) },
+  ).catch((err: unknown) => {
+    throw budgetFailure(video.field, err);
+  });
 }

@@ -5,6 +5,7 @@ import { DomainError, invalid } from '../../domain/errors.js';
 import { storageUnavailable } from '../../services/readiness.js';
 import { bodyOf, codeForStatus, headersOf, statusOf } from '../error-status.js';
 import { logFailure } from '../logging.js';
+import { whatPostStores } from './storage-guard.js';
 
 /**
  * Turns anything thrown into the catalogue's JSON shape; nothing leaves as HTML or a stack. A
@@ -15,6 +16,8 @@ export function toDomainError(
   err: FastifyError | Error,
   bodyLimit?: number,
   method?: string,
+  /** The route's `stores` (storage-guard.ts): what a refused POST would have stored. */
+  stores?: string,
   fault: InfraFault | undefined = err instanceof DomainError ? undefined : infraFault(err),
 ): DomainError {
   if (err instanceof DomainError) return err;
@@ -27,7 +30,7 @@ export function toDomainError(
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return invalid('the request body is empty; send a JSON object');
   }
-  if (fault) return storageUnavailable(fault.kind, method === 'POST' ? 'store new jobs' : 'answer this request');
+  if (fault) return storageUnavailable(fault.kind, method === 'POST' ? whatPostStores(stores) : 'answer this request');
   const status = fe.statusCode ?? 500;
   if (status >= 400 && status < 500) return new DomainError(codeForStatus(status), fe.message || 'bad request');
   return new DomainError('internal', 'internal server error');
@@ -46,7 +49,7 @@ export function sendError(reply: FastifyReply, err: DomainError): FastifyReply {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const fault = err instanceof DomainError ? undefined : infraFault(err);
-    const appErr = toDomainError(err, request.routeOptions.bodyLimit, request.method, fault);
+    const appErr = toDomainError(err, request.routeOptions.bodyLimit, request.method, request.routeOptions.config.stores, fault);
     // Operators' alert: the same stable field the job runner writes.
     if (fault) request.log.error({ alert: INFRA_FAULT_ALERT, errno: fault.code, kind: fault.kind }, 'infrastructure fault under a request');
     if (statusOf(appErr) >= 500) logFailure(request.log, err, 'request failed');

@@ -1,6 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { Readiness } from '../../services/readiness.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What a POST to the route stores, as its 503 says it (`store new uploads`); default jobs. */
+    stores?: string;
+  }
+}
+
+/** The 503 wording of a POST that cannot store what it would: the route's `stores`, else jobs. */
+export const whatPostStores = (stores: string | undefined): string => stores ?? 'store new jobs';
+
 /**
  * An authenticated POST (it would store a job) is refused with 503 and Retry-After while the data
  * dir cannot take writes, before its body is read; reads and deletes go on. The disk check behind
@@ -10,6 +20,6 @@ export function registerStorageGuard(app: FastifyInstance, readiness: Readiness)
   // Registered after the auth plugin's hook, so an unauthenticated POST still gets its 401.
   app.addHook('onRequest', async (request) => {
     if (request.method !== 'POST' || request.routeOptions.config.public || !request.routeOptions.url) return;
-    await readiness.assertCanStore();
+    await readiness.assertCanStore(whatPostStores(request.routeOptions.config.stores));
   });
 }

@@ -6,15 +6,15 @@ import type { GenerationService } from '../../services/generation.js';
 import { deprecationHeaders } from '../deprecation-headers.js';
 import { requireAuth } from '../plugins/auth.js';
 import {
-  IDEMPOTENCY_KEY_MAX,
   OPTION_LABELS,
   WEBHOOK_URL_PATTERN,
   idempotencyKeyFrom,
   webhookUrlFrom,
   zeroDataRetentionFrom,
 } from '../request-headers.js';
-import { BODY_COMPONENT } from '../openapi.js';
-import { BalanceBody, CreatedJob, DeprecationHeaders, IdempotencyErrors, NoQuery, ReplayedHeader, SunsetBody, errorResponses } from '../schemas.js';
+import { BODY_COMPONENT, RESULT_URLS } from '../openapi.js';
+import { ModelFileUrls } from '../../services/job-view.js';
+import { BalanceBody, CreatedJob, DeprecationHeaders, IdempotencyErrors, IdempotencyKeyHeader, NoQuery, ReplayedHeader, SunsetBody, errorResponses } from '../schemas.js';
 
 export interface GenerateDeps {
   readonly catalog: Catalog;
@@ -31,6 +31,15 @@ const GENERATE_DESCRIPTION =
   'Creates a job and answers at once with it pending (`completed_at` and `result` null). Read the outcome with ' +
   'GET /jobs/{id}, or send X-Webhook-URL to receive it by POST (see `webhooks`). Unknown body properties are refused.';
 
+/**
+ * What a 3D model's job holds when completed, which the creation response (result null) cannot
+ * show: said in the description, and named for tools by `x-result-urls` (the ModelFileUrls component).
+ */
+const RESULT_3D =
+  ' When the job completes, `result.urls` lists the model and its preview as objects: ' +
+  '`[{"type": "model", "url": …}, {"type": "preview", "url": …}]` (ModelFileUrls): the model is binary glTF 2.0 ' +
+  '(`model/gltf-binary`), the preview a PNG render of it.';
+
 /** `image/vendor-a/model-a-2/medium` → `generateImageVendorAModelA2Medium` */
 const operationId = (path: string) =>
   `generate-${path}`.split(/[^A-Za-z0-9]+/).map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
@@ -45,14 +54,7 @@ function headerSchema(entry: CatalogEntry) {
         description: 'An absolute http(s) URL that receives a POST when the job reaches a terminal status',
       }),
     ),
-    'idempotency-key': Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: IDEMPOTENCY_KEY_MAX + 2,
-        description:
-          'Makes a retry safe: the same key with the same request within 24 hours answers the first response again (with `Idempotent-Replayed: true`) and creates no second job. 1 to 255 printable ASCII characters, bare or as a quoted string; per workspace. See docs/errors.md.',
-      }),
-    ),
+    'idempotency-key': Type.Optional(IdempotencyKeyHeader),
     ...(entry.zeroDataRetention
       ? { 'x-api-zero-data-retention': Type.Optional(Type.Literal('1', { description: 'Enables zero data retention' })) }
       : {}),
@@ -75,10 +77,13 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
         schema: {
           operationId: operationId(entry.path),
           summary: entry.summary,
-          description: entry.deprecation
-            ? `${GENERATE_DESCRIPTION} Deprecated: answers 410 from ${entry.deprecation.sunsetDate}${entry.deprecation.replacement ? `; use ${entry.deprecation.replacement}` : ''}.`
-            : GENERATE_DESCRIPTION,
-          tags: [entry.kind === 'image' ? 'image generation' : 'video generation'],
+          description:
+            (entry.kind === '3d' ? GENERATE_DESCRIPTION + RESULT_3D : GENERATE_DESCRIPTION) +
+            (entry.deprecation
+              ? ` Deprecated: answers 410 from ${entry.deprecation.sunsetDate}${entry.deprecation.replacement ? `; use ${entry.deprecation.replacement}` : ''}.`
+              : ''),
+          ...(entry.kind === '3d' ? { [RESULT_URLS]: ModelFileUrls } : {}),
+          tags: [entry.tag ?? `${entry.kind} generation`],
           ...(entry.deprecation ? { deprecated: true } : {}),
           headers: headerSchema(entry),
           querystring: NoQuery,

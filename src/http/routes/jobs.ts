@@ -65,7 +65,9 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
       schema: {
         operationId: 'getJob',
         summary: 'Get a job in its current state',
-        description: 'The job with its most current status; `result` holds the output URLs once it completed.',
+        description:
+          'The job with its most current status. `result` holds the output URLs once it completed (the preview while ' +
+          'intermediate-complete); `completed_at` and `result` are absent while they have no value.',
         tags: ['jobs'],
         params: IdParam,
         querystring: NoQuery,

@@ -68,17 +68,25 @@ function requestedRange(request: FastifyRequest, etag: string, size: number): By
   return parseRange(request.headers.range, size);
 }
 
-/** Whether the key belongs to a job whose files may be served (not deleted, not failed). */
-export type OutputKeyCheck = (key: string) => Promise<boolean>;
+/** Whether the file may be served: its key belongs to a job (not deleted, not failed) or a live asset. */
+export type ServedFileCheck = (key: string, name: string) => Promise<boolean>;
 
-const gone = () => notFound('no such output file; it may have been deleted with its job');
+/** Files of the output store served under one URL path, as long as their owner says so. */
+export interface ServedFiles {
+  /** The URL path the key and name follow: `/outputs`, `/assets/files`. */
+  readonly path: string;
+  readonly outputs: Pick<OutputStore, 'open' | 'stat'>;
+  readonly served: ServedFileCheck;
+  /** The 404's message. */
+  readonly missing: string;
+  /** Cache-Control of the answers; default: a browser may reuse the bytes for an hour. */
+  readonly cacheControl?: string;
+}
 
-async function serve(
-  outputs: Pick<OutputStore, 'open' | 'stat'>,
-  inUse: OutputKeyCheck,
-  request: FastifyRequest<{ Params: Params }>,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+async function serve(files: ServedFiles, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply): Promise<FastifyReply> {
+  const { outputs } = files;
+  const cacheControl = files.cacheControl ?? CACHE_CONTROL;
+  const gone = () => notFound(files.missing);
   const { key, name } = request.params;
   // GET opens before deciding, so the headers describe the very bytes streamed; HEAD reads nothing.
   const head = request.method === 'HEAD';
@@ -90,11 +98,11 @@ async function serve(
     // Files on disk are not proof enough: a removal may have failed, or a deleted job's worker may
     // still be writing. The job row decides, asked after the open, so a file opened before a
     // DELETE committed is served only if this check ran before the commit too.
-    if (!(await inUse(key))) throw gone();
+    if (!(await files.served(key, name))) throw gone();
     const etag = etagOf(key, name, file);
     const lastModified = new Date(file.mtimeMs).toUTCString();
     if (notModified(request, etag, file.mtimeMs)) {
-      return reply.code(304).headers({ etag, 'last-modified': lastModified, 'cache-control': CACHE_CONTROL }).send();
+      return reply.code(304).headers({ etag, 'last-modified': lastModified, 'cache-control': cacheControl }).send();
     }
     // Range is defined for GET only (RFC 9110 14.2); HEAD answers as the whole-file GET would.
     const range = opened ? requestedRange(request, etag, file.size) : undefined;
@@ -111,7 +119,7 @@ async function serve(
       'accept-ranges': 'bytes',
       etag,
       'last-modified': lastModified,
-      'cache-control': CACHE_CONTROL,
+      'cache-control': cacheControl,
       'x-content-type-options': 'nosniff',
       ...(range ? { 'content-range': `bytes ${start}-${end}/${file.size}` } : {}),
     });
@@ -126,15 +134,20 @@ async function serve(
 }
 
 /**
- * Job output files: public, because the URL carries 192 random bits; kept out of the OpenAPI
- * document. Served only while the job that owns the key exists (and has not failed).
+ * Stored files (job outputs, asset files): public, because the URL carries 192 random bits; kept
+ * out of the OpenAPI document. Served only while their owner says so (`served`).
  */
-export function registerOutputRoutes(app: FastifyInstance, outputs: Pick<OutputStore, 'open' | 'stat'>, inUse: OutputKeyCheck): void {
+export function registerServedFiles(app: FastifyInstance, files: ServedFiles): void {
   app.route<{ Params: Params }>({
     method: ['GET', 'HEAD'],
-    url: `${OUTPUTS_PATH}/:key/:name`,
+    url: `${files.path}/:key/:name`,
     config: { public: true },
     schema: { hide: true },
-    handler: (request, reply) => serve(outputs, inUse, request, reply),
+    handler: (request, reply) => serve(files, request, reply),
   });
+}
+
+/** Job output files, served while the job that owns the key exists (and has not failed). */
+export function registerOutputRoutes(app: FastifyInstance, outputs: Pick<OutputStore, 'open' | 'stat'>, inUse: (key: string) => Promise<boolean>): void {
+  registerServedFiles(app, { path: OUTPUTS_PATH, outputs, served: (key) => inUse(key), missing: 'no such output file; it may have been deleted with its job' });
 }

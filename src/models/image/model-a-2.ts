@@ -126,7 +126,7 @@ export const ModelA2Request = Type.Object(
 /** Text-to-image, or with style references, or with moodboards (moodboards win). */
 const price = (text_to_image: MicroUsd, style_references: MicroUsd, moodboards: MicroUsd): PriceRule => ({
   rates: { text_to_image, style_references, moodboards },
-  unit: 'per request',
+  unit: 'per request: moodboards when moodboards is non-empty, else style_references when image_style_references is non-empty, else text_to_image',
   price: (r, q) =>
     itemCount(q.moodboards) > 0 ? r.moodboards! : itemCount(q.image_style_references) > 0 ? r.style_references! : r.text_to_image!,
 });

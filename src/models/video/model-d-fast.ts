@@ -26,7 +26,7 @@ export const MODEL_D_FAST: ModelModule = {
   aliases: [alias('startImage', 'start_image'), alias('aspectRatio', 'aspect_ratio'), alias('generateAudio', 'generate_audio')],
   price: {
     rates: { per_second: 105_000, per_second_with_audio: 157_500 },
-    unit: 'per second of duration',
+    unit: 'per second of duration: per_second_with_audio when generate_audio is true, else per_second',
     price: (r, q) => (q.generate_audio === true ? r.per_second_with_audio! : r.per_second!) * Number(q.duration),
   },
   zeroDataRetention: false,

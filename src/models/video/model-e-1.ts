@@ -39,7 +39,7 @@ export const MODEL_E1: ModelModule = {
   ],
   price: {
     rates: { std_per_second: 22_100, pro_per_second: 77_200 },
-    unit: "per second of duration at the mode's rate",
+    unit: 'per second of duration: pro_per_second in mode pro, else std_per_second',
     price: (r, q) => (q.mode === 'pro' ? r.pro_per_second! : r.std_per_second!) * Number(q.duration),
   },
   zeroDataRetention: false,

@@ -116,8 +116,8 @@ export class SqlBillingStore implements BillingStore {
     });
   }
 
-  charge(jobId: string, now: Micros): Promise<LedgerEntry | undefined> {
-    return this.#settle(jobId, 'charge', now);
+  charge(jobId: string, now: Micros, amountMicros?: number): Promise<LedgerEntry | undefined> {
+    return this.#settle(jobId, 'charge', now, amountMicros);
   }
 
   release(jobId: string, now: Micros): Promise<LedgerEntry | undefined> {
@@ -149,37 +149,40 @@ export class SqlBillingStore implements BillingStore {
     return rows.map(toEntry);
   }
 
-  /** Ends a job's hold as a charge or a release, once: a settled or unheld job is left alone. */
-  #settle(jobId: string, kind: 'charge' | 'release', now: Micros): Promise<LedgerEntry | undefined> {
+  /**
+   * Ends a job's hold as a charge or a release, once: a settled or unheld job is left alone. A
+   * charge of less than the hold (`amount`, clamped to [0, hold]) releases the rest in the same
+   * transaction, so the entries still add up to the running totals.
+   */
+  #settle(jobId: string, kind: 'charge' | 'release', now: Micros, amount?: number): Promise<LedgerEntry | undefined> {
     return this.#transact(async (db) => {
       const entries = await db.selectFrom('ledger_entries').selectAll().where('job_id', '=', jobId).execute();
       const hold = entries.find((e) => e.kind === 'hold');
       if (!hold || entries.some((e) => e.kind === 'charge' || e.kind === 'release')) return undefined;
-      const amount = Number(hold.amount_micros);
+      const held = Number(hold.amount_micros);
+      // A metered amount is clamped to [0, hold]; a non-finite one (a bad measurement) charges the hold.
+      const metered = amount !== undefined && Number.isFinite(amount) ? amount : held;
+      const charged = kind === 'release' ? 0 : Math.min(held, Math.max(0, Math.round(metered)));
       const totals = await db
         .updateTable('balances')
         .set(
           kind === 'charge'
             ? {
-                balance_micros: sql<number>`balance_micros - ${amount}`,
-                held_micros: sql<number>`held_micros - ${amount}`,
+                balance_micros: sql<number>`balance_micros - ${charged}`,
+                held_micros: sql<number>`held_micros - ${held}`,
                 last_charge_at: sql<number>`CASE WHEN last_charge_at + 1 > CAST(${now} AS BIGINT) THEN last_charge_at + 1 ELSE CAST(${now} AS BIGINT) END`,
               }
-            : { held_micros: sql<number>`held_micros - ${amount}` },
+            : { held_micros: sql<number>`held_micros - ${held}` },
         )
         .where('workspace_id', '=', hold.workspace_id)
         .returning('last_charge_at')
         .executeTakeFirstOrThrow();
-      return toEntry(
-        await this.#append(db, {
-          workspace_id: hold.workspace_id,
-          kind,
-          amount_micros: amount,
-          job_id: jobId,
-          job_type: hold.job_type,
-          at: kind === 'charge' ? Number(totals.last_charge_at) : now,
-        }),
-      );
+      const entry = (kind: 'charge' | 'release', amountMicros: number, at: Micros) =>
+        this.#append(db, { workspace_id: hold.workspace_id, kind, amount_micros: amountMicros, job_id: jobId, job_type: hold.job_type, at });
+      if (kind === 'release') return toEntry(await entry('release', held, now));
+      const charge = toEntry(await entry('charge', charged, Number(totals.last_charge_at)));
+      if (charged < held) await entry('release', held - charged, now);
+      return charge;
     });
   }
 

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, JobsTable } from '../schema.js';
 import type { JobQuery, JobRecord, JobStore, JobSummary, NewJob } from '../store.js';
+import { assetKeysKept } from './asset-queries.js';
 import type { Transact } from './transact.js';
 
 const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
@@ -164,13 +165,19 @@ export class SqlJobStore implements JobStore {
 
   async outputKeysInUse(keys: readonly string[]): Promise<Set<string>> {
     if (keys.length === 0) return new Set();
-    // An index lookup per key (jobs_output_key): the outputs route asks this on every request.
-    const rows = await this.#db
-      .selectFrom('jobs')
-      .select('output_key')
-      .where('output_key', 'in', [...keys])
-      .where('status', '<>', 'failed')
-      .execute();
+    // One round trip, an index seek per key on each side (jobs_output_key, the assets' unique
+    // output_key): the janitor asks this per batch.
+    const rows = await this.#servedJobKeys(keys).unionAll(assetKeysKept(this.#db, keys)).execute();
     return new Set(rows.map((r) => r.output_key!));
+  }
+
+  async jobOutputKeysServed(keys: readonly string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const rows = await this.#servedJobKeys(keys).execute();
+    return new Set(rows.map((r) => r.output_key!));
+  }
+
+  #servedJobKeys(keys: readonly string[]) {
+    return this.#db.selectFrom('jobs').select('output_key').where('output_key', 'in', [...keys]).where('status', '<>', 'failed');
   }
 }

@@ -2,6 +2,7 @@ import { Migrator, sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { JobEvent, Store, StoreTx } from '../store.js';
+import { SqlAssetStore } from './asset-queries.js';
 import { SqlBillingStore } from './billing-queries.js';
 import { SqlIdempotencyStore } from './idempotency-queries.js';
 import { SqlIdentityStore } from './identity-queries.js';
@@ -55,6 +56,7 @@ function bind(trx: Kysely<Database>, caps: BoundCaps, pending: JobEvent[]): Stor
     nodeApps: new SqlNodeAppStore(trx, joined),
     webhooks: new SqlWebhookStore(trx, joined, caps.skipLocked),
     idempotency: new SqlIdempotencyStore(trx, joined, caps.skipLocked),
+    assets: new SqlAssetStore(trx, joined, caps.rowLocks),
   };
 }
 
@@ -89,6 +91,7 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
     nodeApps: new SqlNodeAppStore(db, transact),
     webhooks: new SqlWebhookStore(db, transact, caps.skipLocked),
     idempotency: new SqlIdempotencyStore(db, transact, caps.skipLocked),
+    assets: new SqlAssetStore(db, transact, caps.rowLocks),
     async transaction(fn) {
       const pending: JobEvent[] = [];
       const out = await transact((trx) => fn(bind(trx, caps, pending)));
