@@ -20,10 +20,16 @@ export interface OutputFile {
   readonly contentType: string;
   /**
    * For outputs that are not all of one kind (a 3D model and its preview render): what this file
-   * is. When any output has a role, the result lists `{type, url}` objects (spec 2.2's second
-   * shape) instead of bare URLs.
+   * is. When any output has a role `model` or `preview`, the result lists `{type, url}` objects
+   * (spec 2.2's second shape) instead of bare URLs. `style`: a style-training job's artifact
+   * (JSON, opaque to the API), stored with the style the job creates and never served.
    */
-  readonly role?: 'model' | 'preview';
+  readonly role?: 'model' | 'preview' | 'style';
+  /**
+   * A node-app job's output name for this file: when any output has a key, the result's `urls` is
+   * an object mapping each key to its URL (spec 2.2's node-app shape).
+   */
+  readonly key?: string;
   /**
    * A video's or a sound's duration as measured from the written file, in whole microseconds.
    * Given for the main output of a model priced per output second: the job is charged by it.
@@ -54,7 +60,16 @@ export interface EngineContext {
    * for instance because it was cancelled; the engine then stops.
    */
   stage(stage: EngineStage, preview?: OutputFile): Promise<void>;
+  /**
+   * The artifact of a trained style the request names (its `styles[].id`), as the training run
+   * stored it. The style was checked visible to the job's workspace when the job was created.
+   * Throws an EngineError `input_invalid` if it no longer exists.
+   */
+  loadStyle(id: string): Promise<StyleArtifact>;
 }
+
+/** A trained style as an engine stores and reads it: opaque JSON to everything but engines. */
+export type StyleArtifact = Readonly<Record<string, unknown>>;
 
 export interface Engine {
   readonly name: string;

@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Engine, EngineContext, EngineStage, OutputFile } from '../engines/engine.js';
+import type { Engine, EngineContext, EngineStage, OutputFile, StyleArtifact } from '../engines/engine.js';
 import { EngineError } from '../engines/engine.js';
 import type { Clock } from '../lib/clock.js';
 import type { Log } from '../lib/log.js';
@@ -23,6 +23,8 @@ export interface RunDeps {
   readonly clock: Clock;
   readonly signals: JobSignals;
   loadInput(url: string, field: string, signal: AbortSignal): Promise<Buffer>;
+  /** A trained style's artifact (EngineContext.loadStyle). */
+  loadStyle(id: string): Promise<StyleArtifact>;
   readonly log: Log;
   /** The data dir check: while it fails, the worker claims nothing (a claimed job would only fault). */
   readonly readiness?: { canStore(): Promise<boolean> };
@@ -69,6 +71,7 @@ export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSign
       signal: run.signal,
       outDir,
       loadInput: (url, field) => deps.loadInput(url, field, run.signal),
+      loadStyle: (id) => deps.loadStyle(id),
       stage: async (stage: EngineStage, file?: OutputFile) => {
         run.signal.throwIfAborted();
         // The preview is stored before the status that shows its URL.
@@ -207,8 +210,15 @@ async function letGo(job: ClaimedJob, deps: RunDeps): Promise<void> {
   if (!now || now.status === 'cancelled') await deps.outputs.remove(job.outputKey);
 }
 
-/** The result's `urls`: bare URLs, or `{type, url}` objects when the engine gave its files roles. */
-function resultUrls(files: readonly OutputFile[], url: (name: string) => string): string[] | Array<{ type: 'model' | 'preview'; url: string }> {
-  if (!files.some((f) => f.role)) return files.map((f) => url(f.name));
-  return files.map((f) => ({ type: f.role ?? 'model', url: url(f.name) }));
+type ResultUrls = string[] | Array<{ type: 'model' | 'preview'; url: string }> | Record<string, string>;
+
+/**
+ * The result's `urls` (spec 2.2): an object of named URLs when the engine gave its files keys (a
+ * node app's outputs), `{type, url}` objects when it gave them a model or preview role (3D), else
+ * bare URLs.
+ */
+function resultUrls(files: readonly OutputFile[], url: (name: string) => string): ResultUrls {
+  if (files.some((f) => f.key !== undefined)) return Object.fromEntries(files.flatMap((f) => (f.key === undefined ? [] : [[f.key, url(f.name)]])));
+  if (!files.some((f) => f.role === 'model' || f.role === 'preview')) return files.map((f) => url(f.name));
+  return files.map((f) => ({ type: f.role === 'preview' ? ('preview' as const) : ('model' as const), url: url(f.name) }));
 }

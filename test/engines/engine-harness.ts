@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { EngineError } from '../../src/engines/engine.js';
-import type { EngineContext, EngineStage, OutputFile } from '../../src/engines/engine.js';
+import type { EngineContext, EngineStage, OutputFile, StyleArtifact } from '../../src/engines/engine.js';
 import { locateFfmpeg, runFfmpeg } from '../../src/engines/ffmpeg.js';
 import type { LocalEngine } from '../../src/engines/local/local-engine.js';
 
@@ -30,6 +30,7 @@ export function fakeContext(
   outDir: string,
   inputs: Readonly<Record<string, Buffer>> = {},
   onStage?: (stage: EngineStage) => Promise<void> | void,
+  styles: Readonly<Record<string, StyleArtifact>> = {},
 ): FakeContext {
   const controller = new AbortController();
   const stages: StageRecord[] = [];
@@ -47,6 +48,11 @@ export function fakeContext(
       const served = inputs[url];
       if (!served) throw new EngineError('input_fetch_failed', `${field}: cannot fetch ${url}`);
       return served;
+    },
+    async loadStyle(id: string) {
+      const style = styles[id];
+      if (!style) throw new EngineError('input_invalid', `style '${id}' not found`);
+      return style;
     },
     async stage(stage: EngineStage, preview?: OutputFile) {
       const previewExisted = preview ? await exists(join(outDir, preview.name)) : undefined;

@@ -18,7 +18,7 @@ afterEach(async () => {
 /** A worker of this app's process, started now (the app itself was made without one). */
 function startWorker(): Worker {
   const w = new Worker(
-    { ...t.services, engine, loadInput: () => Promise.reject(new Error('no inputs here')), log: silentLog },
+    { ...t.services, engine, loadInput: () => Promise.reject(new Error('no inputs here')), loadStyle: () => Promise.reject(new Error('no styles here')), log: silentLog },
     { concurrency: 2, pollMs: 1000 },
   );
   w.start();

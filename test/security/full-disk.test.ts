@@ -182,7 +182,7 @@ describe.skipIf(!MOUNT.ok)('a real full filesystem under the data dir (a 4 MiB t
     app.clock.advance(1_000); // past the second for which the creation's disk check is kept
     const log = new CapturingLog();
     engine = new ScriptedEngine();
-    worker = new Worker({ ...app.services, engine, loadInput: () => Promise.reject(new Error('no inputs here')), log }, { concurrency: 1, pollMs: 1000 });
+    worker = new Worker({ ...app.services, engine, loadInput: () => Promise.reject(new Error('no inputs here')), loadStyle: () => Promise.reject(new Error('no styles here')), log }, { concurrency: 1, pollMs: 1000 });
     worker.start();
     await waitFor(async () => log.lines.some((l) => l.obj.alert === 'infrastructure_fault'), 'the paused-claims alert');
     await settle();

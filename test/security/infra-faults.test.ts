@@ -107,7 +107,7 @@ describe.each(backends)('infrastructure faults during a job run on $name', (back
     outputs = new FaultyOutputs(app.outputs);
     log = new CapturingLog();
     worker = new Worker(
-      { ...app.services, outputs, engine, loadInput: () => Promise.reject(new Error('no inputs here')), log },
+      { ...app.services, outputs, engine, loadInput: () => Promise.reject(new Error('no inputs here')), loadStyle: () => Promise.reject(new Error('no styles here')), log },
       { concurrency: 1, pollMs: 1000 },
     );
     worker.start();
