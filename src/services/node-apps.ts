@@ -123,6 +123,7 @@ export class NodeAppService {
         outputSchema: checkSchema(input.outputSchema, 'output schema'),
         exampleOutputs: checkExampleOutputs(input.exampleOutputs),
         publishedBy: publisher,
+        graph: null,
       },
       this.#now(),
     );

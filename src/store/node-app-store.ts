@@ -31,6 +31,8 @@ export interface NodeAppVersionRecord {
   readonly exampleOutputs: readonly string[];
   /** The member who published it (kept for audit; not part of the API item). */
   readonly publishedBy: string;
+  /** The graph it runs (domain/node-app-graph.ts, checked at publish), or null: it cannot be executed. */
+  readonly graph: JsonObject | null;
 }
 
 /** A new app: the record's fields, with both of its times `now`. */
@@ -43,6 +45,7 @@ export interface NewNodeAppVersion {
   readonly outputSchema: JsonObject;
   readonly exampleOutputs: readonly string[];
   readonly publishedBy: string;
+  readonly graph: JsonObject | null;
 }
 
 export interface NodeAppVersionQuery {
@@ -67,6 +70,10 @@ export interface NodeAppStore {
    * that time. Undefined (nothing written) if the app does not exist.
    */
   publishVersion(input: NewNodeAppVersion, now: Micros): Promise<{ app: NodeAppRecord; version: NodeAppVersionRecord } | undefined>;
+  /** A version (by its own id) with its app, if the app belongs to the workspace. */
+  getVersion(workspaceId: string, versionId: string): Promise<{ app: NodeAppRecord; version: NodeAppVersionRecord } | undefined>;
+  /** The id of the app's newest version, if it has one. */
+  lastVersionId(nodeAppId: string): Promise<string | undefined>;
   /** Newest first. */
   listVersions(query: NodeAppVersionQuery): Promise<NodeAppVersionRecord[]>;
 }

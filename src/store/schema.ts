@@ -140,6 +140,8 @@ export interface NodeAppVersionsTable {
   example_outputs: string;
   /** The publishing member's email. */
   published_by: string;
+  /** The version's graph as JSON text, or null for a version without one. */
+  graph: string | null;
 }
 
 /** A workspace's webhook signing secret; after a rotation the previous one signs too, for a while. */

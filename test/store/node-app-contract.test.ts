@@ -54,6 +54,7 @@ describe.each(backends)('node app store contract: $name', (backend) => {
     nodeAppId,
     inputSchema: { ...SCHEMA, title: `in ${n}` },
     outputSchema: { type: 'object', properties: {}, required: [] },
+    graph: n % 2 === 0 ? null : { steps: [], outputs: { n } },
     exampleOutputs: [`https://cdn.test/${n}.png`],
     publishedBy: 'publisher@x.test',
   });
@@ -67,6 +68,21 @@ describe.each(backends)('node app store contract: $name', (backend) => {
     expect(await store.nodeApps.findNodeApp(a.id)).toEqual(a);
     expect(await store.nodeApps.getNodeApp(other, a.id)).toBeUndefined();
     expect(await store.nodeApps.findNodeApp(newId())).toBeUndefined();
+  });
+
+  it('reads a version by its own id with its app, within its workspace only, graph and all; and names the newest version', async () => {
+    const ws = await workspace('alpha');
+    const other = await workspace('beta');
+    const a = await app(ws);
+    expect(await store.nodeApps.lastVersionId(a.id)).toBeUndefined();
+    const v1 = (await store.nodeApps.publishVersion(version(a.id, 1), T0 + 10))!;
+    const v2 = (await store.nodeApps.publishVersion(version(a.id, 2), T0 + 20))!;
+    expect(await store.nodeApps.getVersion(ws, v1.version.id)).toEqual({ app: v2.app, version: v1.version });
+    expect(v1.version.graph).toEqual({ steps: [], outputs: { n: 1 } });
+    expect((await store.nodeApps.getVersion(ws, v2.version.id))!.version.graph).toBeNull();
+    expect(await store.nodeApps.getVersion(other, v1.version.id)).toBeUndefined();
+    expect(await store.nodeApps.getVersion(ws, newId())).toBeUndefined();
+    expect(await store.nodeApps.lastVersionId(a.id)).toBe(v2.version.id);
   });
 
   it('refuses a slug already taken in the same workspace, and allows it in another', async () => {

@@ -275,6 +275,12 @@ const migrations: Record<string, Migration> = {
       // unfinished status on jobs_workspace_status (workspace_id, status, created_at).
     },
   },
+  '0012_node_app_graphs': {
+    async up(db: Kysely<unknown>) {
+      // The graph a version runs (docs/node-apps.md), as JSON text; null: the version cannot run.
+      await db.schema.alterTable('node_app_versions').addColumn('graph', 'text').execute();
+    },
+  },
 };
 
 /** The names of every migration this code knows, in order (readiness compares them with the store's). */

@@ -33,6 +33,7 @@ const toVersion = (r: Selectable<NodeAppVersionsTable>): NodeAppVersionRecord =>
   outputSchema: JSON.parse(r.output_schema) as JsonObject,
   exampleOutputs: JSON.parse(r.example_outputs) as string[],
   publishedBy: r.published_by,
+  graph: r.graph === null ? null : (JSON.parse(r.graph) as JsonObject),
 });
 
 export class SqlNodeAppStore implements NodeAppStore {
@@ -105,10 +106,22 @@ export class SqlNodeAppStore implements NodeAppStore {
         output_schema: JSON.stringify(input.outputSchema),
         example_outputs: JSON.stringify(input.exampleOutputs),
         published_by: input.publishedBy,
+        graph: input.graph === null ? null : JSON.stringify(input.graph),
       };
       await db.insertInto('node_app_versions').values(row).execute();
       return { app: toNodeApp(app), version: toVersion(row) };
     });
+  }
+
+  async getVersion(workspaceId: string, versionId: string): Promise<{ app: NodeAppRecord; version: NodeAppVersionRecord } | undefined> {
+    const v = await this.#db.selectFrom('node_app_versions').selectAll().where('id', '=', versionId).executeTakeFirst();
+    const app = v && (await this.getNodeApp(workspaceId, v.node_app_id));
+    return app && { app, version: toVersion(v) };
+  }
+
+  async lastVersionId(nodeAppId: string): Promise<string | undefined> {
+    const v = await this.#db.selectFrom('node_app_versions').select('id').where('node_app_id', '=', nodeAppId).orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+    return v?.id;
   }
 
   async listVersions(q: NodeAppVersionQuery): Promise<NodeAppVersionRecord[]> {
