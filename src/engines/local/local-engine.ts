@@ -13,6 +13,7 @@ import { renderModelB1 } from './model-b1.js';
 import { renderModelCEdit } from './model-c-edit.js';
 import { renderModelL1 } from './model-l1.js';
 import { renderModelK1 } from './model-k1.js';
+import { renderStyleTraining } from './style-train.js';
 import { renderVideoUpscale } from './video-upscale.js';
 import type { ModelRenderer, RenderEnv } from './render-types.js';
 import { renderModelDFast, renderModelE1, renderModelF } from './video-models.js';
@@ -44,6 +45,7 @@ const RENDERERS: ReadonlyMap<string, ModelRenderer> = new Map([
   ['enhance/vendor-j/generative-enhance', renderEnhance],
   ['3d/vendor-k/model-k-1', renderModelK1],
   ['enhance/vendor-j/video-upscale', renderVideoUpscale],
+  ['loraTraining', renderStyleTraining],
 ]);
 
 /** Scratch files live beside the outputs (same disk) in a directory no output name can match. */

@@ -30,3 +30,10 @@ export function objects(req: Request, key: string): Request[] {
   if (!Array.isArray(v)) return [];
   return v.filter((item): item is Request => item !== null && typeof item === 'object' && !Array.isArray(item));
 }
+
+/** The string items of an array field; anything else in it is skipped. */
+export function strings(req: Request, key: string): string[] {
+  const v = req[key];
+  if (!Array.isArray(v)) return [];
+  return v.filter((item): item is string => typeof item === 'string');
+}
