@@ -118,10 +118,10 @@ describe('model-a-2', () => {
     expect(meanAbsDiff(moodA, moodB)).toBeGreaterThan(8);
   });
 
-  it('shifts the palette for styles, and the sliders each change the picture', async () => {
+  // Styles: local-engine-styles.test.ts.
+  it('changes the picture visibly for each slider', async () => {
     const base = await rgb((await runJob(engine, dirs, A2, a2())).bytes);
     const variants: Record<string, unknown>[] = [
-      { styles: [{ id: 'watercolor', strength: 1.5 }] },
       { intensity: 80 },
       { intensity: -80 },
       { complexity: 90 },

@@ -7,9 +7,12 @@ import type { RawImage } from './pixels.js';
 import type { ModelRenderer } from './render-types.js';
 import { writeImagePreview } from './preview.js';
 import { num, objects, optStr, str } from './request-fields.js';
+import type { Request } from './request-fields.js';
 import { hslToRgb, sceneSvg } from './scene-svg.js';
 import type { Rgb } from './scene-svg.js';
 import { Prng, sceneKey, unitHash } from './seed.js';
+import { applyStyles } from './style-apply.js';
+import { loadStyles } from './style-artifact.js';
 
 /**
  * image/vendor-a/model-a-2/{medium,large,medium-turbo}: a PNG near one megapixel at the requested
@@ -51,10 +54,11 @@ export const renderModelA2: ModelRenderer = async (model, req, env) => {
     const field = `image_style_references[${i}].url`;
     refs.push({ image: await loadImageSoft(env, url, field, width, height), strength: num(ref, 'strength', 0.5) });
   }
+  const styles = await loadStyles(ctx, req);
 
   return {
     async render() {
-      const prng = new Prng(sceneKey(model, req));
+      const prng = new Prng(sceneKey(model, withoutStyles(req)));
       const complexity = num(req, 'complexity', 0) / 100;
       const movement = num(req, 'movement', 0) / 100;
       const intensity = num(req, 'intensity', 0) / 100;
@@ -66,7 +70,7 @@ export const renderModelA2: ModelRenderer = async (model, req, env) => {
         width,
         height,
         prompt: str(req, 'prompt', ''),
-        hueShift: stylesHueShift(req) + (moodboard ? (90 + 180 * unitHash(`moodboard:${moodId}`)) * moodStrength : 0),
+        hueShift: moodboard ? (90 + 180 * unitHash(`moodboard:${moodId}`)) * moodStrength : 0,
         shapes: Math.round(28 * 2 ** (complexity * 2.5)),
         sizeFactor: 2 ** -complexity,
         tiltDeg: Math.abs(movement) * 90,
@@ -84,6 +88,7 @@ export const renderModelA2: ModelRenderer = async (model, req, env) => {
 
       if (moodboard) image = mix(image, moodTint(moodId), moodStrength * 0.6);
       for (const ref of refs) image = mix(image, ref.image, ref.strength * 0.5);
+      image = await applyStyles(image, styles, prng.fork('styles'), ctx.signal);
       // Last, so strength 0 gives back the input image exactly and 1 the generated one.
       if (init) image = mix(init, image, num(req, 'strength', 0.99));
 
@@ -95,13 +100,12 @@ export const renderModelA2: ModelRenderer = async (model, req, env) => {
   };
 };
 
-/** Each style turns the palette by an angle its id picks, scaled (and signed) by its strength. */
-function stylesHueShift(req: Readonly<Record<string, unknown>>): number {
-  let shift = 0;
-  for (const style of objects(req, 'styles')) {
-    shift += (40 + 100 * unitHash(`style:${str(style, 'id', '')}`)) * (num(style, 'strength', 1) / 2);
-  }
-  return shift;
+/**
+ * Styles act only through applyStyles, not through the scene's seed, so a style at strength 0
+ * gives exactly the bytes of the same request without it, seeded or not.
+ */
+function withoutStyles(req: Request): Request {
+  return Object.fromEntries(Object.entries(req).filter(([key]) => key !== 'styles'));
 }
 
 function moodTint(id: string): Rgb {
