@@ -7,28 +7,37 @@ import type { Command, Flags } from './admin-args.js';
 export const NODE_APP_HELP = `  node-app create --workspace W --name N [--slug S] [--description D]
                   --as EMAIL                                              (members)
   node-app publish --node-app A --input-schema FILE --output-schema FILE
-                   [--example-output URL]... --as EMAIL                   (members)
+                   [--example-output URL]... [--graph FILE] --as EMAIL    (members)
 `;
 
-/** A schema file, read and checked here so that every refusal names the file. */
-function readSchema(f: Flags, flag: string): unknown {
-  const file = need(f, flag);
+/** A JSON file of at most `maxBytes`, parsed; every refusal names the flag and the file. */
+function readJson(flag: string, file: string, maxBytes: number): unknown {
   let text: string;
   try {
-    if (statSync(file).size > NODE_APP_LIMITS.schemaMaxBytes) throw invalid(`--${flag} ${file} is larger than 1 MiB`);
+    if (statSync(file).size > maxBytes) throw invalid(`--${flag} ${file} is larger than 1 MiB`);
     text = readFileSync(file, 'utf8');
   } catch (err) {
     if (err instanceof DomainError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     throw invalid(`--${flag} ${file} cannot be read: ${code === 'ENOENT' ? 'no such file' : ((err as Error).message ?? String(err))}`);
   }
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch (err) {
     throw invalid(`--${flag} ${file} is not JSON: ${(err as Error).message}`);
   }
-  return checkSchema(value, `--${flag} ${file}`);
+}
+
+/** A schema file, checked here so that every refusal names the file. */
+function readSchema(f: Flags, flag: string): unknown {
+  const file = need(f, flag);
+  return checkSchema(readJson(flag, file, NODE_APP_LIMITS.schemaMaxBytes), `--${flag} ${file}`);
+}
+
+/** The graph file, if given; the service checks it (its refusals name the place in the graph). */
+function readGraph(f: Flags): unknown {
+  const file = optional(f, 'graph');
+  return file === undefined ? undefined : readJson('graph', file, NODE_APP_LIMITS.graphMaxBytes);
 }
 
 function list(f: Flags, name: string): string[] {
@@ -58,6 +67,7 @@ export const NODE_APP_COMMANDS: Record<string, Command> = {
       inputSchema: readSchema(f, 'input-schema'),
       outputSchema: readSchema(f, 'output-schema'),
       exampleOutputs: list(f, 'example-output'),
+      graph: readGraph(f),
       asEmail: need(f, 'as'),
     });
     return {

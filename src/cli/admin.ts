@@ -120,6 +120,7 @@ export async function admin(argv: string[]): Promise<void> {
       'input-schema': { type: 'string' },
       'output-schema': { type: 'string' },
       'example-output': { type: 'string', multiple: true },
+      graph: { type: 'string' },
     },
     strict: true,
     allowPositionals: true,

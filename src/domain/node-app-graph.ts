@@ -113,15 +113,16 @@ export function parseGraph(value: unknown): NodeAppGraph {
   if (!isObject(outputs) || Object.keys(outputs).length === 0 || Object.keys(outputs).length > GRAPH_LIMITS.outputsMax) {
     throw new GraphError(`graph.outputs must be an object of 1 to ${GRAPH_LIMITS.outputsMax} named outputs`);
   }
-  const outs: Record<string, string> = {};
-  for (const [name, template] of Object.entries(outputs)) {
+  const entries = Object.entries(outputs).map(([name, template]): [string, string] => {
     const where = `graph.outputs.${name}`;
     if (!OUTPUT_NAME_RE.test(name)) throw new GraphError(`${where}: an output name must match [A-Za-z_][A-Za-z0-9_-]*`);
     const whole = typeof template === 'string' ? WHOLE_RE.exec(template) : null;
     const ref = whole ? parseRef(whole[1]!, where) : undefined;
     if (ref?.kind !== 'step') throw new GraphError(`${where} must be exactly one step reference, like {{steps.<id>.urls[0]}}`);
-    outs[name] = template as string;
-  }
+    return [name, template as string];
+  });
+  // fromEntries defines each name as an own property: assigning `__proto__` would drop it.
+  const outs: Record<string, string> = Object.fromEntries(entries);
   const graph: NodeAppGraph = { steps: parsed, outputs: outs };
   for (const { path, ref } of [...parsed.flatMap((s, i) => refsOf(s.input, `graph.steps[${i}].input`)), ...refsOf(outs, 'graph.outputs')]) {
     if (ref.kind === 'step' && !ids.has(ref.step)) throw new GraphError(`${path}: no step '${ref.step}' in the graph`);
@@ -145,14 +146,48 @@ export function stepLevels(graph: NodeAppGraph): GraphStep[][] {
   const levels: GraphStep[][] = [];
   while (done.size < graph.steps.length) {
     const level = graph.steps.filter((s) => !done.has(s.id) && [...deps.get(s.id)!].every((d) => done.has(d)));
-    if (level.length === 0) {
-      const stuck = graph.steps.find((s) => !done.has(s.id))!;
-      throw new GraphError(`graph.steps: step '${stuck.id}' is on a cycle of references`);
-    }
+    if (level.length === 0) throw new GraphError(cycleIn(graph, deps, done));
     for (const s of level) done.add(s.id);
     levels.push(level);
   }
   return levels;
+}
+
+/**
+ * Names a cycle among the steps not `done`. Each of them waits on another one not done, so
+ * following those waits from any of them comes back round; the steps it passes before that may
+ * only lead into the cycle, and are not named.
+ */
+function cycleIn(graph: NodeAppGraph, deps: ReadonlyMap<string, ReadonlySet<string>>, done: ReadonlySet<string>): string {
+  const path: string[] = [];
+  let at = graph.steps.find((s) => !done.has(s.id))!.id;
+  while (!path.includes(at)) {
+    path.push(at);
+    const next = [...deps.get(at)!].find((d) => !done.has(d))!;
+    if (!deps.has(next)) return `graph.steps: step '${at}' refers to step '${next}', which is not in the graph`;
+    at = next;
+  }
+  const cycle = [...path.slice(path.indexOf(at)), at];
+  if (cycle.length === 2) return `graph.steps: step '${at}' refers to its own results`;
+  return `graph.steps: steps ${cycle.map((id) => `'${id}'`).join(' -> ')} form a cycle of references`;
+}
+
+/** The reference a value is exactly (a string of one `{{ref}}`), if it is one. */
+export function wholeRef(value: unknown, where: string): GraphRef | undefined {
+  const whole = typeof value === 'string' ? WHOLE_RE.exec(value) : null;
+  return whole ? parseRef(whole[1]!, where) : undefined;
+}
+
+/** The step result an output of a parsed graph names. */
+export function outputRef(graph: NodeAppGraph, name: string): Extract<GraphRef, { kind: 'step' }> {
+  const ref = parseRef(WHOLE_RE.exec(graph.outputs[name] ?? '')?.[1] ?? '', `graph.outputs.${name}`);
+  if (ref.kind !== 'step') throw new GraphError(`graph.outputs.${name} must be exactly one step reference`);
+  return ref;
+}
+
+/** A reference as the graph writes it between the braces, spaces removed: `steps.img.urls[0]`. */
+export function refText(ref: GraphRef): string {
+  return ref.kind === 'input' ? `inputs.${ref.name}` : `steps.${ref.step}.urls[${ref.index}]`;
 }
 
 /** A reference's value in `scope`, or a GraphError (an absent input, a step without that URL). */
@@ -182,14 +217,15 @@ export function substitute(value: unknown, scope: GraphScope, path: string): unk
   }
   if (Array.isArray(value)) return value.map((item, i) => substitute(item, scope, `${path}[${i}]`));
   if (isObject(value)) {
-    const out: Record<string, unknown> = {};
+    const out: Array<[string, unknown]> = [];
     for (const [k, v] of Object.entries(value)) {
       const ref = typeof v === 'string' ? WHOLE_RE.exec(v) : null;
       const parsed = ref ? parseRef(ref[1]!, `${path}.${k}`) : undefined;
       if (parsed?.kind === 'input' && !Object.hasOwn(scope.inputs, parsed.name)) continue;
-      out[k] = substitute(v, scope, `${path}.${k}`);
+      out.push([k, substitute(v, scope, `${path}.${k}`)]);
     }
-    return out;
+    // A body key `__proto__` stays a key (and is then refused by the model's schema).
+    return Object.fromEntries(out);
   }
   return value;
 }

@@ -107,6 +107,49 @@ export const NodeAppVersion = Type.Object(
 );
 export type NodeAppVersion = Static<typeof NodeAppVersion>;
 
+const KeyMapping = (description: string, example: Record<string, string>) =>
+  Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], { description, examples: [example] });
+
+const { node_app_version_id: _versionId, ...APP_FIELDS } = VERSION_EXAMPLE;
+const NODE_APP_EXAMPLE = {
+  ...APP_FIELDS,
+  last_version_id: VERSION_EXAMPLE.node_app_version_id,
+  input_key_mapping: { prompt: 'inputs.prompt' },
+  output_key_mapping: { 'steps.img.urls[0]': 'image' },
+};
+
+/** GET /node-apps/{id}: the original API's node app, as of one of its versions. */
+export const NodeApp = Type.Object(
+  {
+    id: NodeAppVersion.properties.id,
+    author_id: NodeAppVersion.properties.author_id,
+    workspace_id: NodeAppVersion.properties.workspace_id,
+    name: NodeAppVersion.properties.name,
+    slug: NodeAppVersion.properties.slug,
+    description: NodeAppVersion.properties.description,
+    scope: NodeAppVersion.properties.scope,
+    created_at: NodeAppVersion.properties.created_at,
+    updated_at: NodeAppVersion.properties.updated_at,
+    last_version_id: Type.String({ format: 'uuid', description: "The id of the app's newest version", examples: [NODE_APP_EXAMPLE.last_version_id] }),
+    version: Type.Integer({ minimum: 1, description: 'The number of the version asked for', ...ex('version') }),
+    version_created_at: Type.String({ format: 'date-time', description: 'When the version asked for was published', ...ex('version_created_at') }),
+    username: NodeAppVersion.properties.username,
+    example_outputs: NodeAppVersion.properties.example_outputs,
+    input_openapi_schema: OpenApiSchema('inputs'),
+    output_openapi_schema: OpenApiSchema('outputs'),
+    input_key_mapping: KeyMapping(
+      'Each input name to the graph key it is read by (`inputs.<name>`); null when the version has no graph and cannot be executed',
+      NODE_APP_EXAMPLE.input_key_mapping,
+    ),
+    output_key_mapping: KeyMapping(
+      'Each step result the graph outputs (`steps.<id>.urls[<n>]`) to its output name in `result.urls`; null when the version has no graph',
+      NODE_APP_EXAMPLE.output_key_mapping,
+    ),
+  },
+  { $id: 'NodeApp', additionalProperties: false, description: 'A node app as of one of its versions', examples: [NODE_APP_EXAMPLE] },
+);
+export type NodeApp = Static<typeof NodeApp>;
+
 export const NodeAppVersionPage = Type.Object(
   { items: Type.Array(NodeAppVersion, { description: 'Versions, newest first' }), next_cursor: Cursor('version creation time') },
   { $id: 'NodeAppVersionPage', description: 'A page of node app versions (spec 2.5)', examples: [{ items: [VERSION_EXAMPLE], next_cursor: null }] },

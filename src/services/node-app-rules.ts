@@ -8,6 +8,7 @@ export const NODE_APP_LIMITS = {
   slugMax: 100,
   descriptionMax: 2000,
   schemaMaxBytes: 1024 * 1024,
+  graphMaxBytes: 1024 * 1024,
   exampleOutputsMax: 20,
   exampleOutputUrlMax: 2048,
 } as const;

@@ -2,20 +2,24 @@ import type { Clock } from '../lib/clock.js';
 import { isUuid, newId } from '../lib/ids.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
-import type { NodeAppRecord, NodeAppVersionRecord } from '../store/node-app-store.js';
+import type { JsonObject, NodeAppRecord, NodeAppVersionRecord } from '../store/node-app-store.js';
 import type { Store, Workspace } from '../store/store.js';
+import type { Catalog } from '../models/catalog.js';
 import { forbidden, invalid, notFound } from '../domain/errors.js';
+import { outputRef, refText } from '../domain/node-app-graph.js';
+import type { NodeAppGraph } from '../domain/node-app-graph.js';
 import { normalizeEmail } from './identity.js';
 import type { AuthContext } from './identity.js';
 import { checkDescription, checkExampleOutputs, checkNodeAppName, checkSchema, checkSlug } from './node-app-rules.js';
+import { checkGraph } from './node-app-graph-check.js';
 
 /** The API user sees every app of its workspace; there is no other scope yet. */
 export const NODE_APP_SCOPE = 'workspace';
 
-/** GET /node-apps/{id}/versions's view: declared once, as a schema (list-views.ts). */
-import type { NodeAppVersion as NodeAppVersionView, NodeAppVersionPage } from './list-views.js';
+/** GET /node-apps/{id}/versions's and GET /node-apps/{id}'s views: declared once, as schemas (list-views.ts). */
+import type { NodeApp as NodeAppView, NodeAppVersion as NodeAppVersionView, NodeAppVersionPage } from './list-views.js';
 import { pageOf } from './list-views.js';
-export type { NodeAppVersionView, NodeAppVersionPage };
+export type { NodeAppView, NodeAppVersionView, NodeAppVersionPage };
 
 export interface CreateNodeApp {
   /** Workspace id or name. */
@@ -32,6 +36,8 @@ export interface PublishNodeApp {
   readonly inputSchema: unknown;
   readonly outputSchema: unknown;
   readonly exampleOutputs: readonly string[];
+  /** Parsed JSON, checked here (node-app-graph-check.ts); absent: the version cannot be executed. */
+  readonly graph?: unknown;
   readonly asEmail: string;
 }
 
@@ -65,14 +71,33 @@ export function toVersionView(app: NodeAppRecord, v: NodeAppVersionRecord): Node
   };
 }
 
+/**
+ * GET /node-apps/{id}'s view. The key mappings say how the graph reads the execute body and fills
+ * `result.urls` (docs/node-apps.md); a version without a graph has none.
+ */
+export function toNodeAppView(app: NodeAppRecord, v: NodeAppVersionRecord, lastVersionId: string): NodeAppView {
+  const { node_app_version_id: _, ...item } = toVersionView(app, v);
+  // Checked at publish (node-app-graph-check.ts).
+  const graph = v.graph as NodeAppGraph | null;
+  const inputs = Object.keys(item.input_openapi_schema.properties);
+  return {
+    ...item,
+    last_version_id: lastVersionId,
+    input_key_mapping: graph && Object.fromEntries(inputs.map((name) => [name, `inputs.${name}`])),
+    output_key_mapping: graph && Object.fromEntries(Object.keys(graph.outputs).map((name) => [refText(outputRef(graph, name)), name])),
+  };
+}
+
 /** Node apps of a workspace: created and published by members (admin), listed through the API. */
 export class NodeAppService {
   readonly #store: Store;
   readonly #clock: Clock;
+  readonly #catalog: Catalog;
 
-  constructor(store: Store, clock: Clock) {
+  constructor(store: Store, clock: Clock, catalog: Catalog) {
     this.#store = store;
     this.#clock = clock;
+    this.#catalog = catalog;
   }
 
   #now(): Micros {
@@ -115,20 +140,29 @@ export class NodeAppService {
     const ws = await this.#store.identity.findWorkspace(found.workspaceId);
     if (!ws) throw notFound(`node app '${input.nodeAppId}' not found`);
     const publisher = await this.#requireMember(ws, input.asEmail, 'publish its node apps');
+    const inputSchema = checkSchema(input.inputSchema, 'input schema');
+    const outputSchema = checkSchema(input.outputSchema, 'output schema');
+    const exampleOutputs = checkExampleOutputs(input.exampleOutputs);
+    const graph =
+      input.graph === undefined ? null : (checkGraph(input.graph, { input: inputSchema, output: outputSchema }, this.#catalog, this.#clock.nowMs()) as unknown as JsonObject);
     const published = await this.#store.nodeApps.publishVersion(
-      {
-        id: newId(),
-        nodeAppId: found.id,
-        inputSchema: checkSchema(input.inputSchema, 'input schema'),
-        outputSchema: checkSchema(input.outputSchema, 'output schema'),
-        exampleOutputs: checkExampleOutputs(input.exampleOutputs),
-        publishedBy: publisher,
-        graph: null,
-      },
+      { id: newId(), nodeAppId: found.id, inputSchema, outputSchema, exampleOutputs, publishedBy: publisher, graph },
       this.#now(),
     );
     if (!published) throw notFound(`node app '${input.nodeAppId}' not found`);
     return published;
+  }
+
+  /** GET /node-apps/{id}: a version by its own id, with its app. Not found as listVersions. */
+  async get(auth: AuthContext, versionId: string): Promise<NodeAppView> {
+    const notThere = () => notFound(`node app version '${versionId}' not found`);
+    if (!isUuid(versionId)) throw notThere();
+    const found = await this.#store.nodeApps.getVersion(auth.workspace.id, versionId.toLowerCase());
+    if (!found) throw notThere();
+    const last = (await this.#store.nodeApps.lastVersionId(found.app.id)) ?? found.version.id;
+    // The app read after its newest version, so updated_at is never older than last_version_id.
+    const app = (await this.#store.nodeApps.getNodeApp(auth.workspace.id, found.app.id)) ?? found.app;
+    return toNodeAppView(app, found.version, last);
   }
 
   /** Newest version first. Unknown, malformed and other workspaces' ids are all "not found". */

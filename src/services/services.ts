@@ -65,7 +65,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     models: new ModelService(catalog, opts.prices, clock),
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks),
     billing,
-    nodeApps: new NodeAppService(store, clock),
+    nodeApps: new NodeAppService(store, clock, catalog),
     assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets),
     webhooks,
     signals,

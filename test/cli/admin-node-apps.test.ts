@@ -166,7 +166,7 @@ describe('mediagen admin node-app (compiled binary)', { timeout: 90_000 }, () =>
     const r = await run(['admin', '--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/ node-app create --workspace W --name N \[--slug S\] \[--description D\]\n\s+--as EMAIL /);
-    expect(r.stdout).toMatch(/ node-app publish --node-app A --input-schema FILE --output-schema FILE\n\s+\[--example-output URL\]\.\.\. --as EMAIL /);
+    expect(r.stdout).toMatch(/ node-app publish --node-app A --input-schema FILE --output-schema FILE\n\s+\[--example-output URL\]\.\.\. \[--graph FILE\] --as EMAIL /);
   });
 
   it('refuses an unknown or malformed node app id as not found', async () => {

@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { NodeAppVersionPage } from '../../services/list-views.js';
+import { NodeApp, NodeAppVersionPage } from '../../services/list-views.js';
 import type { NodeAppService } from '../../services/node-apps.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PAGE_LIMIT, toMicros } from '../query.js';
-import { errorResponses } from '../schemas.js';
+import { NoQuery, errorResponses } from '../schemas.js';
 
 export function registerNodeAppRoutes(app: FastifyInstance, nodeApps: NodeAppService): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
@@ -31,5 +31,21 @@ export function registerNodeAppRoutes(app: FastifyInstance, nodeApps: NodeAppSer
         limit: request.query.limit ?? PAGE_LIMIT.default,
         before: toMicros(request.query.cursor),
       }),
+  );
+
+  app.withTypeProvider<TypeBoxTypeProvider>().get(
+    '/node-apps/:id',
+    {
+      schema: {
+        operationId: 'getNodeApp',
+        summary: 'Get a node app by version id',
+        description: "The app as of one of its versions: its schemas, example outputs and how its graph maps inputs and outputs (docs/node-apps.md).",
+        tags: ['node-apps'],
+        params: Type.Object({ id: Type.String({ description: 'Node app version identifier (UUID)', examples: ['9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d'] }) }),
+        querystring: NoQuery,
+        response: { 200: NodeApp, ...errorResponses(400, 404) },
+      },
+    },
+    (request) => nodeApps.get(requireAuth(request.auth), request.params.id),
   );
 }

@@ -1,0 +1,245 @@
+import { DomainError, invalid } from '../domain/errors.js';
+import { GraphError, outputRef, parseGraph, refText, refsOf, substitute, wholeRef } from '../domain/node-app-graph.js';
+import type { GraphStep, NodeAppGraph } from '../domain/node-app-graph.js';
+import { isAvailable } from '../models/catalog.js';
+import type { Catalog, CatalogEntry } from '../models/catalog.js';
+import type { OutputKind } from '../models/model.js';
+import type { BodyValidator } from '../models/validation.js';
+import type { JsonObject } from '../store/node-app-store.js';
+import { NODE_APP_LIMITS } from './node-app-rules.js';
+
+/**
+ * Publish-time checks of a version's graph (docs/node-apps.md, "What publishing checks"): the
+ * language's rules, then the catalog, the version's schemas, and each step's body against its
+ * model with representative values in place of the references. Every refusal is invalid_request
+ * naming where in the graph.
+ */
+
+type Schema = Readonly<Record<string, unknown>>;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const propertiesOf = (schema: Schema): Schema => (isObject(schema.properties) ? schema.properties : {});
+const has = (o: object, k: string) => Object.hasOwn(o, k);
+
+/** What a step's result URL stands for while its body is checked: a fetchable-looking URL of its kind. */
+const STEP_SAMPLE: Record<OutputKind, string> = {
+  image: 'https://example.com/step.png',
+  video: 'https://example.com/step.mp4',
+  audio: 'https://example.com/step.mp3',
+  '3d': 'https://example.com/step.glb',
+};
+
+export interface VersionSchemas {
+  readonly input: JsonObject;
+  readonly output: JsonObject;
+}
+
+/** The graph, parsed and checked, ready to be stored with the version; or invalid_request. */
+export function checkGraph(value: unknown, schemas: VersionSchemas, catalog: Catalog, nowMs: number): NodeAppGraph {
+  if (Buffer.byteLength(JSON.stringify(value) ?? '') > NODE_APP_LIMITS.graphMaxBytes) throw invalid('graph must be at most 1 MiB of JSON');
+  let graph: NodeAppGraph;
+  try {
+    graph = parseGraph(value);
+  } catch (err) {
+    if (err instanceof GraphError) throw invalid(err.message);
+    throw err;
+  }
+  const entries = graph.steps.map((step, i) => modelOf(step, i, catalog, nowMs));
+  const inputs = propertiesOf(schemas.input);
+  graph.steps.forEach((step, i) => {
+    for (const { path, ref } of refsOf(step.input, `graph.steps[${i}].input`)) {
+      if (ref.kind === 'input' && !has(inputs, ref.name)) throw invalid(`${path}: input '${ref.name}' is not in the input schema's properties`);
+    }
+  });
+  checkOutputs(graph, propertiesOf(schemas.output), schemas.output.required as readonly string[]);
+  checkUsed(graph);
+  const kinds = new Map(graph.steps.map((s, i) => [s.id, entries[i]!.kind]));
+  graph.steps.forEach((step, i) => checkBody(step, i, entries[i]!, inputs, kinds));
+  return graph;
+}
+
+function modelOf(step: GraphStep, i: number, catalog: Catalog, nowMs: number): CatalogEntry {
+  const where = `graph.steps[${i}].model`;
+  const entry = catalog.get(step.model);
+  if (!entry) throw invalid(`${where}: no model '${step.model}' in the catalog (GET /models lists them)`);
+  if (!isAvailable(entry, nowMs)) {
+    const instead = entry.deprecation?.replacement ? `; use '${entry.deprecation.replacement}'` : '';
+    const why = entry.request ? `reached its sunset date ${entry.deprecation?.sunsetDate}` : 'is retired';
+    throw invalid(`${where}: model '${step.model}' ${why} and takes no requests${instead}`);
+  }
+  return entry;
+}
+
+/**
+ * Every graph output is a property of the output schema, every required property is a graph
+ * output, and no two outputs name the same step result (output_key_mapping maps results to names).
+ */
+function checkOutputs(graph: NodeAppGraph, outputs: Schema, required: readonly string[]): void {
+  const byResult = new Map<string, string>();
+  for (const name of Object.keys(graph.outputs)) {
+    if (!has(outputs, name)) throw invalid(`graph.outputs.${name}: output '${name}' is not in the output schema's properties`);
+    const result = refText(outputRef(graph, name));
+    const first = byResult.get(result);
+    if (first !== undefined) throw invalid(`graph.outputs.${name}: names the same result as graph.outputs.${first} (${result}); give each step result one output name`);
+    byResult.set(result, name);
+  }
+  const missing = required.find((name) => !has(graph.outputs, name));
+  if (missing !== undefined) throw invalid(`graph.outputs: the output schema requires '${missing}', which no graph output gives`);
+}
+
+/** A step whose results reach no output, directly or through other steps, would be run and billed for nothing. */
+function checkUsed(graph: NodeAppGraph): void {
+  const used = new Set(Object.keys(graph.outputs).map((name) => outputRef(graph, name).step));
+  // Steps may come in any order in the file: repeat until no step is added.
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const step of graph.steps.filter((s) => used.has(s.id))) {
+      for (const { ref } of refsOf(step.input, 'input')) {
+        if (ref.kind === 'step' && !used.has(ref.step)) {
+          used.add(ref.step);
+          grew = true;
+        }
+      }
+    }
+  }
+  const i = graph.steps.findIndex((s) => !used.has(s.id));
+  if (i >= 0) throw invalid(`graph.steps[${i}] (${graph.steps[i]!.id}): no output uses its results, directly or through another step`);
+}
+
+/**
+ * The step's body with a representative value in place of each reference (docs/node-apps.md),
+ * through the model's validator. A body refused with those values is refused, since it cannot be
+ * what the author meant: a field no input can fill, a required field left out, an input of a type
+ * the field never takes.
+ */
+function checkBody(step: GraphStep, i: number, entry: CatalogEntry, inputs: Schema, kinds: ReadonlyMap<string, OutputKind>): void {
+  const where = `graph.steps[${i}].input`;
+  const fields = propertiesOf((entry.request ?? {}) as Schema);
+  // The body field an input fills whole, whose own values may stand in for an unconstrained input.
+  const fills = new Map<string, string>();
+  for (const [key, v] of Object.entries(step.input)) {
+    const ref = wholeRef(v, `${where}.${key}`);
+    if (ref?.kind === 'input' && !fills.has(ref.name) && has(fields, key)) fills.set(ref.name, key);
+  }
+  const values = new Map<string, unknown>();
+  const urls = new Map<string, string[]>();
+  for (const { ref } of refsOf(step.input, where)) {
+    if (ref.kind === 'input') {
+      const field = fills.get(ref.name);
+      values.set(ref.name, representative(inputs[ref.name] as Schema, field === undefined ? undefined : (fields[field] as Schema)));
+    } else {
+      const made = urls.get(ref.step) ?? [];
+      while (made.length <= ref.index) made.push(STEP_SAMPLE[kinds.get(ref.step)!]);
+      urls.set(ref.step, made);
+    }
+  }
+  // fromEntries keeps an input named __proto__ an input.
+  const scope = { inputs: Object.fromEntries(values), steps: Object.fromEntries(urls) };
+  try {
+    // A copy: validation fills in defaults, and samples may be the schema's own objects.
+    const validate: BodyValidator = entry.validate!;
+    validate(structuredClone(substitute(step.input, scope, where)));
+  } catch (err) {
+    if (err instanceof DomainError || err instanceof GraphError) throw invalid(`graph.steps[${i}] (${step.id}): ${err.message}`);
+    throw err;
+  }
+}
+
+/** A value the schema names itself: its default, const, first enum value or example. */
+function named(s: Schema | undefined): { value: unknown } | undefined {
+  if (!isObject(s)) return undefined;
+  if (has(s, 'default')) return { value: s.default };
+  if (has(s, 'const')) return { value: s.const };
+  if (Array.isArray(s.enum) && s.enum.length > 0) return { value: s.enum[0] };
+  if (has(s, 'example')) return { value: s.example };
+  if (Array.isArray(s.examples) && s.examples.length > 0) return { value: s.examples[0] };
+  return undefined;
+}
+
+function fitsType(value: unknown, type: unknown): boolean {
+  const types = Array.isArray(type) ? type : type === undefined ? undefined : [type];
+  return (
+    types === undefined ||
+    types.some(
+      (t) =>
+        (t === 'string' && typeof value === 'string') ||
+        (t === 'number' && typeof value === 'number') ||
+        (t === 'integer' && Number.isInteger(value)) ||
+        (t === 'boolean' && typeof value === 'boolean') ||
+        (t === 'array' && Array.isArray(value)) ||
+        (t === 'object' && isObject(value)) ||
+        (t === 'null' && value === null),
+    )
+  );
+}
+
+/**
+ * An input's representative value: one its own schema names; else one the body field it fills
+ * names, if the input's type allows it; else a sample of its type.
+ */
+export function representative(input: Schema, field: Schema | undefined): unknown {
+  const own = named(input);
+  if (own) return own.value;
+  const hint = named(field);
+  if (hint && fitsType(hint.value, isObject(input) ? input.type : undefined)) return hint.value;
+  return sampleOf(input, 0);
+}
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
+const FORMAT_SAMPLES: Readonly<Record<string, string>> = {
+  uri: 'https://example.com/input.png',
+  url: 'https://example.com/input.png',
+  iri: 'https://example.com/input.png',
+  'uri-reference': 'https://example.com/input.png',
+  email: 'user@example.com',
+  'date-time': '2026-01-01T00:00:00Z',
+  date: '2026-01-01',
+  uuid: '00000000-0000-4000-8000-000000000000',
+};
+
+/** A value of the schema's (first non-null) type, within its bounds. */
+function sampleOf(s: Schema, depth: number): unknown {
+  if (!isObject(s)) return 'x';
+  const pinned = named(s);
+  if (pinned) return pinned.value;
+  const branch = [s.anyOf, s.oneOf, s.allOf].find((b): b is unknown[] => Array.isArray(b) && b.length > 0)?.[0];
+  if (isObject(branch) && depth < 8) return sampleOf(branch, depth + 1);
+  const type = Array.isArray(s.type) ? (s.type.find((t) => t !== 'null') ?? 'null') : (s.type ?? (isObject(s.properties) ? 'object' : 'string'));
+  switch (type) {
+    case 'integer':
+    case 'number':
+      return numberSample(s, type === 'integer');
+    case 'boolean':
+      return false;
+    case 'null':
+      return null;
+    case 'array': {
+      const n = Math.min(Math.max(num(s.minItems) ?? 1, 1), num(s.maxItems) ?? Infinity);
+      return depth < 8 ? Array.from({ length: n }, () => sampleOf(isObject(s.items) ? s.items : {}, depth + 1)) : [];
+    }
+    case 'object': {
+      const props = propertiesOf(s);
+      const required = Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === 'string' && has(props, r)) : [];
+      return depth < 8 ? Object.fromEntries(required.map((r) => [r, sampleOf(props[r] as Schema, depth + 1)])) : {};
+    }
+    default: {
+      const base = (typeof s.format === 'string' ? FORMAT_SAMPLES[s.format] : undefined) ?? 'x';
+      const min = num(s.minLength) ?? 0;
+      return base.length >= min ? base : base.padEnd(min, 'x');
+    }
+  }
+}
+
+/** 1, moved into [minimum, maximum] (exclusive bounds stepped inside). */
+function numberSample(s: Schema, integer: boolean): number {
+  const step = integer ? 1 : 0.5;
+  const exMin = num(s.exclusiveMinimum);
+  const exMax = num(s.exclusiveMaximum);
+  const lo = num(s.minimum) ?? (exMin === undefined ? undefined : integer ? Math.floor(exMin) + 1 : exMin + step);
+  const hi = num(s.maximum) ?? (exMax === undefined ? undefined : integer ? Math.ceil(exMax) - 1 : exMax - step);
+  let v = 1;
+  if (lo !== undefined && v < lo) v = integer ? Math.ceil(lo) : lo;
+  if (hi !== undefined && v > hi) v = integer ? Math.floor(hi) : hi;
+  return v;
+}
