@@ -168,8 +168,11 @@ export function toCreatedJobView(job: JobSummary): CreatedJobView {
  */
 export function presentJob(view: JobView, publicUrl: string): JobView {
   const urls = view.result?.urls;
-  if (!Array.isArray(urls)) return view;
+  if (urls === undefined) return view;
   const resolve = (u: string) => resolveUrl(u.replace(/^\/+/, ''), publicUrl);
-  const resolved = urls.map((u) => (typeof u === 'string' ? resolve(u) : { ...u, url: resolve(u.url) }));
+  // A node app's outputs are named: {name: url}.
+  const resolved = Array.isArray(urls)
+    ? urls.map((u) => (typeof u === 'string' ? resolve(u) : { ...u, url: resolve(u.url) }))
+    : Object.fromEntries(Object.entries(urls).map(([name, u]) => [name, resolve(u)]));
   return { ...view, result: { ...view.result, urls: resolved as string[] } };
 }
