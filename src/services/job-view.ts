@@ -74,7 +74,7 @@ const JOB_EXAMPLE = {
 export const Job = Type.Object(
   {
     job_id: Type.String({ format: 'uuid', description: 'The job identifier', examples: [JOB_EXAMPLE.job_id] }),
-    type: Type.String({ description: 'The job type: the model path it was created at', examples: [JOB_EXAMPLE.type] }),
+    type: Type.String({ description: 'The job type: the model path it was created at, or `node-app/<slug>` for a node-app execution', examples: [JOB_EXAMPLE.type] }),
     status: StringEnum(JOB_STATUSES, {
       description: 'Where the job is; completed, failed and cancelled are terminal (spec 3)',
       examples: ['queued'],
