@@ -6,6 +6,7 @@ import type { Catalog } from '../models/catalog.js';
 import { PriceError, buildPriceTable } from '../models/prices.js';
 import type { PriceTable } from '../models/prices.js';
 import type { RunPolicy } from '../services/job-runs.js';
+import { isNodeAppJob, planTimeoutMs, readPlan } from '../domain/node-app-plan.js';
 
 /**
  * The config's settings in the shapes the parts take. The composition root (runtime.ts) is their
@@ -22,12 +23,26 @@ export function runPolicyFor(config: Config, catalog: Catalog): RunPolicy {
   for (const model of Object.keys(config.modelTimeoutsMs)) {
     if (!catalog.get(model)?.request) throw new ConfigError(`job_timeouts_ms: unknown model '${model}'`);
   }
+  const timeoutOf = (model: string) => config.modelTimeoutsMs[model] ?? config.jobTimeoutMs;
   return {
     leaseMs: config.leaseMs,
     maxAttempts: MAX_ATTEMPTS,
     maxFaultRetries: config.maxFaultRetries,
-    timeoutMs: (model) => config.modelTimeoutsMs[model] ?? config.jobTimeoutMs,
+    timeoutMs: (type, request) => (isNodeAppJob(type) && request ? nodeAppTimeoutMs(request, timeoutOf, config.jobTimeoutMs) : timeoutOf(type)),
   };
+}
+
+/**
+ * A node-app job's timeout follows from its plan: over the graph's levels, the sum of the longest
+ * step timeout in each (docs/node-apps.md). A plan that cannot be read gets the default; its run
+ * fails at once anyway.
+ */
+function nodeAppTimeoutMs(request: Readonly<Record<string, unknown>>, timeoutOf: (model: string) => number, fallback: number): number {
+  try {
+    return planTimeoutMs(readPlan(request).graph, timeoutOf);
+  } catch {
+    return fallback;
+  }
 }
 
 /** The spec's prices with the config file's `prices` applied; a typo in a model or rate name is a config error. */

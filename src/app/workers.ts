@@ -1,6 +1,9 @@
 import type { Config } from '../config/config.js';
 import { EngineError } from '../engines/engine.js';
 import type { Engine } from '../engines/engine.js';
+import { NodeAppEngine } from '../engines/node-app-engine.js';
+import type { Catalog } from '../models/catalog.js';
+import type { BodyValidator } from '../models/validation.js';
 import { createGuardedDispatcher } from '../lib/safe-fetch.js';
 import type { Log } from '../lib/log.js';
 import type { OutputStore } from '../outputs/output-store.js';
@@ -42,7 +45,10 @@ export interface JobWorker {
   close(): Promise<void>;
 }
 
-/** A job worker on these parts: the engine, the input loader, the run policy and the output store. */
+/**
+ * A job worker on these parts: the engine (with node-app jobs' graphs run on it), the input loader,
+ * the run policy and the output store.
+ */
 export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOptions = {}): JobWorker {
   const { config, services } = parts;
   const inputs = createInputLoader(
@@ -56,7 +62,7 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
   const worker = new Worker(
     {
       runs: services.runs,
-      engine: parts.engine,
+      engine: new NodeAppEngine({ steps: parts.engine, prepare: prepareStep(services.catalog) }),
       outputs: parts.outputs,
       clock: services.clock,
       signals: services.signals,
@@ -69,6 +75,16 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
     { concurrency: opts.concurrency ?? config.workerConcurrency, pollMs: opts.pollMs ?? config.pollIntervalMs },
   );
   return { worker, close: () => inputs.close() };
+}
+
+/** A node-app step's body checked by its model's validator (defaults filled in), as at admission. */
+function prepareStep(catalog: Catalog): (model: string, body: Record<string, unknown>) => void {
+  return (model, body) => {
+    const entry = catalog.get(model);
+    if (!entry?.validate) throw new Error(`model '${model}' is not offered by this server`);
+    const validate: BodyValidator = entry.validate;
+    validate(body);
+  };
 }
 
 export interface RunningWorker {

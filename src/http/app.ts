@@ -11,6 +11,7 @@ import type { GenerationService } from '../services/generation.js';
 import type { JobService } from '../services/jobs.js';
 import type { ModelService } from '../services/models.js';
 import type { NodeAppService } from '../services/node-apps.js';
+import type { NodeAppExecution } from '../services/node-app-execution.js';
 import type { WebhookService } from '../services/webhooks.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import type { Readiness } from '../services/readiness.js';
@@ -25,7 +26,7 @@ import { registerHealth } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerMetaRoutes } from './routes/meta.js';
 import { registerModelRoutes } from './routes/models.js';
-import { registerNodeAppRoutes } from './routes/node-apps.js';
+import { registerNodeAppExecuteRoute, registerNodeAppRoutes } from './routes/node-apps.js';
 import { registerOutputRoutes } from './routes/outputs.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerWebhookDeliveryRoutes } from './routes/webhook-deliveries.js';
@@ -48,6 +49,7 @@ export interface AppDeps {
   readonly models: ModelService;
   readonly billing: BillingService;
   readonly nodeApps: NodeAppService;
+  readonly nodeAppExecution: NodeAppExecution;
   readonly assets: AssetService;
   readonly webhooks: WebhookService;
   /** /healthz, /readyz and the storage guard on job creation. */
@@ -106,6 +108,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerWebhookDeliveryRoutes(app, deps.webhooks);
   registerUsageRoutes(app, deps.billing);
   registerNodeAppRoutes(app, deps.nodeApps);
+  registerNodeAppExecuteRoute(app, {
+    ...deps,
+    allowPrivateUrls: deps.allowPrivateUrls ?? false,
+    bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULTS.body_limit_bytes,
+  });
   registerMetaRoutes(app, deps.models, deps.publicUrl);
   registerModelRoutes(app, deps.models, deps.publicUrl);
   if (deps.outputs) {

@@ -1,7 +1,5 @@
 import type { Clock } from '../lib/clock.js';
-import { newId } from '../lib/ids.js';
-import { msToMicros } from '../lib/time.js';
-import { DomainError, invalid, notFound } from '../domain/errors.js';
+import { invalid, notFound } from '../domain/errors.js';
 import { checkWebhookUrl } from '../domain/webhook-url.js';
 import { applyAliases } from '../models/aliases.js';
 import { isAvailable } from '../models/catalog.js';
@@ -10,25 +8,14 @@ import { sunsetError } from '../models/deprecation.js';
 import { refusePrivateUrls, urlInputsOf } from '../models/private-urls.js';
 import type { BodyValidator } from '../models/validation.js';
 import type { Store } from '../store/store.js';
-import { admit, lockExisting } from './admission.js';
 import { assetInputsOf, checkAssetInputs } from './asset-inputs.js';
-import type { AssetInput } from './asset-inputs.js';
 import type { BillingService } from './billing.js';
-import { Idempotency } from './idempotency.js';
-import type { HeldKey } from './idempotency.js';
 import type { AuthContext } from './identity.js';
-import { toCreatedJobView } from './job-view.js';
-import type { CreatedJobView } from './job-view.js';
+import { JobAdmission } from './job-admission.js';
+import type { CreatedJob } from './job-admission.js';
 
-/** Seconds a caller refused with too_many_jobs should wait: about one short job's time. */
-export const FULL_RETRY_AFTER_S = 5;
-
-const tooManyJobs = () =>
-  new DomainError(
-    'too_many_jobs',
-    'too many jobs: the workspace is running its maximum number of concurrent jobs and its backlog is full; retry later',
-    { retryAfterSeconds: FULL_RETRY_AFTER_S },
-  );
+export { FULL_RETRY_AFTER_S } from './job-admission.js';
+export type { CreatedJob } from './job-admission.js';
 
 /** What the caller asks for beside the body (HTTP sends these as headers). */
 export interface GenerationOptions {
@@ -64,33 +51,27 @@ export interface GenerationRequest {
   readonly options: GenerationOptions;
 }
 
-/** A new job, or the first answer to the same idempotency key (`replayed`). */
-export interface CreatedJob {
-  readonly job: CreatedJobView;
-  readonly replayed: boolean;
-}
-
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The use case "create a generation job", for every transport (HTTP today, MCP and node-app
  * steps later). Refusals are DomainErrors; the order of the checks is the API's precedence:
  * sunset, aliases, body, webhook URL, zero data retention, private URLs, then the key, the
- * balance and the workspace's limits.
+ * balance and the workspace's limits (job-admission.ts, shared with node-app execution).
  */
 export class GenerationService {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #catalog: Catalog;
   readonly #billing: BillingService;
-  readonly #idempotency: Idempotency;
+  readonly #admission: JobAdmission;
 
   constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService) {
     this.#store = store;
     this.#clock = clock;
     this.#catalog = catalog;
     this.#billing = billing;
-    this.#idempotency = new Idempotency(store, clock);
+    this.#admission = new JobAdmission(store, clock, billing);
   }
 
   /**
@@ -123,8 +104,16 @@ export class GenerationService {
     if (!policy.allowPrivateUrls) {
       refusePrivateUrls(urls, webhookUrl === null ? null : { label: policy.labels.webhookUrl, url: webhookUrl }, assetUrls);
     }
-    const named = assets.filter((a) => assetUrls?.has(a.url));
-    return this.#admit(req.caller, { entry, body, webhookUrl, zeroDataRetention, idempotencyKey, assets: named }, policy.publicUrl);
+    const job = {
+      type: entry.path,
+      request: body,
+      price: this.#billing.priceOf(entry.path, body),
+      webhookUrl,
+      zeroDataRetention,
+      assets: assets.filter((a) => assetUrls?.has(a.url)),
+      idempotency: idempotencyKey ? { key: idempotencyKey, endpoint: `/generate/${entry.path}`, body } : null,
+    };
+    return this.#admission.admit(req.caller, job, policy.publicUrl);
   }
 
   /** Aliases renamed (or refused after their sunset), then strict validation with defaults. */
@@ -138,72 +127,4 @@ export class GenerationService {
     validate(body);
     return body;
   }
-
-  /**
-   * Admits the job in the same transaction that stores it: its price is held from the available
-   * balance (or insufficient_balance), then it is queued or backlogged (or too_many_jobs). A
-   * refusal rolls everything back. With an idempotency key, the key is taken first (or its stored
-   * answer replayed, in flight, reused), its answer is stored in the job's transaction, and a
-   * refusal frees it for a retry.
-   */
-  async #admit(auth: AuthContext, input: Checked, publicUrl: string): Promise<CreatedJob> {
-    if (!input.idempotencyKey) return { job: await this.#insert(auth, input, publicUrl), replayed: false };
-    const begun = await this.#idempotency.begin(auth.workspace.id, {
-      key: input.idempotencyKey,
-      endpoint: `/generate/${input.entry.path}`,
-      body: input.body,
-      webhookUrl: input.webhookUrl,
-      zeroDataRetention: input.zeroDataRetention,
-    });
-    // The stored answer is the job view as it was created.
-    if (begun.kind === 'replay') return { job: begun.body as unknown as CreatedJobView, replayed: true };
-    try {
-      return { job: await this.#insert(auth, input, publicUrl, begun.held), replayed: false };
-    } catch (err) {
-      await this.#idempotency.release(begun.held);
-      throw err;
-    }
-  }
-
-  async #insert(auth: AuthContext, input: Checked, publicUrl: string, held?: HeldKey): Promise<CreatedJobView> {
-    const now = msToMicros(this.#clock.nowMs());
-    const id = newId();
-    const price = this.#billing.priceOf(input.entry.path, input.body);
-    return this.#store.transaction(async (tx) => {
-      const lock = await lockExisting(tx, auth.workspace.id);
-      // Again under the lock an asset's DELETE takes: a job is stored only while its assets live.
-      if (input.assets.length > 0) await checkAssetInputs(tx.assets, auth.workspace.id, input.assets, publicUrl);
-      await this.#billing.hold(tx, lock, { jobId: id, type: input.entry.path, price }, now);
-      const status = await admit(tx, lock, now);
-      if (!status) throw tooManyJobs();
-      if (status === 'queued') await tx.queue.notify({ kind: 'queued' });
-      const inserted = await tx.jobs.insertJob(
-        {
-          id,
-          workspaceId: auth.workspace.id,
-          apiUserId: auth.apiUserId,
-          type: input.entry.path,
-          status,
-          request: input.body,
-          webhookUrl: input.webhookUrl,
-          zeroDataRetention: input.zeroDataRetention,
-        },
-        now,
-      );
-      const view = toCreatedJobView(inserted);
-      if (held) await this.#idempotency.complete(tx, held, inserted.id, view);
-      return view;
-    });
-  }
-}
-
-/** A request that passed every check, about to be admitted. */
-interface Checked {
-  readonly entry: CatalogEntry;
-  readonly body: Readonly<Record<string, unknown>>;
-  readonly webhookUrl: string | null;
-  readonly zeroDataRetention: boolean;
-  readonly idempotencyKey: string | null;
-  /** The body's URLs that name this workspace's assets. */
-  readonly assets: readonly AssetInput[];
 }

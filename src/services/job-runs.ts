@@ -35,8 +35,11 @@ export interface RunPolicy {
   readonly maxAttempts: number;
   /** Infrastructure-fault hand-backs a job gets; the next fault fails it with `server_unavailable`. */
   readonly maxFaultRetries: number;
-  /** A model's timeout, counted from the job's first claim. */
-  timeoutMs(model: string): number;
+  /**
+   * A job's timeout, counted from its first claim: its model's, or for a node-app job (whose
+   * `request` is its plan) what its graph's steps are given.
+   */
+  timeoutMs(type: string, request?: Readonly<Record<string, unknown>>): number;
 }
 
 /**
@@ -65,7 +68,7 @@ export class JobRuns {
 
   /** The job's deadline: its first claim plus its model's timeout. */
   deadline(job: ClaimedJob): Micros {
-    return job.startedAt + this.policy.timeoutMs(job.type) * 1000;
+    return job.startedAt + this.policy.timeoutMs(job.type, job.request) * 1000;
   }
 
   async claim(): Promise<ClaimedJob | undefined> {
@@ -154,7 +157,7 @@ export class JobRuns {
     for (const job of await this.#store.queue.expiredLeases(now, limit)) {
       const claimed = job as ClaimedJob;
       if (now >= this.deadline(claimed)) {
-        if (await this.fail(claimed, timeoutError(this.policy.timeoutMs(job.type)))) moved++;
+        if (await this.fail(claimed, timeoutError(this.policy.timeoutMs(job.type, job.request)))) moved++;
       } else if (job.attempts - job.faultCount >= this.policy.maxAttempts) {
         // Claims that ended in a fault hand-back were not lost workers: they do not count here.
         const message = `the job's worker stopped ${job.attempts - job.faultCount} times; giving up`;

@@ -74,7 +74,7 @@ const JOB_EXAMPLE = {
 export const Job = Type.Object(
   {
     job_id: Type.String({ format: 'uuid', description: 'The job identifier', examples: [JOB_EXAMPLE.job_id] }),
-    type: Type.String({ description: 'The job type: the model path it was created at', examples: [JOB_EXAMPLE.type] }),
+    type: Type.String({ description: 'The job type: the model path it was created at, or `node-app/<slug>` for a node-app execution', examples: [JOB_EXAMPLE.type] }),
     status: StringEnum(JOB_STATUSES, {
       description: 'Where the job is; completed, failed and cancelled are terminal (spec 3)',
       examples: ['queued'],
@@ -168,8 +168,11 @@ export function toCreatedJobView(job: JobSummary): CreatedJobView {
  */
 export function presentJob(view: JobView, publicUrl: string): JobView {
   const urls = view.result?.urls;
-  if (!Array.isArray(urls)) return view;
+  if (urls === undefined) return view;
   const resolve = (u: string) => resolveUrl(u.replace(/^\/+/, ''), publicUrl);
-  const resolved = urls.map((u) => (typeof u === 'string' ? resolve(u) : { ...u, url: resolve(u.url) }));
+  // A node app's outputs are named: {name: url}.
+  const resolved = Array.isArray(urls)
+    ? urls.map((u) => (typeof u === 'string' ? resolve(u) : { ...u, url: resolve(u.url) }))
+    : Object.fromEntries(Object.entries(urls).map(([name, u]) => [name, resolve(u)]));
   return { ...view, result: { ...view.result, urls: resolved as string[] } };
 }

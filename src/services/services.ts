@@ -15,6 +15,7 @@ import type { RunPolicy } from './job-runs.js';
 import { JobSignals } from './job-signals.js';
 import { JobService } from './jobs.js';
 import { ModelService } from './models.js';
+import { NodeAppExecution } from './node-app-execution.js';
 import { NodeAppService } from './node-apps.js';
 import { Readiness } from './readiness.js';
 import { WebhookService } from './webhooks.js';
@@ -28,6 +29,8 @@ export interface Services {
   readonly runs: JobRuns;
   readonly billing: BillingService;
   readonly nodeApps: NodeAppService;
+  /** POST /node-apps/{id}/execute: a version's graph as one job. */
+  readonly nodeAppExecution: NodeAppExecution;
   readonly assets: AssetService;
   readonly webhooks: WebhookService;
   readonly signals: JobSignals;
@@ -66,6 +69,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks),
     billing,
     nodeApps: new NodeAppService(store, clock, catalog),
+    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing),
     assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets),
     webhooks,
     signals,

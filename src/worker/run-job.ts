@@ -161,7 +161,7 @@ async function settle(job: ClaimedJob, deps: RunDeps, reason: unknown): Promise<
     // The client gets a fixed sentence; the whole story stays here, under the job id.
     log.error({ ...meta, err: errorDetail(reason) }, 'engine failed');
   }
-  const error = reason instanceof RunStopped ? timeoutError(runs.policy.timeoutMs(job.type)) : clientJobError(reason);
+  const error = reason instanceof RunStopped ? timeoutError(runs.policy.timeoutMs(job.type, job.request)) : clientJobError(reason);
   await end(job, deps, error);
 }
 

@@ -15,13 +15,16 @@ const IdParam = Type.Object({
   id: Type.String({ description: 'Job identifier (UUID)', examples: ['0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69'] }),
 });
 
-/** GET /jobs's `types` (spec 4.1): each must be a model path of the catalog. */
+/** A node-app job's type: `node-app/` and the app's slug (services/node-app-rules.ts). */
+const NODE_APP_TYPE_RE = /^node-app\/[a-z0-9]+(-[a-z0-9]+)*$/;
+
+/** GET /jobs's `types` (spec 4.1): each must be a model path of the catalog or a node-app job's type. */
 function parseTypes(raw: string | undefined, catalog: Catalog): string[] | undefined {
   const types = raw?.split(',').map((t) => t.trim());
-  const unknown = types?.find((t) => !catalog.get(t));
+  const unknown = types?.find((t) => !catalog.get(t) && !NODE_APP_TYPE_RE.test(t));
   if (unknown !== undefined) {
     throw invalid(
-      `query parameter 'types' must be a comma-separated list of job types such as image/vendor-a/model-a-2/medium; unknown type '${unknown}'`,
+      `query parameter 'types' must be a comma-separated list of job types such as image/vendor-a/model-a-2/medium or node-app/<slug>; unknown type '${unknown}'`,
     );
   }
   return types;
@@ -41,7 +44,7 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
         querystring: Type.Object({
           cursor: Type.Optional(Type.String({ format: 'date-time', description: 'Only jobs created before this time: the previous page\'s next_cursor', examples: ['2026-11-22T12:00:00.000000Z'] })),
           limit: Type.Optional(Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: 'Page size', examples: [100] })),
-          types: Type.Optional(Type.String({ description: 'Comma-separated job types (model paths)', examples: ['image/vendor-a/model-a-2/medium,video/vendor-f/model-f'] })),
+          types: Type.Optional(Type.String({ description: 'Comma-separated job types: model paths, or node-app/<slug> for node-app jobs', examples: ['image/vendor-a/model-a-2/medium,video/vendor-f/model-f'] })),
           status: Type.Optional(StringEnum(JOB_STATUSES, { description: 'Only jobs in this status', examples: ['completed'] })),
         }),
         response: { 200: JobPage, ...errorResponses(400) },

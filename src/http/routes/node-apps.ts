@@ -5,7 +5,11 @@ import { NodeApp, NodeAppVersionPage } from '../../services/list-views.js';
 import type { NodeAppService } from '../../services/node-apps.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PAGE_LIMIT, toMicros } from '../query.js';
-import { NoQuery, errorResponses } from '../schemas.js';
+import { errorResponses } from '../schemas.js';
+import { WEBHOOK_URL_MAX } from '../../domain/webhook-url.js';
+import type { NodeAppExecution } from '../../services/node-app-execution.js';
+import { OPTION_LABELS, WEBHOOK_URL_PATTERN, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request-headers.js';
+import { BalanceBody, CreatedJob, IdempotencyErrors, IdempotencyKeyHeader, NoQuery, ReplayedHeader, SunsetBody } from '../schemas.js';
 
 export function registerNodeAppRoutes(app: FastifyInstance, nodeApps: NodeAppService): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
@@ -47,5 +51,94 @@ export function registerNodeAppRoutes(app: FastifyInstance, nodeApps: NodeAppSer
       },
     },
     (request) => nodeApps.get(requireAuth(request.auth), request.params.id),
+  );
+}
+
+// POST /node-apps/{id}/execute (issue 15 point 7), apart from the reads above.
+
+export interface NodeAppExecuteDeps {
+  readonly nodeAppExecution: NodeAppExecution;
+  readonly publicUrl: () => string;
+  readonly allowPrivateUrls: boolean;
+  /** The largest JSON body (`body_limit_bytes`), as for generation. */
+  readonly bodyLimitBytes: number;
+}
+
+const EXECUTE_EXAMPLE = { prompt: 'A lighthouse on a cliff at dusk', motion: 'slow push-in, waves crashing' };
+
+/**
+ * Runs a version's graph as one job. Answers the original API's shape: an array holding the
+ * created job, pending like any creation; the job's `result.urls` is an object of the graph's
+ * named outputs once it completes.
+ */
+export function registerNodeAppExecuteRoute(app: FastifyInstance, deps: NodeAppExecuteDeps): void {
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
+    '/node-apps/:id/execute',
+    {
+      bodyLimit: deps.bodyLimitBytes,
+      schema: {
+        operationId: 'executeNodeApp',
+        summary: 'Execute a node app version',
+        description:
+          "Creates one job that runs the version's graph: its steps call catalog models, independent ones in parallel, each " +
+          "through the same engines as a generation job. The body is the app's inputs, checked against the version's " +
+          '`input_openapi_schema`; the steps\' summed price is held at once (402 when the balance does not cover it), and the job ' +
+          'is admitted like any other (429). Answers an array holding the created job, pending; when it completes, `result.urls` ' +
+          'maps each output name of the graph to its URL. The steps are not jobs of their own. A version published without a ' +
+          'graph cannot be executed (400); a step whose model is past its sunset answers 410.',
+        tags: ['node-apps'],
+        params: Type.Object({
+          id: Type.String({ description: 'Node app version identifier (`node_app_version_id`)', examples: ['6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b'] }),
+        }),
+        headers: Type.Object({
+          'x-webhook-url': Type.Optional(
+            Type.String({
+              format: 'uri',
+              pattern: WEBHOOK_URL_PATTERN,
+              maxLength: WEBHOOK_URL_MAX,
+              description: 'An absolute http(s) URL that receives a POST when the job reaches a terminal status',
+            }),
+          ),
+          'idempotency-key': Type.Optional(IdempotencyKeyHeader),
+        }),
+        querystring: NoQuery,
+        body: Type.Object({}, {
+          additionalProperties: true,
+          $id: 'NodeAppInputs',
+          description: "The node app's inputs, as its version's `input_openapi_schema` describes them",
+          examples: [EXECUTE_EXAMPLE],
+        }),
+        response: {
+          200: Type.Array(CreatedJob, {
+            $id: 'CreatedJobs',
+            description: 'The created job, pending (the original API answers an array of one)',
+            examples: [[{ ...(CreatedJob.examples as Record<string, unknown>[])[0], type: 'node-app/lighthouse-clip' }]],
+            headers: ReplayedHeader,
+          }),
+          ...errorResponses(400, 404, 413, 415, 429),
+          ...IdempotencyErrors,
+          402: BalanceBody,
+          410: SunsetBody,
+        },
+      },
+    },
+    async (request, reply) => {
+      const headers = request.raw.rawHeaders;
+      const created = await deps.nodeAppExecution.execute(
+        {
+          versionId: request.params.id,
+          body: request.body,
+          caller: requireAuth(request.auth),
+          options: {
+            webhookUrl: webhookUrlFrom(headers),
+            zeroDataRetention: zeroDataRetentionFrom(headers, false),
+            idempotencyKey: idempotencyKeyFrom(headers),
+          },
+        },
+        { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: deps.publicUrl(), labels: OPTION_LABELS },
+      );
+      if (created.replayed) reply.header('Idempotent-Replayed', 'true');
+      return reply.code(200).send([created.job]);
+    },
   );
 }

@@ -1,0 +1,61 @@
+import { GraphError, parseGraph, refsOf, stepLevels } from './node-app-graph.js';
+import type { NodeAppGraph } from './node-app-graph.js';
+
+/**
+ * What a node-app job stores as its `request` (docs/node-apps.md, "Executing a node app"): the
+ * version's graph and the caller's validated inputs, so the worker runs it without reading the
+ * node-app store (the version may be newer by then; the plan is what was admitted and priced).
+ */
+export interface NodeAppPlan {
+  readonly node_app_id: string;
+  readonly node_app_version_id: string;
+  /** The execute body after the version's input schema (its defaults filled in). */
+  readonly inputs: Readonly<Record<string, unknown>>;
+  /** The version's graph as published (domain/node-app-graph.ts). */
+  readonly graph: Readonly<Record<string, unknown>>;
+}
+
+/** A node-app job's type is this prefix and the app's slug: `node-app/upscaler-pro`. */
+export const NODE_APP_JOB_PREFIX = 'node-app/';
+
+export const nodeAppJobType = (slug: string): string => `${NODE_APP_JOB_PREFIX}${slug}`;
+
+export const isNodeAppJob = (type: string): boolean => type.startsWith(NODE_APP_JOB_PREFIX);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A stored plan's inputs and parsed graph; a GraphError if it is not one. */
+export function readPlan(request: Readonly<Record<string, unknown>>): { inputs: Readonly<Record<string, unknown>>; graph: NodeAppGraph } {
+  if (!isObject(request.inputs)) throw new GraphError('the job holds no node-app inputs');
+  return { inputs: request.inputs, graph: parseGraph(request.graph) };
+}
+
+/**
+ * The URL a step's n-th output goes by while the graph runs: later steps' bodies carry it, and the
+ * node-app engine reads it from the step's local file instead of fetching it. `.invalid` never
+ * resolves (RFC 6761), so it can reach no network; `run` (the job id) keeps a run's bodies, and so
+ * a seeded engine's output, the same on every attempt, and apart from any URL a caller could know
+ * before the job existed.
+ */
+export function stepOutputUrl(run: string, step: string, n: number): string {
+  return `https://steps.node-app.invalid/${encodeURIComponent(run)}/${step}/${n}`;
+}
+
+/** For each step, as many stand-in URLs as the graph reads of it: what bodies are checked with. */
+export function stepOutputStandIns(graph: NodeAppGraph, run: string): Record<string, string[]> {
+  const count = new Map<string, number>();
+  for (const step of graph.steps) {
+    for (const { ref } of refsOf(step.input, 'input')) {
+      if (ref.kind === 'step') count.set(ref.step, Math.max(count.get(ref.step) ?? 0, ref.index + 1));
+    }
+  }
+  return Object.fromEntries(graph.steps.map((s) => [s.id, Array.from({ length: count.get(s.id) ?? 0 }, (_, n) => stepOutputUrl(run, s.id, n))]));
+}
+
+/**
+ * A node-app job's timeout: the graph's levels run one after another and a level lasts as long as
+ * its slowest step, so the budget is, over the levels, the sum of the longest model timeout in each.
+ */
+export function planTimeoutMs(graph: NodeAppGraph, timeoutOf: (model: string) => number): number {
+  return stepLevels(graph).reduce((sum, level) => sum + Math.max(...level.map((s) => timeoutOf(s.model))), 0);
+}
