@@ -16,6 +16,7 @@ import type { AssetInput } from './asset-inputs.js';
 import type { BillingService } from './billing.js';
 import { Idempotency } from './idempotency.js';
 import type { HeldKey } from './idempotency.js';
+import { checkStyleInputs } from './style-inputs.js';
 import type { AuthContext } from './identity.js';
 import { toCreatedJobView } from './job-view.js';
 import type { CreatedJobView } from './job-view.js';
@@ -75,8 +76,8 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 /**
  * The use case "create a generation job", for every transport (HTTP today, MCP and node-app
  * steps later). Refusals are DomainErrors; the order of the checks is the API's precedence:
- * sunset, aliases, body, webhook URL, zero data retention, private URLs, then the key, the
- * balance and the workspace's limits.
+ * sunset, aliases, body, webhook URL, zero data retention, asset and style ids, private URLs,
+ * then the key, the balance and the workspace's limits.
  */
 export class GenerationService {
   readonly #store: Store;
@@ -120,6 +121,8 @@ export class GenerationService {
     const urls = urlInputsOf(entry.request, body);
     const assets = assetInputsOf(urls);
     const assetUrls = assets.length > 0 ? await checkAssetInputs(this.#store.assets, req.caller.workspace.id, assets, policy.publicUrl) : undefined;
+    // Styles cannot be deleted, so a style seen here is still there when the job runs.
+    await checkStyleInputs(this.#store.styles, req.caller, body);
     if (!policy.allowPrivateUrls) {
       refusePrivateUrls(urls, webhookUrl === null ? null : { label: policy.labels.webhookUrl, url: webhookUrl }, assetUrls);
     }
@@ -150,7 +153,7 @@ export class GenerationService {
     if (!input.idempotencyKey) return { job: await this.#insert(auth, input, publicUrl), replayed: false };
     const begun = await this.#idempotency.begin(auth.workspace.id, {
       key: input.idempotencyKey,
-      endpoint: `/generate/${input.entry.path}`,
+      endpoint: input.entry.route ?? `/generate/${input.entry.path}`,
       body: input.body,
       webhookUrl: input.webhookUrl,
       zeroDataRetention: input.zeroDataRetention,
@@ -187,6 +190,7 @@ export class GenerationService {
           request: input.body,
           webhookUrl: input.webhookUrl,
           zeroDataRetention: input.zeroDataRetention,
+          createdBy: auth.memberEmail,
         },
         now,
       );

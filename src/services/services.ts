@@ -17,6 +17,7 @@ import { JobService } from './jobs.js';
 import { ModelService } from './models.js';
 import { NodeAppService } from './node-apps.js';
 import { Readiness } from './readiness.js';
+import { StyleService } from './styles.js';
 import { WebhookService } from './webhooks.js';
 
 export interface Services {
@@ -29,6 +30,8 @@ export interface Services {
   readonly billing: BillingService;
   readonly nodeApps: NodeAppService;
   readonly assets: AssetService;
+  /** Styles: list, read, change, share; a running job's style artifacts. */
+  readonly styles: StyleService;
   readonly webhooks: WebhookService;
   readonly signals: JobSignals;
   readonly readiness: Readiness;
@@ -67,6 +70,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     billing,
     nodeApps: new NodeAppService(store, clock),
     assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets),
+    styles: new StyleService(store, clock),
     webhooks,
     signals,
     readiness: new Readiness(store, clock, opts.disk),
