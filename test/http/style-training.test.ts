@@ -252,3 +252,44 @@ describe.each(backends)('POST /styles/train admission on $name', (backend) => {
     await expectLedgerConsistent(t.store, t.workspaceId);
   });
 });
+
+describe.each(backends)("a training job's end on $name", (backend) => {
+  let t: TestApp;
+  afterAll(() => t.close());
+
+  it('creates its style exactly once, however many runs try to complete it', async () => {
+    t = await createTestApp({ backend, runPolicy: { leaseMs: 1000 } });
+    const { runs } = t.services;
+    const res = await train(t, { name: 'Once', urls: ['https://example.com/a.png'] });
+    const jobId = res.json<JobJson>().job_id;
+    const first = (await runs.claim())!;
+    await runs.advance(first, 'scheduled', 'processing');
+    await runs.advance(first, 'processing', 'sampling');
+    // Its worker stops beating: the reaper hands the job back and a second run takes it.
+    t.clock.advance(2000);
+    expect(await runs.reap()).toBe(1);
+    const second = (await runs.claim())!;
+    expect(second.id).toBe(jobId);
+    await runs.advance(second, 'scheduled', 'processing');
+    await runs.advance(second, 'processing', 'sampling');
+    const cover = `/outputs/${second.outputKey}/cover.png`;
+    expect(await runs.complete(first, 'sampling', { urls: [cover] }, undefined, { run: 1 })).toBeUndefined();
+    const done = await runs.complete(second, 'sampling', { urls: [cover] }, undefined, { run: 2 });
+    expect(done?.status).toBe('completed');
+    expect(await runs.complete(second, 'sampling', { urls: [cover] }, undefined, { run: 3 })).toBeUndefined();
+
+    const job = (await get(t, `/jobs/${jobId}`)).json<JobJson>();
+    expect(job.result).toEqual({ urls: [`${PUBLIC_URL}${cover}`], style_id: expect.any(String) as unknown });
+    const styles = (await get(t, '/styles')).json<{ items: Json[] }>().items;
+    expect(styles.map((s) => s.id)).toEqual([job.result!.style_id]);
+    expect(styles[0]).toMatchObject({ title: 'Once', cover_url: `${PUBLIC_URL}${cover}` });
+    expect(await t.services.styles.artifact(job.result!.style_id!)).toEqual({ run: 2 });
+    const entries = (await t.store.billing.listEntries(t.workspaceId)).filter((e) => e.jobId === jobId);
+    expect(entries.map((e) => e.kind).sort()).toEqual(['charge', 'hold']);
+  });
+
+  it("answers input_invalid to a run that loads a style that is not there", async () => {
+    await expect(t.services.styles.artifact('0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69')).rejects.toMatchObject({ name: 'EngineError', code: 'input_invalid' });
+    await expect(t.services.styles.artifact('watercolor')).rejects.toMatchObject({ code: 'input_invalid' });
+  });
+});
