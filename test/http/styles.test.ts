@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { newId } from '../../src/lib/ids.js';
 import { BAD_PAGE_QUERIES, PUBLIC_URL, createJob, createTestApp, errorOf, generate, get, jobWhenEnded, walkPages } from '../helpers/app.js';
-import type { Json, TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { checkedInject } from '../helpers/checked-inject.js';
 import { StyleTestEngine, colourDataUri } from '../helpers/style-engine.js';
