@@ -1,5 +1,4 @@
 import type { Config } from '../config/config.js';
-import { EngineError } from '../engines/engine.js';
 import type { Engine } from '../engines/engine.js';
 import { NodeAppEngine } from '../engines/node-app-engine.js';
 import type { Catalog } from '../models/catalog.js';
@@ -67,8 +66,7 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
       clock: services.clock,
       signals: services.signals,
       loadInput: inputs.load,
-      // No style can exist until style training lands (issue 15).
-      loadStyle: (id) => Promise.reject(new EngineError('input_invalid', `style '${id}' not found`)),
+      loadStyle: (id) => services.styles.artifact(id),
       log,
       readiness: services.readiness,
     },

@@ -12,6 +12,7 @@ import type { JobService } from '../services/jobs.js';
 import type { ModelService } from '../services/models.js';
 import type { NodeAppService } from '../services/node-apps.js';
 import type { NodeAppExecution } from '../services/node-app-execution.js';
+import type { StyleService } from '../services/styles.js';
 import type { WebhookService } from '../services/webhooks.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import type { Readiness } from '../services/readiness.js';
@@ -28,6 +29,7 @@ import { registerMetaRoutes } from './routes/meta.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerNodeAppExecuteRoute, registerNodeAppRoutes } from './routes/node-apps.js';
 import { registerOutputRoutes } from './routes/outputs.js';
+import { registerStyleRoutes } from './routes/styles.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerWebhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { applyConnectionCap, DEFAULT_SERVER_LIMITS, serverOptions } from './server-limits.js';
@@ -51,6 +53,7 @@ export interface AppDeps {
   readonly nodeApps: NodeAppService;
   readonly nodeAppExecution: NodeAppExecution;
   readonly assets: AssetService;
+  readonly styles: StyleService;
   readonly webhooks: WebhookService;
   /** /healthz, /readyz and the storage guard on job creation. */
   readonly readiness: Readiness;
@@ -100,11 +103,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerStorageGuard(app, deps.readiness);
   registerHealth(app, deps.readiness);
   registerJobRoutes(app, deps.jobs, deps.catalog, deps.publicUrl);
-  registerGenerateRoutes(app, {
+  const creation = {
     ...deps,
     allowPrivateUrls: deps.allowPrivateUrls ?? false,
     bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULTS.body_limit_bytes,
-  });
+  };
+  registerGenerateRoutes(app, creation);
+  registerStyleRoutes(app, creation);
   registerWebhookDeliveryRoutes(app, deps.webhooks);
   registerUsageRoutes(app, deps.billing);
   registerNodeAppRoutes(app, deps.nodeApps);

@@ -52,6 +52,8 @@ interface ScalarSchema {
   readonly minimum?: number;
   readonly maximum?: number;
   readonly default?: unknown;
+  /** A list parameter (`type: 'array'`): at most this many items. */
+  readonly maxItems?: number;
 }
 
 type QueryCheck = (query: RawQuery) => { value: Record<string, unknown> } | { error: Error };
@@ -60,7 +62,8 @@ type QueryCheck = (query: RawQuery) => { value: Record<string, unknown> } | { er
  * The validator of a route's `querystring` schema, so the schema that documents the parameters is
  * also the one that checks them (and the handler's `request.query` is what its type says). Ajv's
  * messages would be generic; these are the rules above with their messages: each parameter at
- * most once, unknown ones refused, integers in range, ISO date-times, enums. Integers arrive as
+ * most once (a list may be repeated), unknown ones refused, integers in range, ISO date-times,
+ * enums, comma-separated lists. Integers arrive as
  * numbers, defaults filled in; date-times stay strings (already checked; `toMicros` reads them).
  */
 export function compileQueryCheck(schema: QuerySchema): QueryCheck {
@@ -82,6 +85,7 @@ export function compileQueryCheck(schema: QuerySchema): QueryCheck {
 }
 
 function parseScalar(query: RawQuery, name: string, prop: ScalarSchema): unknown {
+  if (prop.type === 'array') return parseList(query, name, prop);
   if (prop.type === 'integer') {
     if (single(query, name) === undefined && prop.default === undefined) return undefined;
     return parseInteger(query, name, prop);
@@ -94,6 +98,18 @@ function parseScalar(query: RawQuery, name: string, prop: ScalarSchema): unknown
     throw invalid(`query parameter '${name}' must be one of ${prop.enum.join(', ')}, got '${raw}'`);
   }
   return raw ?? prop.default;
+}
+
+/** A list parameter, comma-separated, repeated, or both: `ids=a,b&ids=c`. */
+function parseList(query: RawQuery, name: string, prop: ScalarSchema): string[] | undefined {
+  const raw = query[name];
+  if (raw === undefined) return undefined;
+  const items = (Array.isArray(raw) ? raw : [raw]).flatMap((v) => v.split(',')).map((v) => v.trim());
+  if (items.some((v) => v === '')) throw invalid(`query parameter '${name}' must be a comma-separated list with no empty items`);
+  if (prop.maxItems !== undefined && items.length > prop.maxItems) {
+    throw invalid(`query parameter '${name}' must have at most ${prop.maxItems} items, got ${items.length}`);
+  }
+  return items;
 }
 
 function parseInteger(query: RawQuery, name: string, prop: ScalarSchema): number {

@@ -36,6 +36,11 @@ export interface PriceRule {
 export interface ModelModule {
   /** Also the job `type`, e.g. image/vendor-a/model-a-2/medium; served at POST /generate/{path}. */
   readonly path: string;
+  /**
+   * The endpoint that creates its jobs when it is not POST /generate/{path}: `/styles/train` for
+   * style training. The generate routes skip such a model; its own route calls the same use case.
+   */
+  readonly route?: string;
   readonly summary: string;
   readonly kind: OutputKind;
   /** The OpenAPI tag of its endpoint; default `<kind> generation` (enhancers say `image enhance`). */

@@ -10,10 +10,11 @@ import { MODEL_L1 } from './audio/model-l-1.js';
 import { GENERATIVE_ENHANCE, STANDARD_ENHANCE } from './image/vendor-j-enhance.js';
 import { MODEL_VIDEO_UPSCALE } from './video/video-upscale.js';
 import { RETIRED } from './retired.js';
+import { LORA_TRAINING } from './style/lora-training.js';
 
 /**
  * Every model this server knows, in the order routes, OpenAPI and listings show them. Adding a
- * model is one file under image/ or video/ and one line here (docs/architecture.md).
+ * model is one file under image/, video/, ... and one line here (docs/architecture.md).
  */
 export const MODELS: readonly ModelModule[] = Object.freeze([
   ...MODEL_A2,
@@ -27,5 +28,6 @@ export const MODELS: readonly ModelModule[] = Object.freeze([
   GENERATIVE_ENHANCE,
   MODEL_K1,
   MODEL_VIDEO_UPSCALE,
+  LORA_TRAINING,
   ...RETIRED,
 ]);

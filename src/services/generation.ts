@@ -10,6 +10,7 @@ import type { BodyValidator } from '../models/validation.js';
 import type { Store } from '../store/store.js';
 import { assetInputsOf, checkAssetInputs } from './asset-inputs.js';
 import type { BillingService } from './billing.js';
+import { checkStyleInputs } from './style-inputs.js';
 import type { AuthContext } from './identity.js';
 import { JobAdmission } from './job-admission.js';
 import type { CreatedJob } from './job-admission.js';
@@ -56,8 +57,9 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 /**
  * The use case "create a generation job", for every transport (HTTP today, MCP and node-app
  * steps later). Refusals are DomainErrors; the order of the checks is the API's precedence:
- * sunset, aliases, body, webhook URL, zero data retention, private URLs, then the key, the
- * balance and the workspace's limits (job-admission.ts, shared with node-app execution).
+ * sunset, aliases, body, webhook URL, zero data retention, asset and style ids, private URLs,
+ * then the key, the balance and the workspace's limits (job-admission.ts, shared with node-app
+ * execution).
  */
 export class GenerationService {
   readonly #store: Store;
@@ -101,6 +103,8 @@ export class GenerationService {
     const urls = urlInputsOf(entry.request, body);
     const assets = assetInputsOf(urls);
     const assetUrls = assets.length > 0 ? await checkAssetInputs(this.#store.assets, req.caller.workspace.id, assets, policy.publicUrl) : undefined;
+    // Styles cannot be deleted, so a style seen here is still there when the job runs.
+    await checkStyleInputs(this.#store.styles, req.caller, body);
     if (!policy.allowPrivateUrls) {
       refusePrivateUrls(urls, webhookUrl === null ? null : { label: policy.labels.webhookUrl, url: webhookUrl }, assetUrls);
     }
@@ -111,7 +115,7 @@ export class GenerationService {
       webhookUrl,
       zeroDataRetention,
       assets: assets.filter((a) => assetUrls?.has(a.url)),
-      idempotency: idempotencyKey ? { key: idempotencyKey, endpoint: `/generate/${entry.path}`, body } : null,
+      idempotency: idempotencyKey ? { key: idempotencyKey, endpoint: entry.route ?? `/generate/${entry.path}`, body } : null,
     };
     return this.#admission.admit(req.caller, job, policy.publicUrl);
   }

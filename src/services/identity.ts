@@ -11,6 +11,11 @@ import { TokenCache } from './token-cache.js';
 export interface AuthContext {
   readonly workspace: Workspace;
   readonly apiUserId: string;
+  /**
+   * The member whose token this is (the token's creator): the API acts as one user per workspace
+   * (spec 5.5), but a style trained through one member's token is that member's until shared.
+   */
+  readonly memberEmail: string;
 }
 
 export interface IdentityLimits {
@@ -95,7 +100,7 @@ export class IdentityService {
       // The cached lookup must not send every request of the next TTL here again.
       this.#tokens.update(hash, { ...owner, token: { ...owner.token, lastUsedAt: now } });
     }
-    return { workspace: owner.workspace, apiUserId: owner.apiUserId };
+    return { workspace: owner.workspace, apiUserId: owner.apiUserId, memberEmail: owner.token.createdBy };
   }
 
   async workspace(idOrName: string): Promise<Workspace> {

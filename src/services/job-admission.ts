@@ -105,6 +105,7 @@ export class JobAdmission {
           request: job.request,
           webhookUrl: job.webhookUrl,
           zeroDataRetention: job.zeroDataRetention,
+          createdBy: auth.memberEmail,
         },
         now,
       );

@@ -6,7 +6,7 @@ import { newId } from '../lib/ids.js';
 import { msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import { newOutputKey } from '../outputs/output-store.js';
-import type { EngineStage } from '../engines/engine.js';
+import type { EngineStage, StyleArtifact } from '../engines/engine.js';
 import type { JobPatch, JobRecord, Store } from '../store/store.js';
 import { lockExisting, promote } from './admission.js';
 import type { BillingService } from './billing.js';
@@ -96,11 +96,25 @@ export class JobRuns {
   /**
    * Completes the job. `usage` is what the engine measured of its output: a metered model's job
    * is charged for it (at most its hold); without it, or for a model priced up front, the hold.
+   * `style`, a training run's artifact, becomes a style in the same transaction (endJob).
    */
-  complete(job: ClaimedJob, from: JobStatus, result: Readonly<Record<string, unknown>>, usage?: Usage): Promise<JobRecord | undefined> {
+  complete(
+    job: ClaimedJob,
+    from: JobStatus,
+    result: Readonly<Record<string, unknown>>,
+    usage?: Usage,
+    style?: StyleArtifact,
+  ): Promise<JobRecord | undefined> {
     assertMove('complete', from);
     const chargeMicros = usage && this.#billing.chargeOf(job.type, job.request, usage);
-    return this.#end(job, { move: 'complete', id: job.id, leaseId: job.leaseId, result, ...(chargeMicros === undefined ? {} : { chargeMicros }) });
+    return this.#end(job, {
+      move: 'complete',
+      id: job.id,
+      leaseId: job.leaseId,
+      result,
+      ...(chargeMicros === undefined ? {} : { chargeMicros }),
+      ...(style === undefined ? {} : { style }),
+    });
   }
 
   /** Fails the job from whatever running status it is in. */

@@ -86,12 +86,16 @@ export class JobService {
         ? undefined
         : await endJob(tx, lock, { move: 'cancel', id: job.id }, { billing: this.#billing, webhooks: this.#webhooks }, now);
       if (!(await tx.jobs.deleteJob(auth.apiUserId, job.id))) throw new Error(`job ${job.id} vanished under its workspace lock`);
-      return stopped ?? job;
+      const ended = stopped ?? job;
+      // A training job's style keeps its cover, and so the files under its key (docs/styles.md).
+      // Styles are made under this lock too, so none can appear for this job after the read.
+      const keptByStyle = ended.outputKey !== null && (await tx.styles.holdsOutputKey(ended.outputKey));
+      return { ...ended, keptByStyle };
     });
     if (!gone) throw notFound(`job '${id}' not found`);
     // The job is gone, whatever happens to its files now: the outputs route serves only keys of
-    // existing jobs, and the janitor removes what this removal leaves behind.
-    if (gone.outputKey) {
+    // existing jobs (and styles), and the janitor removes what this removal leaves behind.
+    if (gone.outputKey && !gone.keptByStyle) {
       await removeOrLeaveToJanitor(this.#outputs, gone.outputKey, log, { jobId: gone.id }, "a deleted job's outputs");
     }
     return { job_id: gone.id, deleted: true };

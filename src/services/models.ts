@@ -96,9 +96,15 @@ const RETIRED_EXAMPLE = {
 export const ModelView = Type.Object(
   {
     id: Type.String({
-      description: 'The model id: its path, which is also the job `type`; POST /generate/{id} creates a job',
+      description: 'The model id: its path, which is also the job `type`; POST /generate/{id} creates a job (unless `endpoint` names another)',
       examples: [A2],
     }),
+    endpoint: Type.Optional(
+      Type.String({
+        description: 'Where a POST creates its jobs when that is not /generate/{id}: `/styles/train` for style training (job type `loraTraining`)',
+        examples: ['/styles/train'],
+      }),
+    ),
     kind: StringEnum(OUTPUT_KINDS, { description: 'What the model makes', examples: ['image'] }),
     description: Type.String({ description: 'What the model does, in one line', examples: [MODEL_EXAMPLE.description] }),
     available: Type.Boolean({
@@ -189,6 +195,7 @@ export class ModelService {
   #view(entry: CatalogEntry, nowMs: number, publicUrl: string): ModelView {
     return {
       id: entry.path,
+      ...(entry.route ? { endpoint: entry.route } : {}),
       kind: entry.kind,
       description: entry.summary,
       available: isAvailable(entry, nowMs),

@@ -21,6 +21,7 @@ import type { AuthContext } from './identity.js';
 import { JobAdmission } from './job-admission.js';
 import type { CreatedJob } from './job-admission.js';
 import { NodeAppInputs } from './node-app-inputs.js';
+import { checkStyleInputs } from './style-inputs.js';
 
 export interface ExecuteRequest {
   /** A node-app version id (GET /node-apps/{id}/versions's `node_app_version_id`). */
@@ -111,6 +112,7 @@ export class NodeAppExecution {
       const entry = this.#available(step.id, step.model, policy.publicUrl);
       return { id: step.id, entry, body: stepBody(step.id, entry, step.input, scope) };
     });
+    for (const s of steps) await stepStyles(this.#store, req.caller, s);
     // Earlier steps' outputs stand in as `.invalid` URLs: they are this job's own files, not inputs to judge.
     const urls = steps.flatMap((s) =>
       urlInputsOf(s.entry.request, s.body).map((u): UrlInput => ({ field: `step '${s.id}' field '${u.field}'`, url: u.url })),
@@ -146,8 +148,18 @@ export class NodeAppExecution {
   /** The step's model, if it takes requests now (410 after its sunset, as for generation). */
   #available(stepId: string, model: string, publicUrl: string): CatalogEntry {
     const entry = this.#catalog.get(model);
-    if (!entry?.validate) throw invalid(`step '${stepId}': model '${model}' is not offered by this server`);
+    if (!entry?.validate || entry.route) throw invalid(`step '${stepId}': model '${model}' is not offered by this server as a step`);
     if (entry.deprecation && !isAvailable(entry, this.#clock.nowMs())) throw sunsetError(entry.path, entry.deprecation, publicUrl);
     return entry;
+  }
+}
+
+/** A step's `styles[].id` must name styles the caller may use, as a generation request's must. */
+async function stepStyles(store: Store, caller: AuthContext, step: CheckedStep): Promise<void> {
+  try {
+    await checkStyleInputs(store.styles, caller, step.body);
+  } catch (err) {
+    if (err instanceof DomainError) throw invalid(`step '${step.id}': ${err.message}`);
+    throw err;
   }
 }

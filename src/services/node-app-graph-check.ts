@@ -62,6 +62,8 @@ function modelOf(step: GraphStep, i: number, catalog: Catalog, nowMs: number): C
   const where = `graph.steps[${i}].model`;
   const entry = catalog.get(step.model);
   if (!entry) throw invalid(`${where}: no model '${step.model}' in the catalog (GET /models lists them)`);
+  // A model with an endpoint of its own (style training) makes more than files; a graph only passes files on.
+  if (entry.route) throw invalid(`${where}: model '${step.model}' cannot be a step (it is run through ${entry.route}); steps call generation models`);
   if (!isAvailable(entry, nowMs)) {
     const instead = entry.deprecation?.replacement ? `; use '${entry.deprecation.replacement}'` : '';
     const why = entry.request ? `reached its sunset date ${entry.deprecation?.sunsetDate}` : 'is retired';

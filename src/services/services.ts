@@ -18,6 +18,7 @@ import { ModelService } from './models.js';
 import { NodeAppExecution } from './node-app-execution.js';
 import { NodeAppService } from './node-apps.js';
 import { Readiness } from './readiness.js';
+import { StyleService } from './styles.js';
 import { WebhookService } from './webhooks.js';
 
 export interface Services {
@@ -32,6 +33,8 @@ export interface Services {
   /** POST /node-apps/{id}/execute: a version's graph as one job. */
   readonly nodeAppExecution: NodeAppExecution;
   readonly assets: AssetService;
+  /** Styles: list, read, change, share; a running job's style artifacts. */
+  readonly styles: StyleService;
   readonly webhooks: WebhookService;
   readonly signals: JobSignals;
   readonly readiness: Readiness;
@@ -71,6 +74,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     nodeApps: new NodeAppService(store, clock, catalog),
     nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing),
     assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets),
+    styles: new StyleService(store, clock),
     webhooks,
     signals,
     readiness: new Readiness(store, clock, opts.disk),

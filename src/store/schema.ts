@@ -68,6 +68,8 @@ export interface JobsTable {
   run_after: number | null;
   /** How many times an infrastructure fault handed the job back (bounded by the run policy). */
   fault_count: number;
+  /** The member whose token created the job (0013); null for older jobs. A trained style is theirs. */
+  created_by: string | null;
 }
 
 /** One row per probe name, rewritten by each readiness check to prove the store takes writes. */
@@ -237,6 +239,37 @@ export interface AssetsTable {
   deleted_at: number | null;
 }
 
+/**
+ * Styles (LoRA) made by training jobs (docs/styles.md): the record, and the opaque artifact the
+ * engines read. Booleans 0/1, times in microseconds.
+ */
+export interface StylesTable {
+  id: string;
+  workspace_id: string;
+  api_user_id: string;
+  trained_by: string | null;
+  /** No foreign key: the style outlives a deleted training job. Unique: one style per job. */
+  job_id: string | null;
+  title: string | null;
+  model: string;
+  type: string | null;
+  trigger_word: string | null;
+  public: number;
+  shared_with_workspace: number;
+  /** A JSON array of URL strings. */
+  urls: string;
+  cover_url: string | null;
+  /** The training job's output key: its cover file is kept and served while the style lives. */
+  output_key: string | null;
+  /** The artifact, a JSON object as text (at most 64 KiB). */
+  artifact: string;
+  like_count: number;
+  share_link_at: number | null;
+  /** Strictly increasing per workspace, so a time cursor over styles is exact. */
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   members: MembersTable;
@@ -252,5 +285,6 @@ export interface Database {
   node_app_versions: NodeAppVersionsTable;
   idempotency_keys: IdempotencyKeysTable;
   assets: AssetsTable;
+  styles: StylesTable;
   health_probes: HealthProbesTable;
 }

@@ -5,6 +5,7 @@ import type { BillingStore } from './billing-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { LockedWorkspace } from './locked-workspace.js';
 import type { NodeAppStore } from './node-app-store.js';
+import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
@@ -70,6 +71,8 @@ export interface JobRecord {
   readonly runAfter: Micros | null;
   /** Hand-backs caused by infrastructure faults so far. */
   readonly faultCount: number;
+  /** The member whose token created the job; null for jobs stored before it was recorded. */
+  readonly createdBy: string | null;
 }
 
 export interface NewWorkspace {
@@ -124,6 +127,8 @@ export interface NewJob {
   readonly request: Readonly<Record<string, unknown>>;
   readonly webhookUrl: string | null;
   readonly zeroDataRetention: boolean;
+  /** The member whose token created it (AuthContext.memberEmail). */
+  readonly createdBy?: string | null;
 }
 
 export interface JobQuery {
@@ -152,15 +157,17 @@ export interface JobStore {
   deleteJob(apiUserId: string, id: string): Promise<boolean>;
   /**
    * Which of `keys` name files that must be kept: the output key of any job but a failed one (its
-   * files are removed with its end), a live asset's key, and a deleted asset's key while a job of
-   * its workspace that existed at the deletion has not ended (the job may still read the file).
-   * Keys of deleted jobs, of assets no job needs any more, and keys nothing ever had, are absent.
+   * files are removed with its end), a style's (its training job's, holding its cover), a live
+   * asset's key, and a deleted asset's key while a job of its workspace that existed at the
+   * deletion has not ended (the job may still read the file). Keys of deleted jobs no style
+   * holds, of assets no job needs any more, and keys nothing ever had, are absent.
    * At most a few hundred keys per call.
    */
   outputKeysInUse(keys: readonly string[]): Promise<Set<string>>;
   /**
    * Which of `keys` are the output key of a job whose files may be served under /outputs: any job
-   * but a failed one. Asset keys are not: asset files are served only at their own URL.
+   * but a failed one, and a style's (its cover outlives a deleted training job). Asset keys are
+   * not: asset files are served only at their own URL.
    */
   jobOutputKeysServed(keys: readonly string[]): Promise<Set<string>>;
 }
@@ -265,6 +272,7 @@ export interface StoreTx {
   readonly webhooks: WebhookStore;
   readonly idempotency: IdempotencyStore;
   readonly assets: AssetStore;
+  readonly styles: StyleStore;
 }
 
 export interface Store extends StoreTx {

@@ -10,6 +10,7 @@ import type { InfraFault } from '../lib/infra-fault.js';
 import { timeoutError } from '../services/job-runs.js';
 import type { ClaimedJob, JobError, JobRuns } from '../services/job-runs.js';
 import { clientJobError, errorDetail } from './job-errors.js';
+import { readStyleArtifact } from './style-artifact.js';
 import type { JobStatus } from '../domain/states.js';
 import type { OutputScratch, OutputStore } from '../outputs/output-store.js';
 
@@ -84,8 +85,13 @@ export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSign
         if (file) preview = file.name;
       },
     };
-    const files = await deps.engine.run({ id: job.id, model: job.type, request: job.request }, ctx);
+    const reported = await deps.engine.run({ id: job.id, model: job.type, request: job.request }, ctx);
     run.signal.throwIfAborted();
+    // A training run's style artifact is stored with the style its completion creates, never served.
+    const styleFiles = reported.filter((f) => f.role === 'style');
+    if (styleFiles.length > 1) throw new EngineError('engine_failed', 'the training run produced no usable style', { detail: 'more than one style file' });
+    const style = styleFiles[0] && (await readStyleArtifact(join(outDir, styleFiles[0].name)));
+    const files = reported.filter((f) => f.role !== 'style');
     for (const f of files) {
       // A final file named like the preview and not written again is stored already.
       if (f.name === preview && !(await inDir(outDir, f.name))) continue;
@@ -97,7 +103,7 @@ export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSign
     // an engine reports none (docs/billing.md).
     const measured = files[0]?.durationUs;
     const usage = measured !== undefined && Number.isSafeInteger(measured) && measured >= 0 ? { outputUs: measured } : undefined;
-    if (!(await runs.complete(job, status, { urls }, usage))) throw new RunStopped('lost');
+    if (!(await runs.complete(job, status, { urls }, usage, style))) throw new RunStopped('lost');
     if (preview && !files.some((f) => f.name === preview)) await outputs.removeFile(job.outputKey, preview);
     log.info({ jobId: job.id, model: job.type, attempt: job.attempts }, 'job completed');
   } catch (err) {

@@ -11,6 +11,7 @@ import type { Services } from '../../src/services/services.js';
 import { DiskOutputStore } from '../../src/outputs/disk/disk-output-store.js';
 import type { Store } from '../../src/store/store.js';
 import type { Engine } from '../../src/engines/engine.js';
+import { MODELS } from '../../src/models/registry.js';
 import type { RunPolicy } from '../../src/services/job-runs.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { Log } from '../../src/lib/log.js';
@@ -169,6 +170,27 @@ export function generate(
   return checkedInject(t.app, {
     method: 'POST',
     url: `/generate/${modelPath}`,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    payload: JSON.stringify(body),
+  });
+}
+
+/**
+ * POST a JSON body to the endpoint that creates jobs of `modelPath`: its own route when it has one
+ * (style training: /styles/train), else /generate/{path}. Checked like `generate`.
+ */
+export function createJob(
+  t: TestApp,
+  modelPath: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  token: string = t.token,
+): Promise<LightMyRequestResponse> {
+  const route = MODELS.find((m) => m.path === modelPath)?.route;
+  if (!route) return generate(t, modelPath, body, headers, token);
+  return checkedInject(t.app, {
+    method: 'POST',
+    url: route,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
     payload: JSON.stringify(body),
   });

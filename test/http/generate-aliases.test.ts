@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { A2_LARGE, A2_MEDIUM, A2_TURBO, B1, C_EDIT, D_FAST, E1, F, MINIMAL, accept, openGen, reject } from './generate-support.js';
+import { A2_LARGE, A2_MEDIUM, A2_TURBO, B1, C_EDIT, D_FAST, E1, F, MINIMAL, STYLE_1, accept, openGen, reject } from './generate-support.js';
 import type { Gen } from './generate-support.js';
 
 /**
@@ -20,7 +20,7 @@ interface AliasCase {
 }
 
 const a2 = (path: string): AliasCase[] => [
-  { path, alias: 'presetStyles', field: 'styles', value: [{ id: 'style-1', strength: 1.5 }] },
+  { path, alias: 'presetStyles', field: 'styles', value: [{ id: STYLE_1, strength: 1.5 }] },
   {
     path,
     alias: 'imageStyleRefs',

@@ -4,6 +4,8 @@ import {
   ASSET_URL,
   DATA_URI,
   MINIMAL,
+  STYLE_1,
+  STYLE_2,
   UUID,
   accept,
   bad,
@@ -20,7 +22,7 @@ import type { FieldCase, Gen } from './generate-support.js';
 /** Spec 4.2, the shared request body of the three model-a-2 endpoints, row by row. */
 
 const ref = (extra: Record<string, unknown> = {}) => ({ url: 'https://example.com/ref.png', ...extra });
-const style = (extra: Record<string, unknown> = {}) => ({ id: 'style-1', strength: 1, ...extra });
+const style = (extra: Record<string, unknown> = {}) => ({ id: STYLE_1, strength: 1, ...extra });
 const mood = (extra: Record<string, unknown> = {}) => ({ id: UUID, ...extra });
 
 const ASPECT_RATIOS = ['1:1', '4:3', '3:2', '16:9', '2.35:1', '4:5', '2:3', '9:16'];
@@ -53,7 +55,7 @@ const CASES: FieldCase[] = [
   ok('styles strength -2', { styles: [style({ strength: -2 })] }),
   ok('styles strength 2', { styles: [style({ strength: 2 })] }),
   ok('styles strength 0.5', { styles: [style({ strength: 0.5 })] }),
-  ok('several styles', { styles: [style(), style({ id: 'style-2', strength: -1 })] }),
+  ok('several styles', { styles: [style(), style({ id: STYLE_2, strength: -1 })] }),
   bad('styles strength -2.01', { styles: [style({ strength: -2.01 })] }, 'styles[0].strength'),
   bad('styles strength 2.01', { styles: [style({ strength: 2.01 })] }, 'styles[0].strength'),
   bad('styles strength 3 on the second item', { styles: [style(), style({ strength: 3 })] }, 'styles[1].strength'),

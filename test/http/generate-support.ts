@@ -60,9 +60,33 @@ export interface Gen {
   readonly apiUserId: string;
 }
 
+/** Styles every Gen's token may use in `styles[].id` (trained by its member; test/http/styles*.test.ts train real ones). */
+export const STYLE_1 = '5f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f1';
+export const STYLE_2 = '6a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
+
 export async function openGen(opts: Parameters<typeof createTestApp>[0] = {}): Promise<Gen> {
   const t = await createTestApp(opts);
   const auth = await t.services.identity.authenticate(`Bearer ${t.token}`);
+  for (const id of [STYLE_1, STYLE_2]) {
+    await t.store.styles.insertStyle(
+      {
+        id,
+        workspaceId: auth.workspace.id,
+        apiUserId: auth.apiUserId,
+        trainedBy: auth.memberEmail,
+        jobId: null,
+        title: 'test style',
+        model: 'flux_dev',
+        type: null,
+        triggerWord: null,
+        urls: [],
+        coverUrl: null,
+        outputKey: null,
+        artifact: { palette: [] },
+      },
+      0,
+    );
+  }
   return { t, apiUserId: auth.apiUserId };
 }
 

@@ -59,7 +59,13 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(doc.paths['/usage']!)).toEqual(['get']);
     // An extension: what happened to a job's webhook.
     expect(Object.keys(doc.paths['/jobs/{id}/webhook-deliveries']!)).toEqual(['get']);
-    for (const m of MODELS) expect(doc.paths[`/generate/${m.path}`]?.post, m.path).toBeDefined();
+    // A model with a route of its own (style training) is served there, not under /generate.
+    for (const m of MODELS) expect(doc.paths[m.route ?? `/generate/${m.path}`]?.post, m.path).toBeDefined();
+    expect(doc.paths['/generate/loraTraining']).toBeUndefined();
+    expect(Object.keys(doc.paths['/styles']!)).toEqual(['get']);
+    expect(Object.keys(doc.paths['/styles/{id}']!).sort()).toEqual(['get', 'patch']);
+    expect(Object.keys(doc.paths['/styles/{id}/share/link']!)).toEqual(['get']);
+    expect(Object.keys(doc.paths['/styles/{id}/share/workspace']!).sort()).toEqual(['delete', 'post']);
   });
 
   it('declares bearer security for the API and none for the public documents', () => {
@@ -113,7 +119,8 @@ describe('GET /openapi.json', () => {
   });
 
   it('declares the Idempotency-Key header, the replay header and the 409 and 422 answers on every POST that creates', () => {
-    const posts = Object.entries(doc.paths).filter(([, ops]) => ops.post);
+    // Sharing a style creates nothing and is idempotent by itself.
+    const posts = Object.entries(doc.paths).filter(([path, ops]) => ops.post && path !== '/styles/{id}/share/workspace');
     expect(posts.length).toBeGreaterThan(0);
     for (const [path, ops] of posts) {
       const op = ops.post!;

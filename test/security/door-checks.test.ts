@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { urlFieldsOf } from '../../src/models/private-urls.js';
 import { buildCatalog } from '../../src/models/catalog.js';
-import { createTestApp, errorOf, generate, get } from '../helpers/app.js';
+import { createJob, createTestApp, errorOf, generate, get } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
-import { MINIMAL } from '../http/generate-support.js';
+import { MINIMAL as GENERATE_MINIMAL } from '../http/generate-support.js';
+
+/** The smallest valid body of every model, style training (POST /styles/train) included. */
+const MINIMAL: Readonly<Record<string, Json>> = { ...GENERATE_MINIMAL, loraTraining: { name: 'ink', urls: ['https://example.com/style.png'] } };
 
 /**
  * Refused at the door: without --allow-private-urls, an X-Webhook-URL or input URL whose host is a
@@ -48,6 +51,7 @@ const EXPECTED_FIELDS: Readonly<Record<string, string[]>> = {
   'enhance/vendor-j/generative-enhance': ['image_url'],
   '3d/vendor-k/model-k-1': ['image_url'],
   'enhance/vendor-j/video-upscale': ['video_url'],
+  loraTraining: ['urls[]'],
 };
 
 /** Every string property declared with format `uri`, however its pattern is written. */
@@ -94,24 +98,24 @@ describe('without --allow-private-urls', () => {
   describe.each(CASES)('%s %s', (model, field) => {
     it.each(REFUSED)('%s is 400 naming the field and how to allow it', async (url, why) => {
       const { body, name } = bodyWith(model, field, url);
-      expect(errorOf(await generate(t, model, body), 400)).toBe(`${name} refused: ${why}; ${ALLOW}`);
+      expect(errorOf(await createJob(t, model, body), 400)).toBe(`${name} refused: ${why}; ${ALLOW}`);
     });
 
     it.each(PASSED)('%s passes the door', async (url) => {
       const { body } = bodyWith(model, field, url);
-      const res = await generate(t, model, body);
+      const res = await createJob(t, model, body);
       expect(res.statusCode, res.body).toBe(200);
     });
   });
 
   describe.each(ENTRIES.map((e) => e.path))('X-Webhook-URL on %s', (model) => {
     it.each(REFUSED)('%s is 400 naming the header and how to allow it', async (url, why) => {
-      const res = await generate(t, model, MINIMAL[model], { 'x-webhook-url': url });
+      const res = await createJob(t, model, MINIMAL[model], { 'x-webhook-url': url });
       expect(errorOf(res, 400)).toBe(`X-Webhook-URL refused: ${why}; ${ALLOW}`);
     });
 
     it.each(PASSED.filter((u) => !u.startsWith('data:')))('%s passes the door', async (url) => {
-      const res = await generate(t, model, MINIMAL[model], { 'x-webhook-url': url });
+      const res = await createJob(t, model, MINIMAL[model], { 'x-webhook-url': url });
       expect(res.statusCode, res.body).toBe(200);
     });
   });
@@ -142,7 +146,7 @@ describe('with --allow-private-urls', () => {
 
   describe.each(CASES)('%s %s', (model, field) => {
     it.each(REFUSED.map(([url]) => url))('%s is accepted', async (url) => {
-      const res = await generate(t, model, bodyWith(model, field, url).body);
+      const res = await createJob(t, model, bodyWith(model, field, url).body);
       expect(res.statusCode, res.body).toBe(200);
     });
   });

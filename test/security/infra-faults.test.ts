@@ -68,6 +68,7 @@ function cuttableBackend(inner: Backend, cut: { down: boolean }): Backend {
             webhooks: store.webhooks,
             idempotency: store.idempotency,
             assets: store.assets,
+            styles: store.styles,
             queue: guard(store.queue),
             billing: guard(store.billing),
             transaction: (fn) => (cut.down ? Promise.reject(lost()) : store.transaction(fn)),

@@ -110,7 +110,7 @@ describe('config file prices', () => {
   it('docs/config.md lists every rate with its default', () => {
     const doc = readFileSync(new URL('../../docs/config.md', import.meta.url), 'utf8');
     const table = priceTableFor(loadConfig({ env: {} }));
-    const rows = [...doc.matchAll(/^\| `([a-z0-9/.-]+)` \| ((?:`[a-z_]+`(?:, )?)+) \| ([\d., ]+) \|/gm)];
+    const rows = [...doc.matchAll(/^\| `([A-Za-z0-9/.-]+)` \| ((?:`[a-z0-9_]+`(?:, )?)+) \| ([\d., ]+) \|/gm)];
     expect(rows.map((r) => r[1]).sort()).toEqual(Object.keys(PRICE_RULES).sort());
     for (const [, model, names, defaults] of rows) {
       const documented = Object.fromEntries(

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WEBHOOK_URL_MAX } from '../../domain/webhook-url.js';
 import type { Catalog, CatalogEntry } from '../../models/catalog.js';
 import type { GenerationService } from '../../services/generation.js';
@@ -44,7 +44,8 @@ const RESULT_3D =
 const operationId = (path: string) =>
   `generate-${path}`.split(/[^A-Za-z0-9]+/).map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
 
-function headerSchema(entry: CatalogEntry) {
+/** The headers a job's creation takes: X-Webhook-URL, Idempotency-Key and, where offered, zero data retention. */
+export function headerSchema(entry: CatalogEntry) {
   return Type.Object({
     'x-webhook-url': Type.Optional(
       Type.String({
@@ -69,6 +70,8 @@ function headerSchema(entry: CatalogEntry) {
  */
 export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps): void {
   for (const entry of deps.catalog.entries) {
+    // A model with a route of its own (style training: /styles/train) is served there.
+    if (entry.route) continue;
     const retired = !entry.request;
     app.post(
       `/generate/${entry.path}`,
@@ -105,26 +108,34 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
           deps.generation.available(entry.path, deps.publicUrl());
         },
       },
-      async (request, reply) => {
-        const caller = requireAuth(request.auth);
-        const headers = request.raw.rawHeaders;
-        const created = await deps.generation.create(
-          {
-            model: entry.path,
-            body: request.body,
-            caller,
-            options: {
-              webhookUrl: webhookUrlFrom(headers),
-              zeroDataRetention: zeroDataRetentionFrom(headers, entry.zeroDataRetention),
-              idempotencyKey: idempotencyKeyFrom(headers),
-            },
-          },
-          { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: deps.publicUrl(), labels: OPTION_LABELS },
-        );
-        if (entry.deprecation) reply.headers(deprecationHeaders(entry.deprecation, deps.publicUrl()));
-        if (created.replayed) reply.header('Idempotent-Replayed', 'true');
-        return reply.code(200).send(created.job);
-      },
+      creationHandler(entry, deps),
     );
   }
+}
+
+/**
+ * What a route that creates a job of `entry` does: headers to the use case's options, and its
+ * job back with the deprecation and Idempotent-Replayed headers. POST /styles/train uses it too.
+ */
+export function creationHandler(entry: CatalogEntry, deps: Omit<GenerateDeps, 'catalog' | 'bodyLimitBytes'>) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = requireAuth(request.auth);
+    const headers = request.raw.rawHeaders;
+    const created = await deps.generation.create(
+      {
+        model: entry.path,
+        body: request.body,
+        caller,
+        options: {
+          webhookUrl: webhookUrlFrom(headers),
+          zeroDataRetention: zeroDataRetentionFrom(headers, entry.zeroDataRetention),
+          idempotencyKey: idempotencyKeyFrom(headers),
+        },
+      },
+      { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: deps.publicUrl(), labels: OPTION_LABELS },
+    );
+    if (entry.deprecation) reply.headers(deprecationHeaders(entry.deprecation, deps.publicUrl()));
+    if (created.replayed) reply.header('Idempotent-Replayed', 'true');
+    return reply.code(200).send(created.job);
+  };
 }

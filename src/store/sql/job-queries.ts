@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database, JobsTable } from '../schema.js';
 import type { JobQuery, JobRecord, JobStore, JobSummary, NewJob } from '../store.js';
 import { assetKeysKept } from './asset-queries.js';
+import { styleKeysKept } from './style-queries.js';
 import type { Transact } from './transact.js';
 
 const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
@@ -28,6 +29,7 @@ export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
   outputKey: r.output_key,
   runAfter: r.run_after === null ? null : Number(r.run_after),
   faultCount: Number(r.fault_count),
+  createdBy: r.created_by,
 });
 
 /** The columns of a JobSummary: a list reads no request body (up to the body limit each) it would throw away. */
@@ -77,6 +79,7 @@ export class SqlJobStore implements JobStore {
       output_key: null,
       run_after: null,
       fault_count: 0,
+      created_by: job.createdBy ?? null,
     };
     // The API user's creation clock: one more than its newest job, or `now` if that is later. The
     // row lock (PostgreSQL) or write lock (SQLite) makes concurrent creations for one user take
@@ -88,7 +91,7 @@ export class SqlJobStore implements JobStore {
         const { created_at } = await db
           .with('u', (d) => d.updateTable('api_users').set({ last_job_us: advanced }).where('id', '=', job.apiUserId).returning('last_job_us'))
           .insertInto('jobs')
-          .columns(['id', 'workspace_id', 'api_user_id', 'type', 'status', 'created_at', 'updated_at', 'request', 'webhook_url', 'zero_data_retention'])
+          .columns(['id', 'workspace_id', 'api_user_id', 'type', 'status', 'created_at', 'updated_at', 'request', 'webhook_url', 'zero_data_retention', 'created_by'])
           .expression((eb) =>
             eb
               .selectFrom('u')
@@ -103,6 +106,7 @@ export class SqlJobStore implements JobStore {
                 eb.val(row.request).as('request'),
                 sql<string | null>`CAST(${row.webhook_url} AS TEXT)`.as('webhook_url'),
                 sql<number>`CAST(${row.zero_data_retention} AS INTEGER)`.as('zero_data_retention'),
+                sql<string | null>`CAST(${row.created_by} AS TEXT)`.as('created_by'),
               ]),
           )
           .returning('created_at')
@@ -165,15 +169,16 @@ export class SqlJobStore implements JobStore {
 
   async outputKeysInUse(keys: readonly string[]): Promise<Set<string>> {
     if (keys.length === 0) return new Set();
-    // One round trip, an index seek per key on each side (jobs_output_key, the assets' unique
-    // output_key): the janitor asks this per batch.
-    const rows = await this.#servedJobKeys(keys).unionAll(assetKeysKept(this.#db, keys)).execute();
+    // One round trip, an index seek per key on each side (jobs_output_key, styles_output_key, the
+    // assets' unique output_key): the janitor asks this per batch.
+    const rows = await this.#servedJobKeys(keys).unionAll(styleKeysKept(this.#db, keys)).unionAll(assetKeysKept(this.#db, keys)).execute();
     return new Set(rows.map((r) => r.output_key!));
   }
 
   async jobOutputKeysServed(keys: readonly string[]): Promise<Set<string>> {
     if (keys.length === 0) return new Set();
-    const rows = await this.#servedJobKeys(keys).execute();
+    // A style's cover is served at its job's URL, even once the job is deleted.
+    const rows = await this.#servedJobKeys(keys).unionAll(styleKeysKept(this.#db, keys)).execute();
     return new Set(rows.map((r) => r.output_key!));
   }
 

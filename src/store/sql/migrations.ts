@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { STYLES_MIGRATION } from './style-migration.js';
 
 /**
  * Numbered migrations, written with Kysely's schema builder so every backend runs the same ones.
@@ -281,6 +282,7 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('node_app_versions').addColumn('graph', 'text').execute();
     },
   },
+  '0013_styles': STYLES_MIGRATION,
 };
 
 /** The names of every migration this code knows, in order (readiness compares them with the store's). */

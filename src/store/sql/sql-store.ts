@@ -10,6 +10,7 @@ import { SqlJobStore } from './job-queries.js';
 import { MIGRATION_NAMES, migrationProvider } from './migrations.js';
 import { SqlNodeAppStore } from './node-app-queries.js';
 import { SqlQueueStore } from './queue-queries.js';
+import { SqlStyleStore } from './style-queries.js';
 import type { EventSender, QueueCaps } from './queue-queries.js';
 import { SqlWebhookStore } from './webhook-queries.js';
 import type { Transact } from './transact.js';
@@ -57,6 +58,7 @@ function bind(trx: Kysely<Database>, caps: BoundCaps, pending: JobEvent[]): Stor
     webhooks: new SqlWebhookStore(trx, joined, caps.skipLocked),
     idempotency: new SqlIdempotencyStore(trx, joined, caps.skipLocked),
     assets: new SqlAssetStore(trx, joined, caps.rowLocks),
+    styles: new SqlStyleStore(trx, joined, caps.rowLocks),
   };
 }
 
@@ -92,6 +94,7 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
     webhooks: new SqlWebhookStore(db, transact, caps.skipLocked),
     idempotency: new SqlIdempotencyStore(db, transact, caps.skipLocked),
     assets: new SqlAssetStore(db, transact, caps.rowLocks),
+    styles: new SqlStyleStore(db, transact, caps.rowLocks),
     async transaction(fn) {
       const pending: JobEvent[] = [];
       const out = await transact((trx) => fn(bind(trx, caps, pending)));
