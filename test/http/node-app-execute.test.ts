@@ -72,6 +72,17 @@ describe.each(backends)('POST /node-apps/{id}/execute on $name', (backend) => {
     expect(errorOf(await execute(t, versionId, { photo: 'not a url' }), 400)).toBe("'photo' must be a valid uri");
   });
 
+  it("refuses a step's style id the caller may not use, naming the step, as generation does", async () => {
+    t = await createTestApp({ backend });
+    const graph = {
+      steps: [{ id: 'img', model: 'image/vendor-a/model-a-2/medium', input: { prompt: 'x', aspect_ratio: '1:1', resolution: '1K', styles: [{ id: '{{inputs.style}}', strength: 1 }] } }],
+      outputs: { image: '{{steps.img.urls[0]}}' },
+    };
+    const inputSchema = { type: 'object', properties: { style: { type: 'string' } }, required: ['style'] };
+    const { versionId } = await publishGraph(t, graph, { inputSchema });
+    expect(errorOf(await execute(t, versionId, { style: '6f1c2b3a-1d2e-4f50-8a9b-0c1d2e3f4a5b' }), 400)).toMatch(/^step 'img': styles\[0\]\.id names a style that does not exist/);
+  });
+
   it('answers 400 for a version published without a graph, saying it cannot be executed', async () => {
     t = await createTestApp({ backend });
     const { versionId } = await publishGraph(t, null, { name: 'Old App' });

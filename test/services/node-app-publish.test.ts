@@ -33,6 +33,11 @@ const REFUSALS: [string, unknown, string, Schema?, Schema?][] = [
     "graph.steps[0].model: model 'image/vendor-g/model-g-3' is retired and takes no requests; use 'image/vendor-g/model-g-5-lite'",
   ],
   [
+    'a model with an endpoint of its own (style training makes a style, not files a step can pass on)',
+    { ...TWO_STEP_GRAPH, steps: [img, { ...vid, model: 'loraTraining', input: { name: 'x', urls: ['{{steps.img.urls[0]}}'] } }] },
+    "graph.steps[1].model: model 'loraTraining' cannot be a step (it is run through /styles/train); steps call generation models",
+  ],
+  [
     'a reference to an input the input schema does not have',
     withStepInput(0, { prompt: 'A still of {{inputs.subject}}' }),
     "graph.steps[0].input.prompt: input 'subject' is not in the input schema's properties",
