@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
+import { formatBytes } from '../lib/data-uri.js';
 import { DomainError, invalid } from '../domain/errors.js';
 import { NODE_APP_LIMITS, checkSchema } from '../services/node-app-rules.js';
 import { iso, need, optional } from './admin-args.js';
@@ -14,7 +15,7 @@ export const NODE_APP_HELP = `  node-app create --workspace W --name N [--slug S
 function readJson(flag: string, file: string, maxBytes: number): unknown {
   let text: string;
   try {
-    if (statSync(file).size > maxBytes) throw invalid(`--${flag} ${file} is larger than 1 MiB`);
+    if (statSync(file).size > maxBytes) throw invalid(`--${flag} ${file} is larger than ${formatBytes(maxBytes)}`);
     text = readFileSync(file, 'utf8');
   } catch (err) {
     if (err instanceof DomainError) throw err;

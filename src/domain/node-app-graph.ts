@@ -196,7 +196,8 @@ export function resolveRef(ref: GraphRef, scope: GraphScope, where: string): unk
     if (!Object.hasOwn(scope.inputs, ref.name)) throw new GraphError(`${where}: input '${ref.name}' was not given`);
     return scope.inputs[ref.name];
   }
-  const urls = scope.steps[ref.step];
+  // Own keys only: a step named like an Object.prototype member (`constructor`) has not run until it has.
+  const urls = Object.hasOwn(scope.steps, ref.step) ? scope.steps[ref.step] : undefined;
   if (!urls) throw new GraphError(`${where}: step '${ref.step}' has not run`);
   if (ref.index >= urls.length) throw new GraphError(`${where}: step '${ref.step}' made ${urls.length} output(s), not ${ref.index + 1}`);
   return urls[ref.index];

@@ -4,7 +4,7 @@ import type { NodeAppGraph } from './node-app-graph.js';
 /**
  * What a node-app job stores as its `request` (docs/node-apps.md, "Executing a node app"): the
  * version's graph and the caller's validated inputs, so the worker runs it without reading the
- * node-app store (the version may be newer by then; the plan is what was admitted and priced).
+ * node-app store: the job holds all it needs, and the plan is what was admitted and priced.
  */
 export interface NodeAppPlan {
   readonly node_app_id: string;

@@ -1,6 +1,6 @@
 import { copyFile, link, mkdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import { GraphError, refsOf, stepLevels, substitute } from '../domain/node-app-graph.js';
+import { GraphError, outputRef, stepLevels, substitute } from '../domain/node-app-graph.js';
 import type { GraphStep, NodeAppGraph } from '../domain/node-app-graph.js';
 import { isNodeAppJob, readPlan, stepOutputUrl } from '../domain/node-app-plan.js';
 import { EngineError } from './engine.js';
@@ -93,7 +93,7 @@ class GraphRun {
       await this.#stages.reach('processing');
       for (const level of stepLevels(this.#graph)) await this.#level(level);
       const files: OutputFile[] = [];
-      for (const [key, template] of Object.entries(this.#graph.outputs)) files.push(await this.#place(key, template));
+      for (const key of Object.keys(this.#graph.outputs)) files.push(await this.#place(key));
       // A job completes from sampling at the earliest, whatever its steps reported.
       await this.#stages.reach('sampling');
       return files;
@@ -137,7 +137,8 @@ class GraphRun {
     const request = this.#body(step);
     let files: OutputFile[];
     try {
-      files = await this.#opts.steps.run({ id: this.#job.id, model: step.model, request }, sub);
+      // Its own id, so an engine that keys anything by job id (a seed, a log line) tells the steps apart.
+      files = await this.#opts.steps.run({ id: `${this.#job.id}:${step.id}`, model: step.model, request }, sub);
       signal.throwIfAborted();
     } catch (err) {
       // Stopped from outside (or by a sibling's failure): the reason is already known.
@@ -183,26 +184,29 @@ class GraphRun {
    * `intermediate-complete`, with `result.urls` holding that output under its name.
    */
   async #preview(step: GraphStep): Promise<void> {
-    if (this.#previewing || this.#made.size === this.#graph!.steps.length) return;
-    const output = Object.entries(this.#graph!.outputs).find(([, template]) => {
-      const ref = refsOf(template, 'output')[0]?.ref;
-      return ref?.kind === 'step' && ref.step === step.id && ref.index < this.#made.get(step.id)!.files.length;
+    const graph = this.#graph!;
+    if (this.#previewing || this.#made.size === graph.steps.length) return;
+    const name = Object.keys(graph.outputs).find((key) => {
+      const ref = outputRef(graph, key);
+      return ref.step === step.id && ref.index < this.#made.get(step.id)!.files.length;
     });
-    if (!output) return;
+    if (name === undefined) return;
     this.#previewing = true;
-    await this.#stages.reach('intermediate-complete', await this.#place(...output));
+    const placed = await this.#place(name);
+    // A sibling may have failed meanwhile: the job then fails, and shows no preview first.
+    this.#abort.signal.throwIfAborted();
+    await this.#stages.reach('intermediate-complete', placed);
   }
 
   /** The output's file in the job's directory (linked from its step's), named after the output. */
-  async #place(key: string, template: string): Promise<OutputFile> {
+  async #place(key: string): Promise<OutputFile> {
     const done = this.#placed.get(key);
     if (done) return done;
-    const ref = refsOf(template, `outputs.${key}`)[0]?.ref;
-    const made = ref?.kind === 'step' ? this.#made.get(ref.step) : undefined;
-    const file = ref?.kind === 'step' ? made?.files[ref.index] : undefined;
-    if (!ref || ref.kind !== 'step' || !made || !file) {
-      const count = made?.files.length ?? 0;
-      throw new EngineError('input_invalid', `output '${key}': ${ref?.kind === 'step' ? `step '${ref.step}' made ${count} output(s), not ${ref.index + 1}` : 'names no step output'}`);
+    const ref = outputRef(this.#graph!, key);
+    const made = this.#made.get(ref.step);
+    const file = made?.files[ref.index];
+    if (!made || !file) {
+      throw new EngineError('input_invalid', `output '${key}': step '${ref.step}' made ${made?.files.length ?? 0} output(s), not ${ref.index + 1}`);
     }
     const name = this.#fileName(key, file.name);
     const from = join(made.dir, file.name);

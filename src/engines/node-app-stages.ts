@@ -18,11 +18,6 @@ export class StageForwarder {
     this.#ctx = ctx;
   }
 
-  /** Whether `stage` was reported (or passed) already. */
-  has(stage: EngineStage): boolean {
-    return this.#reached >= RANK[stage];
-  }
-
   /**
    * Reports `stage` (and any stage before it not yet reported), unless it was reached already.
    * Rejects as the runner's `stage` does, when the job can no longer advance.

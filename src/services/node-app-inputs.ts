@@ -24,7 +24,7 @@ function compile(schema: JsonObject): ValidateFunction {
 }
 
 /** Compiled validators kept at once; versions never change, so their id is the key. */
-export const INPUT_VALIDATORS_MAX = 256;
+const INPUT_VALIDATORS_MAX = 256;
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -78,6 +78,12 @@ describe('NodeAppEngine', () => {
     expect(ctx.loaded).toEqual([]);
   });
 
+  it('runs each step as a job of its own id, the job id and the step id', async () => {
+    const echo = new EchoEngine();
+    await engineOn(echo).run({ id: 'job-1', model: 'node-app/clip', request: plan(FAN_IN, { word: 'fox' }) }, fakeContext(await dirs.make()));
+    expect(echo.jobs.map((j) => j.id).sort()).toEqual(['job-1:a', 'job-1:b', 'job-1:c']);
+  });
+
   it('hands a job that is not a node app to the wrapped engine as it is', async () => {
     const echo = new EchoEngine();
     const ctx = fakeContext(await dirs.make());

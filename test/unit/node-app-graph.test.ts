@@ -160,6 +160,10 @@ describe('substitution', () => {
     expect(() => substitute(body, scope, 'input')).toThrow(new GraphError(message));
   });
 
+  it("does not take a step named like an object's built-in property for one that has run", () => {
+    expect(() => substitute({ image_url: '{{steps.constructor.urls[0]}}' }, scope, 'input')).toThrow(new GraphError("input.image_url: step 'constructor' has not run"));
+  });
+
   it('keeps a body key named __proto__ as a key', () => {
     const out = substitute(JSON.parse('{"__proto__": {"polluted": "{{inputs.prompt}}"}}'), scope, 'input') as Record<string, unknown>;
     expect(Object.keys(out)).toEqual(['__proto__']);
