@@ -53,9 +53,25 @@ export function stepOutputStandIns(graph: NodeAppGraph, run: string): Record<str
 }
 
 /**
- * A node-app job's timeout: the graph's levels run one after another and a level lasts as long as
- * its slowest step, so the budget is, over the levels, the sum of the longest model timeout in each.
+ * Steps of one graph running at once. A job holds one worker slot, so its steps together may not
+ * load the engines much more than one job does: two lets independent steps overlap without one
+ * node-app job running a level of twenty renders at once.
+ */
+export const STEPS_AT_ONCE = 2;
+
+/**
+ * A node-app job's timeout: the graph's levels run one after another, so the budget is the sum of
+ * the levels'. A level of at most STEPS_AT_ONCE steps lasts as long as its slowest step; a longer
+ * one queues its steps for STEPS_AT_ONCE places, and lasts at most its steps' summed timeouts
+ * shared among the places plus the share of its slowest step left over (Graham's bound for list
+ * scheduling, which holds however long each step actually takes below its timeout).
  */
 export function planTimeoutMs(graph: NodeAppGraph, timeoutOf: (model: string) => number): number {
-  return stepLevels(graph).reduce((sum, level) => sum + Math.max(...level.map((s) => timeoutOf(s.model))), 0);
+  return stepLevels(graph).reduce((sum, level) => {
+    const times = level.map((s) => timeoutOf(s.model));
+    const slowest = Math.max(...times);
+    if (times.length <= STEPS_AT_ONCE) return sum + slowest;
+    const total = times.reduce((a, b) => a + b, 0);
+    return sum + Math.ceil(total / STEPS_AT_ONCE + slowest * (1 - 1 / STEPS_AT_ONCE));
+  }, 0);
 }

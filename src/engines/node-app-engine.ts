@@ -1,8 +1,9 @@
 import { copyFile, link, mkdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import { GraphError, outputRef, stepLevels, substitute } from '../domain/node-app-graph.js';
+import { Semaphore } from '../lib/semaphore.js';
+import { GRAPH_LIMITS, GraphError, outputRef, stepLevels, substitute } from '../domain/node-app-graph.js';
 import type { GraphStep, NodeAppGraph } from '../domain/node-app-graph.js';
-import { isNodeAppJob, readPlan, stepOutputUrl } from '../domain/node-app-plan.js';
+import { STEPS_AT_ONCE, isNodeAppJob, readPlan, stepOutputUrl } from '../domain/node-app-plan.js';
 import { EngineError } from './engine.js';
 import type { Engine, EngineContext, EngineJob, EngineStage, OutputFile } from './engine.js';
 import { StageForwarder } from './node-app-stages.js';
@@ -20,8 +21,8 @@ export interface NodeAppEngineOptions {
 /**
  * The worker's engine: node-app jobs (type `node-app/<slug>`) run their graph here, every other
  * job goes straight to `steps`. A graph runs level by level (domain/node-app-graph.ts
- * `stepLevels`), the steps of a level in parallel, each through its model's engine with a context
- * of its own (docs/node-apps.md, "Executing a node app").
+ * `stepLevels`), the steps of a level in parallel, at most STEPS_AT_ONCE at a time, each through
+ * its model's engine with a context of its own (docs/node-apps.md, "Executing a node app").
  */
 export class NodeAppEngine implements Engine {
   readonly name = 'node-app';
@@ -59,6 +60,7 @@ class GraphRun {
   /** Aborted by the job's own signal, or by the first step to fail: every running step stops. */
   readonly #abort = new AbortController();
   readonly #stages: StageForwarder;
+  readonly #slots = new Semaphore(STEPS_AT_ONCE, GRAPH_LIMITS.stepsMax);
   readonly #made = new Map<string, Made>();
   /** Each finished step's stand-in URLs, in the order of its outputs. */
   readonly #urls: Record<string, string[]> = {};
@@ -107,7 +109,7 @@ class GraphRun {
     let failure: { readonly err: unknown } | undefined;
     await Promise.all(
       level.map((step) =>
-        this.#step(step).catch((err: unknown) => {
+        this.#turn(step).catch((err: unknown) => {
           if (failure) return;
           failure = { err };
           this.#abort.abort(err);
@@ -115,6 +117,17 @@ class GraphRun {
       ),
     );
     if (failure) throw failure.err;
+  }
+
+  /** The step once one of the graph's STEPS_AT_ONCE places is free; waiting ends with the run. */
+  async #turn(step: GraphStep): Promise<void> {
+    // The queue holds every step a level can have, so a wait is never refused.
+    const release = (await this.#slots.acquire(this.#abort.signal))!;
+    try {
+      await this.#step(step);
+    } finally {
+      release();
+    }
   }
 
   async #step(step: GraphStep): Promise<void> {

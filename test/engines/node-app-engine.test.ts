@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engines/engine.js';
 import type { Engine, EngineContext, EngineJob, OutputFile } from '../../src/engines/engine.js';
 import { NodeAppEngine } from '../../src/engines/node-app-engine.js';
-import { stepOutputUrl } from '../../src/domain/node-app-plan.js';
+import { STEPS_AT_ONCE, stepOutputUrl } from '../../src/domain/node-app-plan.js';
 import { TempDirs, fakeContext } from './engine-harness.js';
 
 /** Writes `<prompt>` (and what it read of its start_image) after reporting every stage, with a preview. */
@@ -82,6 +82,30 @@ describe('NodeAppEngine', () => {
     const echo = new EchoEngine();
     await engineOn(echo).run({ id: 'job-1', model: 'node-app/clip', request: plan(FAN_IN, { word: 'fox' }) }, fakeContext(await dirs.make()));
     expect(echo.jobs.map((j) => j.id).sort()).toEqual(['job-1:a', 'job-1:b', 'job-1:c']);
+  });
+
+  it('runs at most STEPS_AT_ONCE steps of one graph at once, and every step in the end', async () => {
+    let running = 0;
+    let most = 0;
+    const counting: Engine = {
+      name: 'count',
+      run: async (job, sub) => {
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, 20));
+        running--;
+        await writeFile(join(sub.outDir, 'out.png'), job.id);
+        return [{ name: 'out.png', contentType: 'image/png' }];
+      },
+    };
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    const graph = {
+      steps: ids.map((id) => ({ id, model: 'image/vendor-b/model-b-1', input: { prompt: id } })),
+      outputs: Object.fromEntries(ids.map((id) => [id, `{{steps.${id}.urls[0]}}`])),
+    };
+    const files = await engineOn(counting).run({ id: 'job-1', model: 'node-app/five', request: plan(graph) }, fakeContext(await dirs.make()));
+    expect(STEPS_AT_ONCE).toBe(2);
+    expect(most).toBe(STEPS_AT_ONCE);
+    expect(files.map((f) => f.key)).toEqual(ids);
   });
 
   it('hands a job that is not a node app to the wrapped engine as it is', async () => {

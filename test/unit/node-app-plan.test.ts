@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runPolicyFor } from '../../src/app/settings.js';
 import { loadConfig } from '../../src/config/config.js';
 import { parseGraph } from '../../src/domain/node-app-graph.js';
-import { planTimeoutMs, stepOutputStandIns, stepOutputUrl } from '../../src/domain/node-app-plan.js';
+import { STEPS_AT_ONCE, planTimeoutMs, stepOutputStandIns, stepOutputUrl } from '../../src/domain/node-app-plan.js';
 import type { EngineStage } from '../../src/engines/engine.js';
 import { StageForwarder } from '../../src/engines/node-app-stages.js';
 import { buildCatalog } from '../../src/models/catalog.js';
@@ -20,6 +20,17 @@ describe('a node-app job\'s timeout', () => {
   it('is, over the graph\'s levels, the sum of the longest step timeout in each', () => {
     const timeouts: Record<string, number> = { 'image/vendor-b/model-b-1': 10_000, 'video/vendor-f/model-f': 50_000, 'video/vendor-e/model-e-1': 30_000 };
     expect(planTimeoutMs(parseGraph(GRAPH), (m) => timeouts[m]!)).toBe(50_000 + 30_000);
+  });
+
+  it('gives a level of more steps than run at once the time they need queued for STEPS_AT_ONCE places', () => {
+    const ids = ['a', 'b', 'c', 'd'];
+    const graph = parseGraph({
+      steps: ids.map((id) => ({ id, model: id === 'a' ? 'slow' : 'fast', input: {} })),
+      outputs: Object.fromEntries(ids.map((id) => [id, `{{steps.${id}.urls[0]}}`])),
+    });
+    expect(STEPS_AT_ONCE).toBe(2);
+    // (40 + 3 * 10) / 2 + 40 / 2: e.g. the three fast ones on one place (30) while the slow one runs (40).
+    expect(planTimeoutMs(graph, (m) => (m === 'slow' ? 40_000 : 10_000))).toBe(55_000);
   });
 
   it("follows the config's model timeouts through the run policy, and the default for a plan it cannot read", () => {
