@@ -40,7 +40,11 @@ export interface GraphScope {
   readonly steps: Readonly<Record<string, readonly string[]>>;
 }
 
-export const GRAPH_LIMITS = { stepsMax: 20, outputsMax: 20 } as const;
+/**
+ * `refsMax` references in a whole graph and `textMax` characters in a string with references written
+ * into it: a graph repeating a large input in long text could otherwise build strings of gigabytes.
+ */
+export const GRAPH_LIMITS = { stepsMax: 20, outputsMax: 20, refsMax: 256, textMax: 256 * 1024 } as const;
 
 /** A graph that breaks the language's rules; `message` names where. */
 export class GraphError extends Error {
@@ -124,7 +128,9 @@ export function parseGraph(value: unknown): NodeAppGraph {
   // fromEntries defines each name as an own property: assigning `__proto__` would drop it.
   const outs: Record<string, string> = Object.fromEntries(entries);
   const graph: NodeAppGraph = { steps: parsed, outputs: outs };
-  for (const { path, ref } of [...parsed.flatMap((s, i) => refsOf(s.input, `graph.steps[${i}].input`)), ...refsOf(outs, 'graph.outputs')]) {
+  const refs = [...parsed.flatMap((s, i) => refsOf(s.input, `graph.steps[${i}].input`)), ...refsOf(outs, 'graph.outputs')];
+  if (refs.length > GRAPH_LIMITS.refsMax) throw new GraphError(`graph: at most ${GRAPH_LIMITS.refsMax} references in a graph, found ${refs.length}`);
+  for (const { path, ref } of refs) {
     if (ref.kind === 'step' && !ids.has(ref.step)) throw new GraphError(`${path}: no step '${ref.step}' in the graph`);
   }
   stepLevels(graph);
@@ -211,9 +217,14 @@ export function substitute(value: unknown, scope: GraphScope, path: string): unk
   if (typeof value === 'string') {
     const whole = WHOLE_RE.exec(value);
     if (whole) return resolveRef(parseRef(whole[1]!, path), scope, path);
-    return value.replace(TEMPLATE_RE, (_, text: string) => {
+    let length = value.length;
+    return value.replace(TEMPLATE_RE, (match: string, text: string) => {
       const v = resolveRef(parseRef(text, path), scope, path);
-      return typeof v === 'string' ? v : JSON.stringify(v);
+      const piece = typeof v === 'string' ? v : JSON.stringify(v);
+      // Counted before the text is built, so an oversized one is never allocated.
+      length += piece.length - match.length;
+      if (length > GRAPH_LIMITS.textMax) throw new GraphError(`${path}: longer than ${GRAPH_LIMITS.textMax} characters once its references are written in`);
+      return piece;
     });
   }
   if (Array.isArray(value)) return value.map((item, i) => substitute(item, scope, `${path}[${i}]`));

@@ -125,6 +125,12 @@ describe('NodeAppEngine', () => {
     await expect(run).rejects.toMatchObject({ code: 'input_invalid', message: "step 'c': 'duration' must be one of 5, 10" });
   });
 
+  it('fails with input_invalid when text with its references written in would be too long', async () => {
+    const graph = { steps: [{ id: 'a', model: 'image/vendor-b/model-b-1', input: { prompt: '{{inputs.p}} {{inputs.p}} {{inputs.p}}' } }], outputs: { image: '{{steps.a.urls[0]}}' } };
+    const run = engineOn(new EchoEngine()).run({ id: 'job-1', model: 'node-app/big', request: plan(graph, { p: 'x'.repeat(100_000) }) }, fakeContext(await dirs.make()));
+    await expect(run).rejects.toMatchObject({ code: 'input_invalid', message: expect.stringMatching(/^steps\.a\.input\.prompt: longer than 262144 characters/) });
+  });
+
   it('fails with the step\'s own error code, its message prefixed with the step', async () => {
     const failing: Engine = { name: 'x', run: async () => Promise.reject(new EngineError('input_too_large', 'start_image has 9000 frames')) };
     const run = engineOn(failing).run({ id: 'job-1', model: 'node-app/clip', request: plan(FAN_IN, { word: 'fox' }) }, fakeContext(await dirs.make()));

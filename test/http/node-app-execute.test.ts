@@ -60,6 +60,17 @@ describe.each(backends)('POST /node-apps/{id}/execute on $name', (backend) => {
     expect(await executed(t, versionId, { prompt: 'x', aspect: '4:5' })).toEqual(expect.any(String));
   });
 
+  it('refuses inputs that would make a step\'s text too long once written in, naming the field', async () => {
+    t = await createTestApp({ backend });
+    const graph = {
+      steps: [{ id: 'img', model: 'image/vendor-a/model-a-2/medium', input: { prompt: '{{inputs.p}} {{inputs.p}} {{inputs.p}}', aspect_ratio: '1:1', resolution: '1K' } }],
+      outputs: { image: '{{steps.img.urls[0]}}' },
+    };
+    const { versionId } = await publishGraph(t, graph, { inputSchema: { type: 'object', properties: { p: { type: 'string' } }, required: ['p'] } });
+    expect(errorOf(await execute(t, versionId, { p: 'x'.repeat(100_000) }), 400)).toBe('steps.img.input.prompt: longer than 262144 characters once its references are written in');
+    expect(((await get(t, '/jobs')).json() as { items: unknown[] }).items).toEqual([]);
+  });
+
   it('refuses a literal private URL given as an input, naming the step field it reaches', async () => {
     t = await createTestApp({ backend });
     const graph = {

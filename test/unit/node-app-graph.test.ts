@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GraphError, outputRef, parseGraph, refText, refsOf, stepLevels, substitute, wholeRef } from '../../src/domain/node-app-graph.js';
+import { GRAPH_LIMITS, GraphError, outputRef, parseGraph, refText, refsOf, stepLevels, substitute, wholeRef } from '../../src/domain/node-app-graph.js';
 import type { NodeAppGraph } from '../../src/domain/node-app-graph.js';
 
 const step = (id: string, input: Record<string, unknown> = {}, model = 'image/vendor-a/model-a-2/medium') => ({ id, model, input });
@@ -55,6 +55,13 @@ describe('parsing a graph', () => {
     ['an empty reference', graphOf([step('a', { p: ['{{ }}'] })]), /^graph\.steps\[0\]\.input\.p\[0\]: '\{\{\}\}' is not a reference/],
   ])('refuses %s, naming where', (_, value, message) => {
     expect(refusal(value)).toMatch(message);
+  });
+
+  it('refuses more than GRAPH_LIMITS.refsMax references in a graph, and takes that many', () => {
+    const refs = (n: number) => Array.from({ length: n }, () => '{{inputs.p}}').join(' ');
+    // The output is one reference too.
+    expect(() => parseGraph(graphOf([step('a', { prompt: refs(GRAPH_LIMITS.refsMax - 1) })]))).not.toThrow();
+    expect(refusal(graphOf([step('a', { prompt: refs(GRAPH_LIMITS.refsMax) })]))).toBe(`graph: at most ${GRAPH_LIMITS.refsMax} references in a graph, found ${GRAPH_LIMITS.refsMax + 1}`);
   });
 
   it('refuses a step that refers to its own results', () => {
@@ -158,6 +165,16 @@ describe('substitution', () => {
     ['a result index past the step outputs', { image_url: '{{steps.img.urls[2]}}' }, "input.image_url: step 'img' made 2 output(s), not 3"],
   ])('refuses %s', (_, body, message) => {
     expect(() => substitute(body, scope, 'input')).toThrow(new GraphError(message));
+  });
+
+  it('refuses text that would grow past GRAPH_LIMITS.textMax once its references are written in', () => {
+    const big = { inputs: { p: 'x'.repeat(100_000) }, steps: {} };
+    expect(substitute({ prompt: '{{inputs.p}} and {{inputs.p}}' }, big, 'input')).toEqual({ prompt: `${big.inputs.p} and ${big.inputs.p}` });
+    expect(() => substitute({ prompt: '{{inputs.p}} {{inputs.p}} {{inputs.p}}' }, big, 'input')).toThrow(
+      new GraphError(`input.prompt: longer than ${GRAPH_LIMITS.textMax} characters once its references are written in`),
+    );
+    // A whole reference is the value itself, however large: nothing is built.
+    expect(substitute({ prompt: '{{inputs.p}}' }, { inputs: { p: 'x'.repeat(300_000) }, steps: {} }, 'input')).toEqual({ prompt: 'x'.repeat(300_000) });
   });
 
   it("does not take a step named like an object's built-in property for one that has run", () => {
