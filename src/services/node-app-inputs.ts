@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
-import { invalid } from '../domain/errors.js';
+import { DomainError, invalid } from '../domain/errors.js';
 import { describeBodyErrors } from '../models/validation.js';
 import type { JsonObject } from '../store/node-app-store.js';
 
@@ -23,6 +23,18 @@ function compile(schema: JsonObject): ValidateFunction {
   return ajv.compile(rest);
 }
 
+/**
+ * The validator of an input schema, or invalid_request saying why it cannot be one. Publishing
+ * calls it to refuse such a schema; execute, for versions stored before that check.
+ */
+export function compileInputSchema(schema: JsonObject): ValidateFunction {
+  try {
+    return compile(schema);
+  } catch (err) {
+    throw invalid(`input schema is not a JSON Schema this server can check inputs with: ${(err as Error).message}`);
+  }
+}
+
 /** Compiled validators kept at once; versions never change, so their id is the key. */
 const INPUT_VALIDATORS_MAX = 256;
 
@@ -40,10 +52,11 @@ function describe(errors: readonly ErrorObject[], schema: object): string {
 
 /**
  * The execute body checked against a version's input schema, each schema compiled once and kept
- * by version id (at most INPUT_VALIDATORS_MAX, the least recently used dropped first).
+ * by version id, failures too (at most INPUT_VALIDATORS_MAX, the least recently used dropped first).
  */
 export class NodeAppInputs {
-  readonly #compiled = new Map<string, ValidateFunction>();
+  /** A version's validator, or why its schema cannot be one: a failure is kept as long. */
+  readonly #compiled = new Map<string, ValidateFunction | DomainError>();
 
   /** The inputs with their defaults filled in, or invalid_request naming the field. */
   check(versionId: string, schema: JsonObject, body: unknown): Record<string, unknown> {
@@ -54,21 +67,21 @@ export class NodeAppInputs {
   }
 
   #validator(versionId: string, schema: JsonObject): ValidateFunction {
-    const cached = this.#compiled.get(versionId);
-    if (cached) {
+    let compiled = this.#compiled.get(versionId);
+    if (compiled) {
       // Map order is insertion order: taking it out and back makes it the most recent.
       this.#compiled.delete(versionId);
-      this.#compiled.set(versionId, cached);
-      return cached;
+    } else {
+      try {
+        compiled = compileInputSchema(schema);
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        compiled = invalid(`this node app version's ${err.message}; publish a version with a valid JSON Schema`);
+      }
+      if (this.#compiled.size >= INPUT_VALIDATORS_MAX) this.#compiled.delete(this.#compiled.keys().next().value!);
     }
-    let validate: ValidateFunction;
-    try {
-      validate = compile(schema);
-    } catch (err) {
-      throw invalid(`this node app version's input schema cannot be used to check inputs (${(err as Error).message}); publish a version with a valid JSON Schema`);
-    }
-    if (this.#compiled.size >= INPUT_VALIDATORS_MAX) this.#compiled.delete(this.#compiled.keys().next().value!);
-    this.#compiled.set(versionId, validate);
-    return validate;
+    this.#compiled.set(versionId, compiled);
+    if (compiled instanceof DomainError) throw compiled;
+    return compiled;
   }
 }

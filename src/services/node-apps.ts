@@ -12,6 +12,7 @@ import { normalizeEmail } from './identity.js';
 import type { AuthContext } from './identity.js';
 import { checkDescription, checkExampleOutputs, checkNodeAppName, checkSchema, checkSlug } from './node-app-rules.js';
 import { checkGraph } from './node-app-graph-check.js';
+import { compileInputSchema } from './node-app-inputs.js';
 
 /** The API user sees every app of its workspace; there is no other scope yet. */
 export const NODE_APP_SCOPE = 'workspace';
@@ -141,6 +142,8 @@ export class NodeAppService {
     if (!ws) throw notFound(`node app '${input.nodeAppId}' not found`);
     const publisher = await this.#requireMember(ws, input.asEmail, 'publish its node apps');
     const inputSchema = checkSchema(input.inputSchema, 'input schema');
+    // Refused now rather than at every execute: execute checks inputs with this same compiler.
+    compileInputSchema(inputSchema);
     const outputSchema = checkSchema(input.outputSchema, 'output schema');
     const exampleOutputs = checkExampleOutputs(input.exampleOutputs);
     const graph =

@@ -141,6 +141,16 @@ describe.each(backends)('publishing a node-app graph on $name', (backend) => {
     expect(version.inputSchema.properties).toEqual(input.properties);
   });
 
+  it('refuses an input schema execute could not compile, with or without a graph, and stores nothing', async () => {
+    const input = { ...GRAPH_INPUT, properties: { ...GRAPH_INPUT.properties, code: { type: 'string', pattern: '(' } } };
+    const before = await t.store.nodeApps.lastVersionId(appId);
+    for (const graph of [TWO_STEP_GRAPH, undefined]) {
+      const err = await publish(graph, input).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^input schema is not a JSON Schema this server can check inputs with: /) });
+    }
+    expect(await t.store.nodeApps.lastVersionId(appId)).toBe(before);
+  });
+
   it('still publishes a version without a graph', async () => {
     const { version } = await t.services.nodeApps.publish({ nodeAppId: appId, inputSchema: GRAPH_INPUT, outputSchema: GRAPH_OUTPUT, exampleOutputs: [], asEmail: OWNER });
     expect(version.graph).toBeNull();
