@@ -1,12 +1,11 @@
 import type { Config } from '../config/config.js';
 import type { Engine } from '../engines/engine.js';
 import { NodeAppEngine } from '../engines/node-app-engine.js';
-import type { Catalog } from '../models/catalog.js';
-import type { BodyValidator } from '../models/validation.js';
 import { createGuardedDispatcher } from '../lib/safe-fetch.js';
 import type { Log } from '../lib/log.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import { OUTPUT_GRACE_MS, OutputJanitor } from '../services/output-janitor.js';
+import { stepPreparer } from '../services/node-app-steps.js';
 import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
 import { createInputLoader } from '../worker/input-loader.js';
@@ -61,7 +60,7 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
   const worker = new Worker(
     {
       runs: services.runs,
-      engine: new NodeAppEngine({ steps: parts.engine, prepare: prepareStep(services.catalog) }),
+      engine: new NodeAppEngine({ steps: parts.engine, prepare: stepPreparer(services.catalog) }),
       outputs: parts.outputs,
       clock: services.clock,
       signals: services.signals,
@@ -73,16 +72,6 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
     { concurrency: opts.concurrency ?? config.workerConcurrency, pollMs: opts.pollMs ?? config.pollIntervalMs },
   );
   return { worker, close: () => inputs.close() };
-}
-
-/** A node-app step's body checked by its model's validator (defaults filled in), as at admission. */
-function prepareStep(catalog: Catalog): (model: string, body: Record<string, unknown>) => void {
-  return (model, body) => {
-    const entry = catalog.get(model);
-    if (!entry?.validate) throw new Error(`model '${model}' is not offered by this server`);
-    const validate: BodyValidator = entry.validate;
-    validate(body);
-  };
 }
 
 export interface RunningWorker {

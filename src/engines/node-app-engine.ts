@@ -1,8 +1,8 @@
 import { copyFile, link, mkdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { Semaphore } from '../lib/semaphore.js';
-import { GRAPH_LIMITS, GraphError, outputRef, stepLevels, substitute } from '../domain/node-app-graph.js';
-import type { GraphStep, NodeAppGraph } from '../domain/node-app-graph.js';
+import { GRAPH_LIMITS, outputRef, stepLevels } from '../domain/node-app-graph.js';
+import type { GraphScope, GraphStep, NodeAppGraph } from '../domain/node-app-graph.js';
 import { STEPS_AT_ONCE, isNodeAppJob, readPlan, stepOutputUrl } from '../domain/node-app-plan.js';
 import { EngineError } from './engine.js';
 import type { Engine, EngineContext, EngineJob, EngineStage, OutputFile } from './engine.js';
@@ -12,10 +12,11 @@ export interface NodeAppEngineOptions {
   /** Runs each step's model, as it runs that model's own jobs: the router. */
   readonly steps: Engine;
   /**
-   * Checks a step's body as its model's validation does, filling in its defaults (engines read
-   * validated requests); throws when the model refuses it.
+   * A step's body from its input and `scope`, validated by its model as at execute, defaults
+   * filled in (engines read validated requests): services/node-app-steps.ts. Throws, naming the
+   * step, when it cannot be built or the model refuses it.
    */
-  prepare(model: string, body: Record<string, unknown>): void;
+  prepare(step: GraphStep, scope: GraphScope): Record<string, unknown>;
 }
 
 /**
@@ -168,13 +169,9 @@ class GraphRun {
   /** The step's body: the inputs and earlier steps' stand-in URLs in, validated as its model's. */
   #body(step: GraphStep): Record<string, unknown> {
     try {
-      const body = substitute(step.input, { inputs: this.#inputs, steps: this.#urls }, `steps.${step.id}.input`) as Record<string, unknown>;
-      this.#opts.prepare(step.model, body);
-      return body;
+      return this.#opts.prepare(step, { inputs: this.#inputs, steps: this.#urls });
     } catch (err) {
-      // The graph's message names the step already; a model's refusal does not.
-      const message = err instanceof GraphError ? err.message : `step '${step.id}': ${(err as Error).message}`;
-      throw new EngineError('input_invalid', message, { cause: err });
+      throw new EngineError('input_invalid', (err as Error).message, { cause: err });
     }
   }
 

@@ -1,22 +1,21 @@
 import type { Clock } from '../lib/clock.js';
-import { invalid, notFound } from '../domain/errors.js';
-import { checkWebhookUrl } from '../domain/webhook-url.js';
+import { notFound } from '../domain/errors.js';
 import { applyAliases } from '../models/aliases.js';
 import { isAvailable } from '../models/catalog.js';
 import type { Catalog, CatalogEntry } from '../models/catalog.js';
 import { sunsetError } from '../models/deprecation.js';
-import { refusePrivateUrls, urlInputsOf } from '../models/private-urls.js';
 import type { BodyValidator } from '../models/validation.js';
 import type { Store } from '../store/store.js';
-import { assetInputsOf, checkAssetInputs } from './asset-inputs.js';
 import type { BillingService } from './billing.js';
-import { checkStyleInputs } from './style-inputs.js';
 import type { AuthContext } from './identity.js';
+import { checkJobInputs } from './job-inputs.js';
+import type { GenerationPolicy } from './job-inputs.js';
 import { JobAdmission } from './job-admission.js';
 import type { CreatedJob } from './job-admission.js';
 
 export { FULL_RETRY_AFTER_S } from './job-admission.js';
 export type { CreatedJob } from './job-admission.js';
+export type { GenerationPolicy, OptionLabels } from './job-inputs.js';
 
 /** What the caller asks for beside the body (HTTP sends these as headers). */
 export interface GenerationOptions {
@@ -26,21 +25,6 @@ export interface GenerationOptions {
   readonly zeroDataRetention: boolean;
   /** Makes a retry safe (docs/errors.md); its shape was checked by the transport. */
   readonly idempotencyKey: string | null;
-}
-
-/** How the caller's transport names the options, so a refusal names what the client sent. */
-export interface OptionLabels {
-  readonly webhookUrl: string;
-  readonly zeroDataRetention: string;
-}
-
-/** The server's settings a transport passes with each request. */
-export interface GenerationPolicy {
-  /** `--allow-private-urls`: when false, literal private and loopback URLs are refused at once. */
-  readonly allowPrivateUrls: boolean;
-  /** The server's public URL, which a sunset model's migration link is resolved against. */
-  readonly publicUrl: string;
-  readonly labels: OptionLabels;
 }
 
 export interface GenerationRequest {
@@ -94,27 +78,19 @@ export class GenerationService {
     const entry = this.available(req.model, policy.publicUrl);
     const body = this.#checkedBody(entry, req.body);
     const { webhookUrl, zeroDataRetention, idempotencyKey } = req.options;
-    if (webhookUrl !== null) checkWebhookUrl(webhookUrl, policy.labels.webhookUrl);
-    if (zeroDataRetention && !entry.zeroDataRetention) {
-      throw invalid(`${policy.labels.zeroDataRetention} is not supported by ${entry.path}`);
-    }
-    // The body's URLs, found once. This server's assets among them are read from its store, never
-    // fetched: the private-URL rule is not theirs.
-    const urls = urlInputsOf(entry.request, body);
-    const assets = assetInputsOf(urls);
-    const assetUrls = assets.length > 0 ? await checkAssetInputs(this.#store.assets, req.caller.workspace.id, assets, policy.publicUrl) : undefined;
-    // Styles cannot be deleted, so a style seen here is still there when the job runs.
-    await checkStyleInputs(this.#store.styles, req.caller, body);
-    if (!policy.allowPrivateUrls) {
-      refusePrivateUrls(urls, webhookUrl === null ? null : { label: policy.labels.webhookUrl, url: webhookUrl }, assetUrls);
-    }
+    const assets = await checkJobInputs(
+      this.#store,
+      req.caller,
+      { bodies: [{ schema: entry.request, body }], webhookUrl, zeroDataRetention: { asked: zeroDataRetention, offered: entry.zeroDataRetention === true, by: entry.path } },
+      policy,
+    );
     const job = {
       type: entry.path,
       request: body,
       price: this.#billing.priceOf(entry.path, body),
       webhookUrl,
       zeroDataRetention,
-      assets: assets.filter((a) => assetUrls?.has(a.url)),
+      assets,
       idempotency: idempotencyKey ? { key: idempotencyKey, endpoint: entry.route ?? `/generate/${entry.path}`, body } : null,
     };
     return this.#admission.admit(req.caller, job, policy.publicUrl);

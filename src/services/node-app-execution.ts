@@ -1,27 +1,21 @@
 import type { Clock } from '../lib/clock.js';
 import { isUuid } from '../lib/ids.js';
-import { DomainError, invalid, notFound } from '../domain/errors.js';
+import { invalid, notFound } from '../domain/errors.js';
 import type { MicroUsd } from '../domain/money.js';
-import { GraphError, parseGraph, substitute } from '../domain/node-app-graph.js';
-import type { GraphScope, NodeAppGraph } from '../domain/node-app-graph.js';
+import { GraphError, parseGraph } from '../domain/node-app-graph.js';
+import type { NodeAppGraph } from '../domain/node-app-graph.js';
 import { nodeAppJobType, stepOutputStandIns } from '../domain/node-app-plan.js';
 import type { NodeAppPlan } from '../domain/node-app-plan.js';
-import { checkWebhookUrl } from '../domain/webhook-url.js';
-import { isAvailable } from '../models/catalog.js';
-import type { Catalog, CatalogEntry } from '../models/catalog.js';
-import { sunsetError } from '../models/deprecation.js';
-import { refusePrivateUrls, urlInputsOf } from '../models/private-urls.js';
-import type { UrlInput } from '../models/private-urls.js';
-import type { BodyValidator } from '../models/validation.js';
+import type { Catalog } from '../models/catalog.js';
 import type { Store } from '../store/store.js';
-import { assetInputsOf, checkAssetInputs } from './asset-inputs.js';
 import type { BillingService } from './billing.js';
 import type { GenerationPolicy } from './generation.js';
 import type { AuthContext } from './identity.js';
 import { JobAdmission } from './job-admission.js';
 import type { CreatedJob } from './job-admission.js';
+import { checkJobInputs } from './job-inputs.js';
 import { NodeAppInputs } from './node-app-inputs.js';
-import { checkStyleInputs } from './style-inputs.js';
+import { checkedStep } from './node-app-steps.js';
 
 export interface ExecuteRequest {
   /** A node-app version id (GET /node-apps/{id}/versions's `node_app_version_id`). */
@@ -38,44 +32,13 @@ export interface ExecuteRequest {
   };
 }
 
-/** A step of the graph as admission checks it: its model and its body, stand-in URLs for earlier steps' outputs. */
-interface CheckedStep {
-  readonly id: string;
-  readonly entry: CatalogEntry;
-  readonly body: Record<string, unknown>;
-}
-
-/** Prefixes a refusal's message with the step it is about, keeping its code and details. */
-function inStep(id: string, err: unknown): unknown {
-  // A graph's message already names the step's field: `steps.img.input.prompt: input 'x' was not given`.
-  if (err instanceof GraphError) return invalid(err.message);
-  if (err instanceof DomainError && err.code === 'invalid_request') return new DomainError(err.code, `step '${id}': ${err.message}`, err.details);
-  return err;
-}
-
-/**
- * A step's body with the inputs in and stand-ins for earlier steps' outputs, validated (and its
- * defaults filled in) as a generation request would be: a body refused now would only fail the
- * job later. Aliases are not renamed: a graph uses the current field names.
- */
-function stepBody(stepId: string, entry: CatalogEntry, input: Readonly<Record<string, unknown>>, scope: GraphScope): Record<string, unknown> {
-  try {
-    const body = substitute(input, scope, `steps.${stepId}.input`);
-    // Present on every entry that takes requests (catalog.ts), and `#available` let only those through.
-    const validate: BodyValidator = entry.validate!;
-    validate(body);
-    return body;
-  } catch (err) {
-    throw inStep(stepId, err);
-  }
-}
-
 /**
  * The use case "execute a node app" (POST /node-apps/{id}/execute): one job that runs the
  * version's graph. Refusals come in this order: the version (404; 400 without a graph), the
- * inputs against its input schema, the webhook URL and zero data retention, each step's model
- * (410 after its sunset) and body, private URLs and assets, then, as for any job, the key, the
- * balance (the steps' summed price, held at once) and the workspace's limits.
+ * inputs against its input schema, each step's model (410 after its sunset) and body (built as
+ * the run builds it: node-app-steps.ts), then what every job's creation checks (job-inputs.ts:
+ * webhook URL, zero data retention, assets, styles, private URLs), then, as for any job, the key,
+ * the balance (the steps' summed price, held at once) and the workspace's limits.
  */
 export class NodeAppExecution {
   readonly #store: Store;
@@ -94,8 +57,7 @@ export class NodeAppExecution {
   }
 
   async execute(req: ExecuteRequest, policy: GenerationPolicy): Promise<CreatedJob> {
-    const workspaceId = req.caller.workspace.id;
-    const found = isUuid(req.versionId) ? await this.#store.nodeApps.getVersion(workspaceId, req.versionId.toLowerCase()) : undefined;
+    const found = isUuid(req.versionId) ? await this.#store.nodeApps.getVersion(req.caller.workspace.id, req.versionId.toLowerCase()) : undefined;
     if (!found) throw notFound(`node app version '${req.versionId}' not found`);
     const { app, version } = found;
     if (version.graph === null) {
@@ -104,24 +66,20 @@ export class NodeAppExecution {
     const graph = this.#graphOf(version.graph);
     const inputs = this.#inputs.check(version.id, version.inputSchema, req.body);
     const { webhookUrl, zeroDataRetention, idempotencyKey } = req.options;
-    if (webhookUrl !== null) checkWebhookUrl(webhookUrl, policy.labels.webhookUrl);
-    if (zeroDataRetention) throw invalid(`${policy.labels.zeroDataRetention} is not supported by node apps`);
-
+    const phase = { at: 'execute', nowMs: this.#clock.nowMs(), publicUrl: policy.publicUrl } as const;
     const scope = { inputs, steps: stepOutputStandIns(graph, 'check') };
-    const steps = graph.steps.map((step): CheckedStep => {
-      const entry = this.#available(step.id, step.model, policy.publicUrl);
-      return { id: step.id, entry, body: stepBody(step.id, entry, step.input, scope) };
-    });
-    for (const s of steps) await stepStyles(this.#store, req.caller, s);
-    // Earlier steps' outputs stand in as `.invalid` URLs: they are this job's own files, not inputs to judge.
-    const urls = steps.flatMap((s) =>
-      urlInputsOf(s.entry.request, s.body).map((u): UrlInput => ({ field: `step '${s.id}' field '${u.field}'`, url: u.url })),
+    const steps = graph.steps.map((step) => ({ id: step.id, ...checkedStep(this.#catalog, step, scope, phase) }));
+    const assets = await checkJobInputs(
+      this.#store,
+      req.caller,
+      {
+        bodies: steps.map((s) => ({ schema: s.entry.request, body: s.body, step: s.id })),
+        webhookUrl,
+        // Asked for; no node app offers it.
+        zeroDataRetention: { asked: zeroDataRetention, offered: false, by: 'node apps' },
+      },
+      policy,
     );
-    const assets = assetInputsOf(urls);
-    const assetUrls = assets.length > 0 ? await checkAssetInputs(this.#store.assets, workspaceId, assets, policy.publicUrl) : undefined;
-    if (!policy.allowPrivateUrls) {
-      refusePrivateUrls(urls, webhookUrl === null ? null : { label: policy.labels.webhookUrl, url: webhookUrl }, assetUrls);
-    }
     const plan: NodeAppPlan = { node_app_id: app.id, node_app_version_id: version.id, inputs, graph: version.graph };
     const job = {
       type: nodeAppJobType(app.slug),
@@ -129,7 +87,7 @@ export class NodeAppExecution {
       price: steps.reduce((sum: MicroUsd, s) => sum + this.#billing.priceOf(s.entry.path, s.body), 0),
       webhookUrl,
       zeroDataRetention: false,
-      assets: assets.filter((a) => assetUrls?.has(a.url)),
+      assets,
       idempotency: idempotencyKey ? { key: idempotencyKey, endpoint: `/node-apps/${version.id}/execute`, body: inputs } : null,
     };
     return this.#admission.admit(req.caller, job, policy.publicUrl);
@@ -145,21 +103,4 @@ export class NodeAppExecution {
     }
   }
 
-  /** The step's model, if it takes requests now (410 after its sunset, as for generation). */
-  #available(stepId: string, model: string, publicUrl: string): CatalogEntry {
-    const entry = this.#catalog.get(model);
-    if (!entry?.validate || entry.route) throw invalid(`step '${stepId}': model '${model}' is not offered by this server as a step`);
-    if (entry.deprecation && !isAvailable(entry, this.#clock.nowMs())) throw sunsetError(entry.path, entry.deprecation, publicUrl);
-    return entry;
-  }
-}
-
-/** A step's `styles[].id` must name styles the caller may use, as a generation request's must. */
-async function stepStyles(store: Store, caller: AuthContext, step: CheckedStep): Promise<void> {
-  try {
-    await checkStyleInputs(store.styles, caller, step.body);
-  } catch (err) {
-    if (err instanceof DomainError) throw invalid(`step '${step.id}': ${err.message}`);
-    throw err;
-  }
 }

@@ -1,12 +1,12 @@
 import { DomainError, invalid } from '../domain/errors.js';
-import { GraphError, outputRef, parseGraph, refText, refsOf, substitute, wholeRef } from '../domain/node-app-graph.js';
+import { GraphError, outputRef, parseGraph, refText, refsOf, wholeRef } from '../domain/node-app-graph.js';
 import type { GraphStep, NodeAppGraph } from '../domain/node-app-graph.js';
-import { isAvailable } from '../models/catalog.js';
-import type { Catalog, CatalogEntry } from '../models/catalog.js';
-import type { OutputKind } from '../models/model.js';
-import type { BodyValidator } from '../models/validation.js';
+import { stepOutputStandIns } from '../domain/node-app-plan.js';
+import type { Catalog } from '../models/catalog.js';
 import type { JsonObject } from '../store/node-app-store.js';
 import { NODE_APP_LIMITS } from './node-app-rules.js';
+import { stepModel, stepRequest } from './node-app-steps.js';
+import type { StepEntry } from './node-app-steps.js';
 
 /**
  * Publish-time checks of a version's graph (docs/node-apps.md, "What publishing checks"): the
@@ -20,14 +20,6 @@ type Schema = Readonly<Record<string, unknown>>;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const propertiesOf = (schema: Schema): Schema => (isObject(schema.properties) ? schema.properties : {});
 const has = (o: object, k: string) => Object.hasOwn(o, k);
-
-/** What a step's result URL stands for while its body is checked: a fetchable-looking URL of its kind. */
-const STEP_SAMPLE: Record<OutputKind, string> = {
-  image: 'https://example.com/step.png',
-  video: 'https://example.com/step.mp4',
-  audio: 'https://example.com/step.mp3',
-  '3d': 'https://example.com/step.glb',
-};
 
 export interface VersionSchemas {
   readonly input: JsonObject;
@@ -44,7 +36,7 @@ export function checkGraph(value: unknown, schemas: VersionSchemas, catalog: Cat
     if (err instanceof GraphError) throw invalid(err.message);
     throw err;
   }
-  const entries = graph.steps.map((step, i) => modelOf(step, i, catalog, nowMs));
+  const entries = graph.steps.map((step, i) => stepModel(catalog, step.model, `graph.steps[${i}].model`, { at: 'publish', nowMs }));
   const inputs = propertiesOf(schemas.input);
   graph.steps.forEach((step, i) => {
     for (const { path, ref } of refsOf(step.input, `graph.steps[${i}].input`)) {
@@ -53,23 +45,10 @@ export function checkGraph(value: unknown, schemas: VersionSchemas, catalog: Cat
   });
   checkOutputs(graph, propertiesOf(schemas.output), schemas.output.required as readonly string[]);
   checkUsed(graph);
-  const kinds = new Map(graph.steps.map((s, i) => [s.id, entries[i]!.kind]));
-  graph.steps.forEach((step, i) => checkBody(step, i, entries[i]!, inputs, kinds));
+  // Earlier steps' results stand in as execute's do: a body passing here passes there with the same inputs.
+  const standIns = stepOutputStandIns(graph, 'check');
+  graph.steps.forEach((step, i) => checkBody(step, i, entries[i]!, inputs, standIns));
   return graph;
-}
-
-function modelOf(step: GraphStep, i: number, catalog: Catalog, nowMs: number): CatalogEntry {
-  const where = `graph.steps[${i}].model`;
-  const entry = catalog.get(step.model);
-  if (!entry) throw invalid(`${where}: no model '${step.model}' in the catalog (GET /models lists them)`);
-  // A model with an endpoint of its own (style training) makes more than files; a graph only passes files on.
-  if (entry.route) throw invalid(`${where}: model '${step.model}' cannot be a step (it is run through ${entry.route}); steps call generation models`);
-  if (!isAvailable(entry, nowMs)) {
-    const instead = entry.deprecation?.replacement ? `; use '${entry.deprecation.replacement}'` : '';
-    const why = entry.request ? `reached its sunset date ${entry.deprecation?.sunsetDate}` : 'is retired';
-    throw invalid(`${where}: model '${step.model}' ${why} and takes no requests${instead}`);
-  }
-  return entry;
 }
 
 /**
@@ -114,7 +93,7 @@ function checkUsed(graph: NodeAppGraph): void {
  * what the author meant: a field no input can fill, a required field left out, an input of a type
  * the field never takes.
  */
-function checkBody(step: GraphStep, i: number, entry: CatalogEntry, inputs: Schema, kinds: ReadonlyMap<string, OutputKind>): void {
+function checkBody(step: GraphStep, i: number, entry: StepEntry, inputs: Schema, standIns: Readonly<Record<string, string[]>>): void {
   const where = `graph.steps[${i}].input`;
   const fields = propertiesOf((entry.request ?? {}) as Schema);
   // The body field an input fills whole, whose own values may stand in for an unconstrained input.
@@ -124,23 +103,15 @@ function checkBody(step: GraphStep, i: number, entry: CatalogEntry, inputs: Sche
     if (ref?.kind === 'input' && !fills.has(ref.name) && has(fields, key)) fills.set(ref.name, key);
   }
   const values = new Map<string, unknown>();
-  const urls = new Map<string, string[]>();
   for (const { ref } of refsOf(step.input, where)) {
-    if (ref.kind === 'input') {
-      const field = fills.get(ref.name);
-      values.set(ref.name, representative(inputs[ref.name] as Schema, field === undefined ? undefined : (fields[field] as Schema)));
-    } else {
-      const made = urls.get(ref.step) ?? [];
-      while (made.length <= ref.index) made.push(STEP_SAMPLE[kinds.get(ref.step)!]);
-      urls.set(ref.step, made);
-    }
+    if (ref.kind !== 'input') continue;
+    const field = fills.get(ref.name);
+    values.set(ref.name, representative(inputs[ref.name] as Schema, field === undefined ? undefined : (fields[field] as Schema)));
   }
   // fromEntries keeps an input named __proto__ an input.
-  const scope = { inputs: Object.fromEntries(values), steps: Object.fromEntries(urls) };
+  const scope = { inputs: Object.fromEntries(values), steps: standIns };
   try {
-    // A copy: validation fills in defaults, and samples may be the schema's own objects.
-    const validate: BodyValidator = entry.validate!;
-    validate(structuredClone(substitute(step.input, scope, where)));
+    stepRequest(entry, step, scope, where);
   } catch (err) {
     if (err instanceof DomainError || err instanceof GraphError) throw invalid(`graph.steps[${i}] (${step.id}): ${err.message}`);
     throw err;

@@ -5,6 +5,8 @@ import { EngineError } from '../../src/engines/engine.js';
 import type { Engine, EngineContext, EngineJob, OutputFile } from '../../src/engines/engine.js';
 import { NodeAppEngine } from '../../src/engines/node-app-engine.js';
 import { STEPS_AT_ONCE, stepOutputUrl } from '../../src/domain/node-app-plan.js';
+import { substitute } from '../../src/domain/node-app-graph.js';
+import type { GraphScope, GraphStep } from '../../src/domain/node-app-graph.js';
 import { TempDirs, fakeContext } from './engine-harness.js';
 
 /** Writes `<prompt>` (and what it read of its start_image) after reporting every stage, with a preview. */
@@ -38,8 +40,9 @@ const FAN_IN = {
 describe('NodeAppEngine', () => {
   const dirs = new TempDirs();
   afterEach(() => dirs.cleanup());
-  const prepared: string[] = [];
-  const engineOn = (steps: Engine, prepare: (model: string) => void = (model) => void prepared.push(model)) => new NodeAppEngine({ steps, prepare });
+  type Prepare = (step: GraphStep, scope: GraphScope) => Record<string, unknown>;
+  const substituted: Prepare = (step, scope) => substitute(step.input, scope, `steps.${step.id}.input`) as Record<string, unknown>;
+  const engineOn = (steps: Engine, prepare: Prepare = substituted) => new NodeAppEngine({ steps, prepare });
 
   it('reports each stage once, in order, whatever its steps report; the preview is the first named output to exist', async () => {
     const ctx = fakeContext(await dirs.make());
@@ -116,10 +119,11 @@ describe('NodeAppEngine', () => {
     expect(echo.jobs).toEqual([job]);
   });
 
-  it("fails with input_invalid naming the step when its model refuses the body at run time", async () => {
+  it("fails with input_invalid, prepare's message as it is, when a step's body cannot be prepared at run time", async () => {
     const ctx = fakeContext(await dirs.make());
-    const refuse = (model: string) => {
-      if (model.startsWith('video/')) throw new Error("'duration' must be one of 5, 10");
+    const refuse: Prepare = (step, scope) => {
+      if (step.model.startsWith('video/')) throw new Error(`step '${step.id}': 'duration' must be one of 5, 10`);
+      return substituted(step, scope);
     };
     const run = engineOn(new EchoEngine(), refuse).run({ id: 'job-1', model: 'node-app/clip', request: plan(FAN_IN, { word: 'fox' }) }, ctx);
     await expect(run).rejects.toMatchObject({ code: 'input_invalid', message: "step 'c': 'duration' must be one of 5, 10" });
