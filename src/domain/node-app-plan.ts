@@ -20,7 +20,14 @@ export const NODE_APP_JOB_PREFIX = 'node-app/';
 
 export const nodeAppJobType = (slug: string): string => `${NODE_APP_JOB_PREFIX}${slug}`;
 
+/** A node app's slug (services/node-app-rules.ts): lowercase words of a-z and digits joined by single hyphens. */
+export const NODE_APP_SLUG_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
+/** Whether a job is a node app's (the engine and the run policy ask this of stored jobs). */
 export const isNodeAppJob = (type: string): boolean => type.startsWith(NODE_APP_JOB_PREFIX);
+
+/** Whether a type a client names (GET /jobs?types=) can be a node-app job's: the prefix and a slug. */
+export const isNodeAppJobType = (type: string): boolean => isNodeAppJob(type) && NODE_APP_SLUG_RE.test(type.slice(NODE_APP_JOB_PREFIX.length));
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

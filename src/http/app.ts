@@ -113,11 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerWebhookDeliveryRoutes(app, deps.webhooks);
   registerUsageRoutes(app, deps.billing);
   registerNodeAppRoutes(app, deps.nodeApps);
-  registerNodeAppExecuteRoute(app, {
-    ...deps,
-    allowPrivateUrls: deps.allowPrivateUrls ?? false,
-    bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULTS.body_limit_bytes,
-  });
+  registerNodeAppExecuteRoute(app, creation);
   registerMetaRoutes(app, deps.models, deps.publicUrl);
   registerModelRoutes(app, deps.models, deps.publicUrl);
   if (deps.outputs) {

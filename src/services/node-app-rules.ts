@@ -1,5 +1,6 @@
 import { isAbsoluteHttpUrl } from '../lib/urls.js';
 import { invalid } from '../domain/errors.js';
+import { NODE_APP_SLUG_RE } from '../domain/node-app-plan.js';
 import type { JsonObject } from '../store/node-app-store.js';
 
 /** What a node app and its versions may hold (docs/decisions.md, "Node apps"). */
@@ -12,9 +13,6 @@ export const NODE_APP_LIMITS = {
   exampleOutputsMax: 20,
   exampleOutputUrlMax: 2048,
 } as const;
-
-const SLUG_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
-
 
 export function checkNodeAppName(name: string): string {
   const n = name.trim();
@@ -36,7 +34,7 @@ export function checkSlug(slug: string | undefined, name: string): string {
     if (!derived) throw invalid(`the name '${name}' has no letters a-z or digits to make a slug of; give a slug`);
     return derived;
   }
-  if (slug.length > NODE_APP_LIMITS.slugMax || !SLUG_RE.test(slug)) {
+  if (slug.length > NODE_APP_LIMITS.slugMax || !NODE_APP_SLUG_RE.test(slug)) {
     throw invalid(
       `slug must be 1 to ${NODE_APP_LIMITS.slugMax} characters of lowercase letters a-z and digits in words joined by single hyphens (like my-app-2), got '${slug}'`,
     );

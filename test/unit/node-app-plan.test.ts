@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runPolicyFor } from '../../src/app/settings.js';
 import { loadConfig } from '../../src/config/config.js';
 import { parseGraph } from '../../src/domain/node-app-graph.js';
-import { STEPS_AT_ONCE, planTimeoutMs, stepOutputStandIns, stepOutputUrl } from '../../src/domain/node-app-plan.js';
+import { STEPS_AT_ONCE, isNodeAppJobType, nodeAppJobType, planTimeoutMs, stepOutputStandIns, stepOutputUrl } from '../../src/domain/node-app-plan.js';
 import type { EngineStage } from '../../src/engines/engine.js';
 import { StageForwarder } from '../../src/engines/node-app-stages.js';
 import { buildCatalog } from '../../src/models/catalog.js';
@@ -40,6 +40,13 @@ describe('a node-app job\'s timeout', () => {
     expect(policy.timeoutMs('node-app/clip', { graph: 'nope' })).toBe(100_000);
     expect(policy.timeoutMs('video/vendor-f/model-f')).toBe(400_000);
     expect(policy.timeoutMs('image/vendor-b/model-b-1', { prompt: 'x' })).toBe(100_000);
+  });
+});
+
+describe("a node-app job's type", () => {
+  it('is the prefix and a slug, as a client may name it in GET /jobs?types=', () => {
+    expect(isNodeAppJobType(nodeAppJobType('lighthouse-clip'))).toBe(true);
+    for (const t of ['node-app/', 'node-app/Clip', 'node-app/a--b', 'node-app/-a', 'node-app/a/b', 'image/vendor-b/model-b-1']) expect(isNodeAppJobType(t)).toBe(false);
   });
 });
 

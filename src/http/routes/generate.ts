@@ -44,8 +44,11 @@ const RESULT_3D =
 const operationId = (path: string) =>
   `generate-${path}`.split(/[^A-Za-z0-9]+/).map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
 
-/** The headers a job's creation takes: X-Webhook-URL, Idempotency-Key and, where offered, zero data retention. */
-export function headerSchema(entry: CatalogEntry) {
+/**
+ * The headers a job's creation takes: X-Webhook-URL, Idempotency-Key and, where offered (a catalog
+ * entry says; a node app never does), zero data retention.
+ */
+export function headerSchema(entry: Pick<CatalogEntry, 'zeroDataRetention'>) {
   return Type.Object({
     'x-webhook-url': Type.Optional(
       Type.String({

@@ -7,6 +7,7 @@ import { invalid } from '../../domain/errors.js';
 import type { JobService } from '../../services/jobs.js';
 import { presentJob } from '../../services/job-view.js';
 import { JOB_STATUSES } from '../../domain/states.js';
+import { isNodeAppJobType } from '../../domain/node-app-plan.js';
 import { PAGE_LIMIT, toMicros } from '../query.js';
 import { requireAuth } from '../plugins/auth.js';
 import { DeletedJob, Job, JobPage, NoQuery, errorResponses } from '../schemas.js';
@@ -15,13 +16,10 @@ const IdParam = Type.Object({
   id: Type.String({ description: 'Job identifier (UUID)', examples: ['0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69'] }),
 });
 
-/** A node-app job's type: `node-app/` and the app's slug (services/node-app-rules.ts). */
-const NODE_APP_TYPE_RE = /^node-app\/[a-z0-9]+(-[a-z0-9]+)*$/;
-
 /** GET /jobs's `types` (spec 4.1): each must be a model path of the catalog or a node-app job's type. */
 function parseTypes(raw: string | undefined, catalog: Catalog): string[] | undefined {
   const types = raw?.split(',').map((t) => t.trim());
-  const unknown = types?.find((t) => !catalog.get(t) && !NODE_APP_TYPE_RE.test(t));
+  const unknown = types?.find((t) => !catalog.get(t) && !isNodeAppJobType(t));
   if (unknown !== undefined) {
     throw invalid(
       `query parameter 'types' must be a comma-separated list of job types such as image/vendor-a/model-a-2/medium or node-app/<slug>; unknown type '${unknown}'`,

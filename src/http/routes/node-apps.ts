@@ -6,10 +6,10 @@ import type { NodeAppService } from '../../services/node-apps.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PAGE_LIMIT, toMicros } from '../query.js';
 import { errorResponses } from '../schemas.js';
-import { WEBHOOK_URL_MAX } from '../../domain/webhook-url.js';
 import type { NodeAppExecution } from '../../services/node-app-execution.js';
-import { OPTION_LABELS, WEBHOOK_URL_PATTERN, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request-headers.js';
-import { BalanceBody, CreatedJob, IdempotencyErrors, IdempotencyKeyHeader, NoQuery, ReplayedHeader, SunsetBody } from '../schemas.js';
+import { OPTION_LABELS, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request-headers.js';
+import { headerSchema } from './generate.js';
+import { BalanceBody, CreatedJob, IdempotencyErrors, NoQuery, ReplayedHeader, SunsetBody } from '../schemas.js';
 
 export function registerNodeAppRoutes(app: FastifyInstance, nodeApps: NodeAppService): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
@@ -90,17 +90,8 @@ export function registerNodeAppExecuteRoute(app: FastifyInstance, deps: NodeAppE
         params: Type.Object({
           id: Type.String({ description: 'Node app version identifier (`node_app_version_id`)', examples: ['6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b'] }),
         }),
-        headers: Type.Object({
-          'x-webhook-url': Type.Optional(
-            Type.String({
-              format: 'uri',
-              pattern: WEBHOOK_URL_PATTERN,
-              maxLength: WEBHOOK_URL_MAX,
-              description: 'An absolute http(s) URL that receives a POST when the job reaches a terminal status',
-            }),
-          ),
-          'idempotency-key': Type.Optional(IdempotencyKeyHeader),
-        }),
+        // No node app offers zero data retention: the header is not declared, and the use case refuses it.
+        headers: headerSchema({ zeroDataRetention: false }),
         querystring: NoQuery,
         body: Type.Object({}, {
           additionalProperties: true,
