@@ -1,3 +1,4 @@
+import { namedValue, sampleOf } from '../lib/json-schema-sample.js';
 import { DomainError, invalid } from '../domain/errors.js';
 import { GraphError, outputRef, parseGraph, refText, refsOf, wholeRef } from '../domain/node-app-graph.js';
 import type { GraphStep, NodeAppGraph } from '../domain/node-app-graph.js';
@@ -118,17 +119,6 @@ function checkBody(step: GraphStep, i: number, entry: StepEntry, inputs: Schema,
   }
 }
 
-/** A value the schema names itself: its default, const, first enum value or example. */
-function named(s: Schema | undefined): { value: unknown } | undefined {
-  if (!isObject(s)) return undefined;
-  if (has(s, 'default')) return { value: s.default };
-  if (has(s, 'const')) return { value: s.const };
-  if (Array.isArray(s.enum) && s.enum.length > 0) return { value: s.enum[0] };
-  if (has(s, 'example')) return { value: s.example };
-  if (Array.isArray(s.examples) && s.examples.length > 0) return { value: s.examples[0] };
-  return undefined;
-}
-
 function fitsType(value: unknown, type: unknown): boolean {
   const types = Array.isArray(type) ? type : type === undefined ? undefined : [type];
   return (
@@ -151,68 +141,9 @@ function fitsType(value: unknown, type: unknown): boolean {
  * names, if the input's type allows it; else a sample of its type.
  */
 export function representative(input: Schema, field: Schema | undefined): unknown {
-  const own = named(input);
+  const own = namedValue(input);
   if (own) return own.value;
-  const hint = named(field);
+  const hint = namedValue(field);
   if (hint && fitsType(hint.value, isObject(input) ? input.type : undefined)) return hint.value;
-  return sampleOf(input, 0);
-}
-
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-
-const FORMAT_SAMPLES: Readonly<Record<string, string>> = {
-  uri: 'https://example.com/input.png',
-  url: 'https://example.com/input.png',
-  iri: 'https://example.com/input.png',
-  'uri-reference': 'https://example.com/input.png',
-  email: 'user@example.com',
-  'date-time': '2026-01-01T00:00:00Z',
-  date: '2026-01-01',
-  uuid: '00000000-0000-4000-8000-000000000000',
-};
-
-/** A value of the schema's (first non-null) type, within its bounds. */
-function sampleOf(s: Schema, depth: number): unknown {
-  if (!isObject(s)) return 'x';
-  const pinned = named(s);
-  if (pinned) return pinned.value;
-  const branch = [s.anyOf, s.oneOf, s.allOf].find((b): b is unknown[] => Array.isArray(b) && b.length > 0)?.[0];
-  if (isObject(branch) && depth < 8) return sampleOf(branch, depth + 1);
-  const type = Array.isArray(s.type) ? (s.type.find((t) => t !== 'null') ?? 'null') : (s.type ?? (isObject(s.properties) ? 'object' : 'string'));
-  switch (type) {
-    case 'integer':
-    case 'number':
-      return numberSample(s, type === 'integer');
-    case 'boolean':
-      return false;
-    case 'null':
-      return null;
-    case 'array': {
-      const n = Math.min(Math.max(num(s.minItems) ?? 1, 1), num(s.maxItems) ?? Infinity);
-      return depth < 8 ? Array.from({ length: n }, () => sampleOf(isObject(s.items) ? s.items : {}, depth + 1)) : [];
-    }
-    case 'object': {
-      const props = propertiesOf(s);
-      const required = Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === 'string' && has(props, r)) : [];
-      return depth < 8 ? Object.fromEntries(required.map((r) => [r, sampleOf(props[r] as Schema, depth + 1)])) : {};
-    }
-    default: {
-      const base = (typeof s.format === 'string' ? FORMAT_SAMPLES[s.format] : undefined) ?? 'x';
-      const min = num(s.minLength) ?? 0;
-      return base.length >= min ? base : base.padEnd(min, 'x');
-    }
-  }
-}
-
-/** 1, moved into [minimum, maximum] (exclusive bounds stepped inside). */
-function numberSample(s: Schema, integer: boolean): number {
-  const step = integer ? 1 : 0.5;
-  const exMin = num(s.exclusiveMinimum);
-  const exMax = num(s.exclusiveMaximum);
-  const lo = num(s.minimum) ?? (exMin === undefined ? undefined : integer ? Math.floor(exMin) + 1 : exMin + step);
-  const hi = num(s.maximum) ?? (exMax === undefined ? undefined : integer ? Math.ceil(exMax) - 1 : exMax - step);
-  let v = 1;
-  if (lo !== undefined && v < lo) v = integer ? Math.ceil(lo) : lo;
-  if (hi !== undefined && v > hi) v = integer ? Math.floor(hi) : hi;
-  return v;
+  return sampleOf(input);
 }
