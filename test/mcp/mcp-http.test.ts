@@ -1,10 +1,12 @@
+import { tmpdir } from 'node:os';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp } from '../helpers/app.js';
+import { createTestApp, errorOf, generate } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
-import { call, connect, listen } from './mcp-client.js';
+import { B1, MINIMAL } from '../http/generate-support.js';
+import { call, callError, connect, listen } from './mcp-client.js';
 
 /** The MCP endpoint as a protocol: Streamable HTTP, stateless, behind the API's bearer tokens. */
 
@@ -161,5 +163,30 @@ describe('prompts and resources', () => {
     const shown = await call(client, 'get_job', { job_id: job.job_id });
     expect(read.contents).toEqual([{ uri: `mediagen://jobs/${job.job_id}`, mimeType: 'application/json', text: JSON.stringify(shown) }]);
     await expect(client.readResource({ uri: 'mediagen://jobs/123e4567-e89b-42d3-a456-426614174000' })).rejects.toThrow(/resource not found/);
+  });
+});
+
+describe('while the data dir cannot take writes', () => {
+  let full: TestApp;
+  let fullClient: Client;
+  beforeAll(async () => {
+    full = await createTestApp({ storage: { dir: tmpdir(), minFreeBytes: Number.MAX_SAFE_INTEGER } });
+    fullClient = await connect(await listen(full), full.token);
+  });
+  afterAll(async () => {
+    await fullClient.close();
+    await full.close();
+  });
+
+  it('still answers reads, and refuses generate and upload_asset with the 503 message of POST /generate and POST /assets', async () => {
+    expect(await call(fullClient, 'list_jobs')).toEqual({ items: [], next_cursor: null });
+    const http = await generate(full, B1, MINIMAL[B1]);
+    expect(http.statusCode).toBe(503);
+    expect(await callError(fullClient, 'generate', { model: B1, input: MINIMAL[B1] })).toEqual({
+      message: errorOf(http, 503),
+      details: { code: 'unavailable', retry_after_seconds: Number(http.headers['retry-after']) },
+    });
+    const upload = await callError(fullClient, 'upload_asset', { content_base64: 'aGk=' });
+    expect(upload.message).toMatch(/^the server cannot store new uploads right now/);
   });
 });
