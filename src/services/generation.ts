@@ -73,8 +73,8 @@ export interface CreatedJob {
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * The use case "create a generation job", for every transport (HTTP today, MCP and node-app
- * steps later). Refusals are DomainErrors; the order of the checks is the API's precedence:
+ * The use case "create a generation job", for every transport (HTTP, the MCP tool generate, and
+ * node-app steps). Refusals are DomainErrors; the order of the checks is the API's precedence:
  * sunset, aliases, body, webhook URL, zero data retention, private URLs, then the key, the
  * balance and the workspace's limits.
  */

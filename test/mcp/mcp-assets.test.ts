@@ -71,6 +71,18 @@ describe.each(backends)('assets over MCP on $name', (backend) => {
     expect((await callError(client, 'upload_asset', { content_base64: text.toString('base64'), filename: 'a.png' })).message).toBe(notMedia);
   });
 
+  it('answers a body past the /mcp limit (the generation limit plus an inline file) with HTTP 413, before any JSON-RPC', async () => {
+    const url = new URL('/mcp', t.app.listeningOrigin);
+    const args = { content_base64: Buffer.alloc(200 * 1024).toString('base64') };
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'upload_asset', arguments: args } }),
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: string }).error).toMatch(/^the request body is larger than the server accepts \(\d+ bytes\)$/);
+  });
+
   it('refuses arguments that name no single file', async () => {
     expect((await callError(client, 'upload_asset', {})).message).toBe("give exactly one of 'content_base64' and 'url'");
     expect((await callError(client, 'upload_asset', { content_base64: 'aGk=', url: 'https://example.com/x.png' })).message).toBe("give exactly one of 'content_base64' and 'url'");
