@@ -71,6 +71,9 @@ export async function bridge(settings: McpClientSettings, warn: (line: string) =
 
   await remote.start();
   await local.start();
+  // The SDK's stdio transport does not notice the end of its input; the client closing stdin is
+  // how a desktop assistant stops the command.
+  process.stdin.once('end', () => void local.close());
   await closed;
   await remote.close();
 }

@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
@@ -99,6 +102,19 @@ describe('mediagen mcp over stdio', () => {
       (e: unknown) => e as Error,
     );
     expect(err?.message).toMatch(/cannot reach the mediagen server at http:\/\/127\.0\.0\.1:9/);
+  });
+
+  it('answers line by line, and exits 0 soon after its stdin closes', async () => {
+    const child = spawn(process.execPath, [BIN, 'mcp', '--url', base], { env: childEnv({ MEDIAGEN_API_TOKEN: t.token }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const lines = createInterface({ input: child.stdout });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })}\n`);
+    const [line] = (await once(lines, 'line')) as [string];
+    expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0', id: 1, result: { tools: expect.any(Array) } });
+    const closedAt = Date.now();
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    expect(Date.now() - closedAt).toBeLessThan(1500);
   });
 
   it('refuses to start without a URL or a token, in one line, exit 1', async () => {
