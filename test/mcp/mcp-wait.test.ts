@@ -50,7 +50,10 @@ describe.each(backends)('generate with wait_seconds on $name', (backend) => {
 
   it('returns the job completed, with its result URLs as resource links, when it ends within the wait', async () => {
     engine.hold = deferred();
-    const pending = generateWaiting(30);
+    const progress: string[] = [];
+    const pending = client.callTool({ name: 'generate', arguments: { model: B1, input: MINIMAL[B1], wait_seconds: 30 } }, undefined, {
+      onprogress: (p) => progress.push(p.message ?? ''),
+    }) as Promise<CallToolResult>;
     await waitFor(async () => engine.sampling.length > 0, 'the job to sample');
     const hold = engine.hold;
     engine.hold = undefined;
@@ -65,6 +68,8 @@ describe.each(backends)('generate with wait_seconds on $name', (backend) => {
       { type: 'resource_link', uri: url, name: 'output.png', mimeType: 'image/png', description: `Output of job ${job.job_id}` },
     ]);
     expect(await call(client, 'get_job', { job_id: job.job_id })).toEqual(job);
+    // Status changes seen while waiting went out as progress, the last one the end.
+    expect(progress.at(-1)).toBe(`job ${job.job_id} is completed`);
     // Charged on completion: the usage report shows it, as GET /usage does.
     const usage = await call<{ items: { job_id: string }[] }>(client, 'get_usage');
     expect(usage.items.map((i) => i.job_id)).toContain(job.job_id);
