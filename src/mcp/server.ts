@@ -27,7 +27,8 @@ export interface McpCall {
 const INSTRUCTIONS =
   'mediagen generates images, videos, audio and 3D models as asynchronous jobs. list_models shows the models and prices; ' +
   'get_model_schema gives the input a model takes; generate creates a job (wait_seconds waits for it); get_job and list_jobs ' +
-  'follow jobs; upload_asset stores a file whose URL can be an input. Output URLs need no token. Completed jobs are charged.';
+  'follow jobs; upload_asset stores a file whose URL can be an input; train_style trains a style (list_styles, get_style) that generate ' +
+  "inputs take in `styles`; execute_node_app runs a published node app's graph as one job. Output URLs need no token. Completed jobs are charged.";
 
 const TOOL_BY_NAME = new Map(TOOLS.map((t) => [t.definition.name, t]));
 const PROMPT_BY_NAME = new Map(PROMPTS.map((p) => [p.definition.name, p]));

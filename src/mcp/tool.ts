@@ -13,8 +13,10 @@ import type { GenerationService } from '../services/generation.js';
 import type { AuthContext } from '../services/identity.js';
 import type { JobService } from '../services/jobs.js';
 import type { ModelService } from '../services/models.js';
+import type { NodeAppExecution } from '../services/node-app-execution.js';
 import { storageUnavailable } from '../services/readiness.js';
 import type { Readiness } from '../services/readiness.js';
+import type { StyleService } from '../services/styles.js';
 
 /** The use cases the tools call: the same ones the HTTP routes call, never HTTP itself. */
 export interface McpDeps {
@@ -23,6 +25,8 @@ export interface McpDeps {
   readonly models: ModelService;
   readonly assets: AssetService;
   readonly billing: BillingService;
+  readonly styles: StyleService;
+  readonly nodeAppExecution: NodeAppExecution;
   readonly readiness: Readiness;
   readonly catalog: Catalog;
   readonly clock: Clock;

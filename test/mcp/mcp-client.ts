@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ManualClock } from '../../src/lib/clock.js';
 import type { TestApp } from '../helpers/app.js';
 
 /** The app listening on loopback (MCP clients speak real HTTP); returns its /mcp URL. */
@@ -35,4 +36,18 @@ export async function callError(client: Client, name: string, args: Record<strin
   const [first, second] = res.content;
   if (first?.type !== 'text') throw new Error(`${name}: no error text`);
   return { message: first.text, ...(second?.type === 'text' ? { details: JSON.parse(second.text) as Record<string, unknown> } : {}) };
+}
+
+/** Moves the clock on while `pending` is unsettled: the waits sleep on it, the worker runs in real time. */
+export async function advancing<T>(clock: ManualClock, pending: Promise<T>, stepMs = 100): Promise<T> {
+  let settled = false;
+  pending.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  while (!settled) {
+    await new Promise((r) => setTimeout(r, 10));
+    clock.advance(stepMs);
+  }
+  return pending;
 }

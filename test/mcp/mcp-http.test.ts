@@ -10,7 +10,21 @@ import { call, callError, connect, listen } from './mcp-client.js';
 
 /** The MCP endpoint as a protocol: Streamable HTTP, stateless, behind the API's bearer tokens. */
 
-const TOOLS = ['list_models', 'get_model_schema', 'generate', 'get_job', 'list_jobs', 'delete_job', 'upload_asset', 'list_assets', 'get_usage'];
+const TOOLS = [
+  'list_models',
+  'get_model_schema',
+  'generate',
+  'get_job',
+  'list_jobs',
+  'delete_job',
+  'upload_asset',
+  'list_assets',
+  'train_style',
+  'list_styles',
+  'get_style',
+  'execute_node_app',
+  'get_usage',
+];
 
 let t: TestApp;
 let url: URL;
@@ -124,11 +138,11 @@ describe('tools/list', () => {
 
   it('marks the read-only tools read-only and delete_job destructive', async () => {
     const byName = new Map((await client.listTools()).tools.map((tool) => [tool.name, tool]));
-    for (const name of ['list_models', 'get_model_schema', 'get_job', 'list_jobs', 'list_assets', 'get_usage']) {
+    for (const name of ['list_models', 'get_model_schema', 'get_job', 'list_jobs', 'list_assets', 'list_styles', 'get_style', 'get_usage']) {
       expect(byName.get(name)!.annotations?.readOnlyHint, name).toBe(true);
     }
     expect(byName.get('delete_job')!.annotations?.destructiveHint).toBe(true);
-    expect(byName.get('generate')!.annotations?.readOnlyHint).toBe(false);
+    for (const name of ['generate', 'train_style', 'execute_node_app']) expect(byName.get(name)!.annotations?.readOnlyHint, name).toBe(false);
   });
 
   it('refuses an unknown tool as a protocol error', async () => {

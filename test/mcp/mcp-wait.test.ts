@@ -1,13 +1,12 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ManualClock } from '../../src/lib/clock.js';
 import { createTestApp, get } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { ScriptedEngine, deferred, waitFor } from '../helpers/scripted-engine.js';
 import { B1, MINIMAL } from '../http/generate-support.js';
-import { call, connect, listen } from './mcp-client.js';
+import { advancing, call, connect, listen } from './mcp-client.js';
 
 /**
  * generate's wait_seconds: the call follows its job to the end on the injected clock, returning
@@ -15,20 +14,6 @@ import { call, connect, listen } from './mcp-client.js';
  */
 
 type Job = { job_id: string; status: string; result?: { urls: string[] } };
-
-/** Moves the clock on while `pending` is unsettled: the waits sleep on it, the worker runs in real time. */
-async function advancing<T>(clock: ManualClock, pending: Promise<T>, stepMs = 100): Promise<T> {
-  let settled = false;
-  pending.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  while (!settled) {
-    await new Promise((r) => setTimeout(r, 10));
-    clock.advance(stepMs);
-  }
-  return pending;
-}
 
 describe.each(backends)('generate with wait_seconds on $name', (backend) => {
   let t: TestApp;

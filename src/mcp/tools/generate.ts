@@ -1,31 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { invalid } from '../../domain/errors.js';
 import { Job } from '../../services/job-view.js';
-import type { CreatedJobView, JobView } from '../../services/job-view.js';
-import { outputLinks, waitForEnd } from '../job-results.js';
 import { defineTool } from '../tool.js';
 import { ModelId } from './get-model-schema.js';
-
-/** The longest a generate call may wait for its job: a minute keeps one tool call reasonable. */
-export const MAX_WAIT_SECONDS = 60;
-const IDEMPOTENCY_KEY_MAX = 255;
-
-/** How the use case's refusals name these options: as this tool's arguments. */
-const LABELS = { webhookUrl: 'webhook_url', zeroDataRetention: 'zero_data_retention' } as const;
-
-/** A created job as get_job shows a job: what has no value yet is absent, not null. */
-function asJobView(created: CreatedJobView): JobView {
-  const { completed_at: _c, result: _r, ...rest } = created;
-  return rest;
-}
-
-export function checkedKey(key: string | undefined): string | null {
-  if (key === undefined) return null;
-  if (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX || !/^[\x20-\x7E]+$/.test(key)) {
-    throw invalid(`'idempotency_key' must be 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters`);
-  }
-  return key;
-}
+import { IdempotencyKey, LABELS, WaitSeconds, WebhookUrl, checkedKey, jobAnswer } from './job-options.js';
 
 export const generate = defineTool({
   name: 'generate',
@@ -43,16 +20,10 @@ export const generate = defineTool({
         description: 'The request body, as get_model_schema describes it',
         examples: [{ prompt: 'a red fox in the snow', aspect_ratio: '1:1', resolution: '1K' }],
       }),
-      webhook_url: Type.Optional(
-        Type.String({ description: 'An absolute http(s) URL that receives a POST when the job reaches a terminal status', examples: ['https://example.com/hooks/mediagen'] }),
-      ),
-      wait_seconds: Type.Optional(
-        Type.Integer({ minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0, description: 'How long to wait for the job to finish before answering (0: answer at once)' }),
-      ),
+      webhook_url: Type.Optional(WebhookUrl),
+      wait_seconds: Type.Optional(WaitSeconds),
       zero_data_retention: Type.Optional(Type.Boolean({ description: 'Ask for zero data retention; only some models offer it' })),
-      idempotency_key: Type.Optional(
-        Type.String({ description: 'Makes a retry safe: the same key with the same request answers the first job instead of creating another' }),
-      ),
+      idempotency_key: Type.Optional(IdempotencyKey),
     },
     { additionalProperties: false },
   ),
@@ -71,8 +42,6 @@ export const generate = defineTool({
       },
       { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: ctx.publicUrl, labels: LABELS },
     );
-    const wait = input.wait_seconds ?? 0;
-    const job = wait > 0 ? await waitForEnd(deps, ctx, created.job.job_id, wait) : asJobView(created.job);
-    return { structured: job, links: outputLinks(job) };
+    return jobAnswer(deps, ctx, created, input.wait_seconds ?? 0);
   },
 });

@@ -6,7 +6,7 @@ import { MAX_DESCRIPTION_CHARS, tooLargeUpload } from '../../services/asset-rule
 import { Asset } from '../../services/asset-view.js';
 import type { McpDeps, ToolContext } from '../tool.js';
 import { defineTool } from '../tool.js';
-import { checkedKey } from './generate.js';
+import { checkedKey } from './job-options.js';
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/;
 
