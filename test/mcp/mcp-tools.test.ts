@@ -88,6 +88,12 @@ describe.each(backends)('MCP tools on $name', (backend) => {
       expect(message).toContain('webhook_url');
     });
 
+    it('refuses style training, which has a tool of its own (as HTTP has no /generate/loraTraining)', async () => {
+      expect((await callError(client, 'generate', { model: 'loraTraining', input: { name: 'x', urls: ['https://example.com/a.png'] } })).message).toBe(
+        "model 'loraTraining' is not generated here; use the tool that calls /styles/train (train_style)",
+      );
+    });
+
     it('refuses an unknown model by name', async () => {
       expect((await callError(client, 'generate', { model: 'image/nope', input: {} })).message).toBe("model 'image/nope' not found");
     });

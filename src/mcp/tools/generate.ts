@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { invalid } from '../../domain/errors.js';
 import { Job } from '../../services/job-view.js';
 import { defineTool } from '../tool.js';
 import { ModelId } from './get-model-schema.js';
@@ -31,6 +32,9 @@ export const generate = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(deps, input, ctx) {
     const idempotencyKey = checkedKey(input.idempotency_key);
+    // As over HTTP, a model with an endpoint of its own (style training) is not a generation model.
+    const route = deps.catalog.get(input.model)?.route;
+    if (route) throw invalid(`model '${input.model}' is not generated here; use the tool that calls ${route} (train_style)`);
     // POST /mcp is not refused at the door while the disk cannot take writes (reads go on); this is.
     await deps.readiness.assertCanStore();
     const created = await deps.generation.create(
