@@ -4,8 +4,10 @@ import type { StyleRecord, StyleStore } from '../store/style-store.js';
 import type { AuthContext } from './identity.js';
 
 /**
- * Who sees a style (spec 5.5, docs/styles.md): the member whose token trained it, the workspace's
- * other tokens once it is shared with the workspace, and everyone once it is public.
+ * Who sees a style (spec 5.5, docs/styles.md), the one rule: the member whose token trained it, the
+ * workspace's other tokens once it is shared with the workspace, and every token of every workspace
+ * once it is public (the original API's meaning). Lists show the workspace's styles this admits
+ * (SqlStyleStore.listStyles); another workspace's public style is read and used by id only.
  */
 export function canSee(style: StyleRecord, auth: AuthContext): boolean {
   return style.public || (style.workspaceId === auth.workspace.id && (style.sharedWithWorkspace || style.trainedBy === auth.memberEmail));

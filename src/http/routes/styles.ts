@@ -39,7 +39,7 @@ const ListQuery = Type.Object({
   filter: Type.Optional(
     StringEnum(['all', 'user', 'shared'], {
       default: 'all',
-      description: "user: trained with this member's tokens; shared: shared with the workspace by other members; all: both",
+      description: "user: trained with this member's tokens; shared: other members' styles shared with the workspace or public; all: both",
       examples: ['user'],
     }),
   ),
@@ -97,7 +97,7 @@ export function registerStyleRoutes(app: FastifyInstance, deps: StyleRouteDeps):
         summary: 'List the styles this token sees in its workspace, newest first',
         description:
           'Pages of at most `limit` styles, newest first; follow `next_cursor` for older ones (as GET /jobs pages). Lists the ' +
-          "workspace's styles this token may use: its member's own and those shared with the workspace. Another workspace's " +
+          "workspace's styles this token may use: its member's own and other members' shared with the workspace or public. Another workspace's " +
           'public style is read by its id (GET /styles/{id}).',
         tags: TAGS,
         querystring: ListQuery,

@@ -112,13 +112,16 @@ export class SqlStyleStore implements StyleStore {
   async listStyles(q: StyleQuery): Promise<StyleRecord[]> {
     if (q.ids?.length === 0) return [];
     let query = this.#db.selectFrom('styles').select(RECORD_COLUMNS).where('workspace_id', '=', q.workspaceId);
+    // The workspace's styles canSee (services/style-inputs.ts) admits: the member's own, and other
+    // members' once shared with the workspace or public. `user` and `shared` split `all` in two.
     if (q.filter === 'user') {
       query = query.where('trained_by', '=', q.memberEmail);
     } else if (q.filter === 'shared') {
-      // Shared by someone else: `user` and `shared` split `all` in two.
-      query = query.where('shared_with_workspace', '=', 1).where((eb) => eb.or([eb('trained_by', 'is', null), eb('trained_by', '<>', q.memberEmail)]));
+      query = query
+        .where((eb) => eb.or([eb('shared_with_workspace', '=', 1), eb('public', '=', 1)]))
+        .where((eb) => eb.or([eb('trained_by', 'is', null), eb('trained_by', '<>', q.memberEmail)]));
     } else {
-      query = query.where((eb) => eb.or([eb('trained_by', '=', q.memberEmail), eb('shared_with_workspace', '=', 1)]));
+      query = query.where((eb) => eb.or([eb('trained_by', '=', q.memberEmail), eb('shared_with_workspace', '=', 1), eb('public', '=', 1)]));
     }
     if (q.ids) query = query.where('id', 'in', [...q.ids]);
     if (q.model !== undefined) query = query.where('model', '=', q.model);
