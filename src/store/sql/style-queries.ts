@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { Database, StylesTable } from '../schema.js';
 import type { NewStyle, StoredArtifact, StyleQuery, StylePatch, StyleRecord, StyleStore } from '../style-store.js';
+import { nextCreatedAt } from './increasing-time.js';
 import type { Transact } from './transact.js';
 
 /** Every column but the artifact (up to 64 KiB a row), which only the engines' loads read. */
@@ -68,13 +68,7 @@ export class SqlStyleStore implements StyleStore {
 
   insertStyle(style: NewStyle, now: number): Promise<StyleRecord> {
     return this.#transact(async (db) => {
-      // As for assets: the workspace row lock (PostgreSQL) queues two inserts of one workspace, so
-      // they never read the same newest time; SQLite's write transaction is serial already.
-      if (this.#rowLocks) {
-        await db.selectFrom('workspaces').select('id').where('id', '=', style.workspaceId).forNoKeyUpdate().execute();
-      }
-      const newest = sql<number | null>`(SELECT created_at FROM styles WHERE workspace_id = ${style.workspaceId} ORDER BY created_at DESC LIMIT 1)`;
-      const next = sql<number>`CASE WHEN ${newest} + 1 > CAST(${now} AS BIGINT) THEN ${newest} + 1 ELSE CAST(${now} AS BIGINT) END`;
+      const next = await nextCreatedAt(db, 'styles', style.workspaceId, now, this.#rowLocks);
       const row = await db
         .insertInto('styles')
         .values({
