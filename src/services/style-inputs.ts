@@ -2,6 +2,7 @@ import { invalid } from '../domain/errors.js';
 import { isUuid } from '../lib/ids.js';
 import type { StyleRecord, StyleStore } from '../store/style-store.js';
 import type { AuthContext } from './identity.js';
+import { isPlainObject } from '../lib/plain-object.js';
 
 /**
  * Who sees a style (spec 5.5, docs/styles.md), the one rule: the member whose token trained it, the
@@ -23,8 +24,6 @@ export async function visibleStyle(styles: Pick<StyleStore, 'getStyle'>, auth: A
   const style = isUuid(id) ? await styles.getStyle(id.toLowerCase()) : undefined;
   return style && canSee(style, auth) ? style : undefined;
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * A generation request's `styles: [{id, strength}]` (model-a-2, and any body with such a field):

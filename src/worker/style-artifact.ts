@@ -2,6 +2,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OutputFile, StyleArtifact } from '../engines/engine.js';
 import { EngineError, MAX_STYLE_ARTIFACT_BYTES } from '../engines/engine.js';
+import { isPlainObject } from '../lib/plain-object.js';
 
 const refused = (why: string) => new EngineError('engine_failed', 'the training run produced no usable style', { detail: why });
 
@@ -44,6 +45,6 @@ export async function readStyleArtifact(path: string): Promise<StyleArtifact> {
   } catch (err) {
     throw refused(`the style file is not JSON: ${(err as Error).message}`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw refused('the style file is not a JSON object');
-  return parsed as StyleArtifact;
+  if (!isPlainObject(parsed)) throw refused('the style file is not a JSON object');
+  return parsed;
 }
