@@ -7,6 +7,7 @@ const HELP = `mediagen: a server for asynchronous media generation jobs
 Usage:
   mediagen serve [options]        run the HTTP API (mediagen serve --help)
   mediagen admin <command> ...    manage workspaces, members and tokens (mediagen admin --help)
+  mediagen mcp --url URL          the server's MCP tools over stdio, for desktop assistants (mediagen mcp --help)
 `;
 
 async function main(argv: string[]): Promise<void> {
@@ -17,12 +18,14 @@ async function main(argv: string[]): Promise<void> {
       return (await import('./cli/serve.js')).serve(rest);
     case 'admin':
       return (await import('./cli/admin.js')).admin(rest);
+    case 'mcp':
+      return (await import('./cli/mcp.js')).mcp(rest);
     case undefined:
     case '-h':
     case '--help':
     case 'help': {
-      const [{ SERVE_HELP }, { ADMIN_HELP }] = await Promise.all([import('./cli/serve.js'), import('./cli/admin.js')]);
-      process.stdout.write(`${HELP}\n${SERVE_HELP}\n${ADMIN_HELP}`);
+      const [{ SERVE_HELP }, { ADMIN_HELP }, { MCP_HELP }] = await Promise.all([import('./cli/serve.js'), import('./cli/admin.js'), import('./cli/mcp.js')]);
+      process.stdout.write(`${HELP}\n${SERVE_HELP}\n${ADMIN_HELP}\n${MCP_HELP}`);
       return;
     }
     default:

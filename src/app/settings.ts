@@ -72,10 +72,11 @@ export function mediaLimits(config: Config): MediaLimits {
  * The HTTP settings of a config as buildApp takes them: body limit, timeouts, connection cap and
  * the private-URL rule. Tests that listen build their app from the same function.
  */
-export function httpOptionsFor(config: Config): Pick<AppDeps, 'bodyLimitBytes' | 'allowPrivateUrls' | 'limits'> {
+export function httpOptionsFor(config: Config): Pick<AppDeps, 'bodyLimitBytes' | 'allowPrivateUrls' | 'inputTimeoutMs' | 'limits'> {
   return {
     bodyLimitBytes: config.bodyLimitBytes,
     allowPrivateUrls: config.allowPrivateUrls,
+    inputTimeoutMs: config.inputTimeoutMs,
     limits: {
       requestTimeoutMs: config.requestTimeoutMs,
       headersTimeoutMs: config.headersTimeoutMs,

@@ -6,6 +6,7 @@ import type { MicroUsd } from '../domain/money.js';
 import { parseDateOnly } from '../lib/time.js';
 import { DEFAULTS, OPTIONS } from './options.js';
 import type { DeprecationOverride, ModelEngines, OptionSpec } from './options.js';
+import { isPlainObject } from '../lib/plain-object.js';
 
 export interface Config {
   readonly port: number;
@@ -153,11 +154,10 @@ function readModelEngines(raw: unknown, file: string): Record<string, string> {
 
 /** `prices`: {model path: {rate: USD}}, each USD a decimal string (or number) with at most 6 places. */
 function readPrices(raw: unknown, file: string): Record<string, Record<string, MicroUsd>> {
-  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-  if (!isObject(raw)) throw new ConfigError(`${file}: prices must be an object of model path to {rate: USD}`);
+  if (!isPlainObject(raw)) throw new ConfigError(`${file}: prices must be an object of model path to {rate: USD}`);
   return Object.fromEntries(
     Object.entries(raw).map(([model, rates]) => {
-      if (!isObject(rates)) throw new ConfigError(`${file}: prices.${model} must be an object of rate name to USD`);
+      if (!isPlainObject(rates)) throw new ConfigError(`${file}: prices.${model} must be an object of rate name to USD`);
       return [
         model,
         Object.fromEntries(

@@ -71,6 +71,9 @@ export interface EngineContext {
 /** A trained style as an engine stores and reads it: opaque JSON to everything but engines. */
 export type StyleArtifact = Readonly<Record<string, unknown>>;
 
+/** The largest style artifact a training run may report, in bytes of JSON: it is stored in the database with its style. */
+export const MAX_STYLE_ARTIFACT_BYTES = 64 * 1024;
+
 export interface Engine {
   readonly name: string;
   /** Makes the job's outputs in `ctx.outDir` and returns them, the main output first. */

@@ -25,6 +25,7 @@ import { registerAssetRoutes } from './routes/assets.js';
 import { registerGenerateRoutes } from './routes/generate.js';
 import { registerHealth } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
+import { registerMcpRoute } from './routes/mcp.js';
 import { registerMetaRoutes } from './routes/meta.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerNodeAppExecuteRoute, registerNodeAppRoutes } from './routes/node-apps.js';
@@ -65,6 +66,8 @@ export interface AppDeps {
   readonly bodyLimitBytes?: number;
   /** `--allow-private-urls`; absent, literal private and loopback URLs are refused with 400. */
   readonly allowPrivateUrls?: boolean;
+  /** The MCP tool upload_asset's URL fetch: its time limit (`input_timeout_ms`); default 30 s. */
+  readonly inputTimeoutMs?: number;
   /** Timeouts and the connection cap for the listening server; absent, DEFAULT_SERVER_LIMITS. */
   readonly limits?: ServerLimits;
   /** The process's logger, shared with the worker; absent, nothing is logged (tests). */
@@ -116,6 +119,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerNodeAppExecuteRoute(app, creation);
   registerMetaRoutes(app, deps.models, deps.publicUrl);
   registerModelRoutes(app, deps.models, deps.publicUrl);
+  registerMcpRoute(app, {
+    ...deps,
+    allowPrivateUrls: deps.allowPrivateUrls ?? false,
+    bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULTS.body_limit_bytes,
+    fetchTimeoutMs: deps.inputTimeoutMs ?? DEFAULTS.input_timeout_ms,
+  });
   if (deps.outputs) {
     registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key));
     registerAssetRoutes(app, deps.assets, deps.outputs, deps.publicUrl);

@@ -2,6 +2,7 @@ import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { Job } from '../services/job-view.js';
 import { ErrorBody } from './schemas.js';
 import { exampleOf } from './openapi-examples.js';
+import { isPlainObject } from '../lib/plain-object.js';
 
 /**
  * How the route schemas become an OpenAPI 3.1 document a client generator can use:
@@ -29,7 +30,6 @@ export const BODY_COMPONENT = 'x-body-component';
  */
 export const RESULT_URLS = 'x-result-urls';
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Collects components while route schemas are rewritten to reference them. */
 class Components {
@@ -46,7 +46,7 @@ class Components {
   /** `schema` with every nested `$id` schema replaced by a `$ref`. */
   rewrite(schema: unknown): unknown {
     if (Array.isArray(schema)) return schema.map((s) => this.rewrite(s));
-    if (!isObject(schema)) return schema;
+    if (!isPlainObject(schema)) return schema;
     if (typeof schema.$id === 'string') return this.ref(schema);
     return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === 'examples' || k === 'default' || k === 'const' || k === 'enum' ? v : this.rewrite(v)]));
   }
@@ -146,13 +146,13 @@ const WEBHOOKS = {
 /** Each request body and JSON response of an operation gets an example from its schema. */
 function addExamples(doc: Json, components: ReadonlyMap<string, Schema>): void {
   const resolve = (schema: unknown): unknown =>
-    isObject(schema) && typeof schema.$ref === 'string' ? components.get(schema.$ref.slice(REF.length)) : schema;
+    isPlainObject(schema) && typeof schema.$ref === 'string' ? components.get(schema.$ref.slice(REF.length)) : schema;
   const lookup = (ref: string) => components.get(ref.slice(REF.length));
   for (const ops of Object.values((doc.paths ?? {}) as Record<string, Record<string, Json>>)) {
     for (const op of Object.values(ops)) {
       const bodies = [(op.requestBody as Json | undefined)?.content, ...Object.values((op.responses ?? {}) as Record<string, Json>).map((r) => r.content)];
       for (const content of bodies) {
-        if (!isObject(content)) continue;
+        if (!isPlainObject(content)) continue;
         for (const media of Object.values(content) as Json[]) {
           if (media.example !== undefined || media.examples !== undefined) continue;
           const example = exampleOf(resolve(media.schema), lookup);
@@ -188,7 +188,7 @@ export function swaggerOptions(): FastifyDynamicSwaggerOptions {
     },
     transformObject: (documentObject) => {
       const doc = ('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject) as Json;
-      const schemas = (isObject(doc.components) && isObject(doc.components.schemas) ? doc.components.schemas : {}) as Json;
+      const schemas = (isPlainObject(doc.components) && isPlainObject(doc.components.schemas) ? doc.components.schemas : {}) as Json;
       for (const [name, schema] of components.schemas) schemas[name] = schema;
       (doc.components as Json).schemas = schemas;
       addExamples(doc, components.schemas);

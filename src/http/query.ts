@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { parseIsoMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import { invalid } from '../domain/errors.js';
@@ -28,6 +29,24 @@ export function rejectUnknown(query: RawQuery, known: readonly string[]): void {
 
 /** Page sizes of every list (spec section 8): 1 to 1000, default 100. */
 export const PAGE_LIMIT = { min: 1, max: 1000, default: 100 } as const;
+
+/**
+ * The `cursor` and `limit` of every paged list's query schema, to spread into it: `rows` says what
+ * the cursor's time is of ("jobs created", "assets uploaded", ...).
+ */
+export function PageQuery(rows: string) {
+  return {
+    cursor: Type.Optional(
+      Type.String({ format: 'date-time', description: `Only ${rows} before this time: the previous page's next_cursor`, examples: ['2026-11-22T12:00:00.000000Z'] }),
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: 'Page size', examples: [100] })),
+  };
+}
+
+/** A checked PageQuery as the services take it: the page size and the time before which rows are listed. */
+export function pageParams(q: { readonly cursor?: string; readonly limit?: number }): { limit: number; before: Micros | undefined } {
+  return { limit: q.limit ?? PAGE_LIMIT.default, before: toMicros(q.cursor) };
+}
 
 export function parseDateTime(query: RawQuery, name: string): Micros | undefined {
   const raw = single(query, name);

@@ -8,6 +8,17 @@ export function resolveUrl(ref: string, base: string): string {
 }
 
 /**
+ * A URL as the store keeps it, as a client reads it: a stored output's or upload's URL is kept as
+ * a path on this server (`/outputs/<key>/<name>`), so that rows written by a worker on another
+ * machine, or before the public URL changed, show at this server's public URL, path prefix
+ * included (https://host/api/outputs/...). Any other URL (an external one, a data: URI) is shown
+ * as given.
+ */
+export function storedUrlAt(stored: string, publicUrl: string): string {
+  return stored.startsWith('/') ? resolveUrl(stored.replace(/^\/+/, ''), publicUrl) : stored;
+}
+
+/**
  * An http(s) URI as RFC 3986 writes it: the scheme, `//` and an authority, then only URI
  * characters with well-formed percent-escapes. WHATWG URL parsing alone is too lenient for a
  * value that is stored and later called or shown as is: it reads `https:host`, `http:\\host\\path`

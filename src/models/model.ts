@@ -41,6 +41,11 @@ export interface ModelModule {
    * style training. The generate routes skip such a model; its own route calls the same use case.
    */
   readonly route?: string;
+  /**
+   * Its run makes a style: the run must report exactly one `role: 'style'` file, and the job's
+   * completion creates the style from it. A run of any other model that reports one fails.
+   */
+  readonly makesStyle?: true;
   readonly summary: string;
   readonly kind: OutputKind;
   /** The OpenAPI tag of its endpoint; default `<kind> generation` (enhancers say `image enhance`). */

@@ -1,6 +1,7 @@
 import { literalHostRefusal } from '../lib/address-policy.js';
 import { MEDIA_URL_PATTERN } from './schema-kit.js';
 import { invalid } from '../domain/errors.js';
+import { isPlainObject } from '../lib/plain-object.js';
 
 /**
  * Refusing at the door what the address guard would refuse later (without --allow-private-urls):
@@ -24,7 +25,6 @@ type Schema = {
 };
 
 const isUrlField = (schema: Schema) => schema.type === 'string' && schema.pattern === MEDIA_URL_PATTERN;
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Calls `visit` with each URL field of `value` (shaped by `schema`) and its name, `refs[0].url`. */
 function walk(schema: Schema, value: unknown, name: string, visit: (name: string, url: string) => void): void {

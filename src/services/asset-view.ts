@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { formatMicros } from '../lib/time.js';
 import type { AssetRecord } from '../store/asset-store.js';
 import { assetUrl } from './asset-urls.js';
+import { Cursor } from './list-views.js';
 
 /**
  * An asset as the API shows it, declared once: the routes' response schemas (OpenAPI components
@@ -51,10 +52,7 @@ export type AssetView = Static<typeof Asset>;
 export const AssetPage = Type.Object(
   {
     items: Type.Array(Asset, { description: 'Assets, newest first' }),
-    next_cursor: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-      description: 'Pass as `cursor` for the next page; null on the last page.',
-      examples: ['2026-11-25T09:30:00.000000Z'],
-    }),
+    next_cursor: Cursor('upload time'),
   },
   { $id: 'AssetPage', description: 'A page of assets (as GET /jobs pages)', examples: [{ items: [EXAMPLE], next_cursor: null }] },
 );

@@ -39,11 +39,10 @@ export interface GenerationRequest {
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * The use case "create a generation job", for every transport (HTTP today, MCP and node-app
- * steps later). Refusals are DomainErrors; the order of the checks is the API's precedence:
- * sunset, aliases, body, webhook URL, zero data retention, asset and style ids, private URLs,
- * then the key, the balance and the workspace's limits (job-admission.ts, shared with node-app
- * execution).
+ * The use case "create a generation job", for every transport (HTTP, and the MCP tool generate).
+ * Refusals are DomainErrors; the order of the checks is the API's precedence: sunset, aliases,
+ * body, webhook URL, zero data retention, asset and style ids, private URLs, then the key, the
+ * balance and the workspace's limits (job-admission.ts, shared with node-app execution).
  */
 export class GenerationService {
   readonly #store: Store;

@@ -7,6 +7,7 @@ import { msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import { newOutputKey } from '../outputs/output-store.js';
 import type { EngineStage, StyleArtifact } from '../engines/engine.js';
+import type { Catalog } from '../models/catalog.js';
 import type { JobPatch, JobRecord, Store } from '../store/store.js';
 import { lockExisting, promote } from './admission.js';
 import type { BillingService } from './billing.js';
@@ -52,10 +53,12 @@ export class JobRuns {
   readonly #clock: Clock;
   readonly #billing: BillingService;
   readonly #webhooks: WebhookService;
+  readonly #catalog: Pick<Catalog, 'get'>;
   readonly policy: RunPolicy;
 
-  constructor(store: Store, clock: Clock, policy: RunPolicy, billing: BillingService, webhooks: WebhookService) {
+  constructor(store: Store, clock: Clock, policy: RunPolicy, billing: BillingService, webhooks: WebhookService, catalog: Pick<Catalog, 'get'>) {
     this.#store = store;
+    this.#catalog = catalog;
     this.#clock = clock;
     this.policy = policy;
     this.#billing = billing;
@@ -64,6 +67,14 @@ export class JobRuns {
 
   #now(): Micros {
     return msToMicros(this.#clock.nowMs());
+  }
+
+  /**
+   * Whether a run of this job type must report a style artifact (its model's `makesStyle`). Any
+   * other run must not: a style comes only from the model that trains one (a node-app job's never).
+   */
+  makesStyle(type: string): boolean {
+    return this.#catalog.get(type)?.makesStyle === true;
   }
 
   /** The job's deadline: its first claim plus its model's timeout. */

@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { formatMicros } from '../lib/time.js';
-import { resolveUrl } from '../lib/urls.js';
+import { storedUrlAt } from '../lib/urls.js';
 import { StringEnum } from '../models/schema-kit.js';
 import { JOB_STATUSES } from '../domain/states.js';
 import type { JobSummary } from '../store/store.js';
+import { Cursor } from './list-views.js';
 
 /**
  * A job as the API shows it (spec 2.1), declared once: the routes' response schema, the webhook
@@ -106,10 +107,7 @@ export type JobView = Static<typeof Job>;
 export const JobPage = Type.Object(
   {
     items: Type.Array(Job, { description: 'Jobs, newest first' }),
-    next_cursor: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-      description: 'Pass as `cursor` for the next page; null on the last page.',
-      examples: ['2026-11-22T12:00:00.000000Z'],
-    }),
+    next_cursor: Cursor('job creation time'),
   },
   { $id: 'JobPage', description: 'A page of jobs (spec 2.4)', examples: [{ items: [JOB_EXAMPLE], next_cursor: null }] },
 );
@@ -161,18 +159,23 @@ export function toCreatedJobView(job: JobSummary): CreatedJobView {
 }
 
 /**
- * The store keeps output URL paths (`/outputs/<key>/<name>`), not absolute URLs, so a job written
- * by a worker on another machine, or before the public URL changed, is shown at this server's
- * public URL. They resolve under it, path prefix included (https://host/api/outputs/...). The API
- * and the webhook payload both show jobs this way.
+ * A job as clients read it: the store keeps output URL paths (`/outputs/<key>/<name>`), shown at
+ * this server's public URL (storedUrlAt). The API and the webhook payload both show jobs this way.
  */
 export function presentJob(view: JobView, publicUrl: string): JobView {
   const urls = view.result?.urls;
   if (urls === undefined) return view;
-  const resolve = (u: string) => resolveUrl(u.replace(/^\/+/, ''), publicUrl);
+  return { ...view, result: { ...view.result, urls: resolveUrls(urls, (u) => storedUrlAt(u, publicUrl)) } };
+}
+
+type ResultUrls = Static<typeof UrlList>;
+
+const isUrlArray = (urls: ResultUrls): urls is string[] => Array.isArray(urls) && urls.every((u) => typeof u === 'string');
+
+/** Each URL of a result's `urls` resolved, in the same shape (spec 2.2's three). */
+function resolveUrls(urls: ResultUrls, resolve: (url: string) => string): ResultUrls {
+  if (isUrlArray(urls)) return urls.map(resolve);
+  if (Array.isArray(urls)) return urls.map((u) => ({ ...u, url: resolve(u.url) }));
   // A node app's outputs are named: {name: url}.
-  const resolved = Array.isArray(urls)
-    ? urls.map((u) => (typeof u === 'string' ? resolve(u) : { ...u, url: resolve(u.url) }))
-    : Object.fromEntries(Object.entries(urls).map(([name, u]) => [name, resolve(u)]));
-  return { ...view, result: { ...view.result, urls: resolved as string[] } };
+  return Object.fromEntries(Object.entries(urls).map(([name, u]) => [name, resolve(u)]));
 }

@@ -19,7 +19,8 @@ export function pageOf<R>(rows: readonly R[], limit: number, at: (row: R) => Mic
   return { page, next_cursor: rows.length > limit ? formatMicros(at(page[page.length - 1]!)) : null };
 }
 
-const Cursor = (what: string) =>
+/** A page's `next_cursor`: the last item's time (`what`), or null on the last page. */
+export const Cursor = (what: string) =>
   Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
     description: `Pass as \`cursor\` for the next page (${what}); null on the last page.`,
     examples: ['2026-11-22T12:00:00.000000Z'],

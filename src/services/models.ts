@@ -11,8 +11,8 @@ import type { PriceTable } from '../models/prices.js';
 import { Nullable, StringEnum } from '../models/schema-kit.js';
 
 /**
- * The catalog as data (GET /models, GET /models/{id}, GET /deprecations; the MCP model listing
- * later): each view declared once as a TypeBox schema, the routes' response schema (an OpenAPI
+ * The catalog as data (GET /models, GET /models/{id}, GET /deprecations; the MCP tools
+ * list_models and get_model_schema): each view declared once as a TypeBox schema, the routes' response schema (an OpenAPI
  * component by `$id`) and, by `Static`, this service's return type.
  */
 

@@ -69,7 +69,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks),
     generation: new GenerationService(store, clock, catalog, billing),
     models: new ModelService(catalog, opts.prices, clock),
-    runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks),
+    runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog),
     billing,
     nodeApps: new NodeAppService(store, clock, catalog),
     nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing),

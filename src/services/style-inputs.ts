@@ -2,10 +2,13 @@ import { invalid } from '../domain/errors.js';
 import { isUuid } from '../lib/ids.js';
 import type { StyleRecord, StyleStore } from '../store/style-store.js';
 import type { AuthContext } from './identity.js';
+import { isPlainObject } from '../lib/plain-object.js';
 
 /**
- * Who sees a style (spec 5.5, docs/styles.md): the member whose token trained it, the workspace's
- * other tokens once it is shared with the workspace, and everyone once it is public.
+ * Who sees a style (spec 5.5, docs/styles.md), the one rule: the member whose token trained it, the
+ * workspace's other tokens once it is shared with the workspace, and every token of every workspace
+ * once it is public (the original API's meaning). Lists show the workspace's styles this admits
+ * (SqlStyleStore.listStyles); another workspace's public style is read and used by id only.
  */
 export function canSee(style: StyleRecord, auth: AuthContext): boolean {
   return style.public || (style.workspaceId === auth.workspace.id && (style.sharedWithWorkspace || style.trainedBy === auth.memberEmail));
@@ -21,8 +24,6 @@ export async function visibleStyle(styles: Pick<StyleStore, 'getStyle'>, auth: A
   const style = isUuid(id) ? await styles.getStyle(id.toLowerCase()) : undefined;
   return style && canSee(style, auth) ? style : undefined;
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * A generation request's `styles: [{id, strength}]` (model-a-2, and any body with such a field):

@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { formatMicros } from '../lib/time.js';
-import { resolveUrl } from '../lib/urls.js';
+import { storedUrlAt } from '../lib/urls.js';
 import { MAX_TRAINING_IMAGES } from '../models/style/lora-training.js';
 import { Nullable, Uri, closed } from '../models/schema-kit.js';
 import type { StyleRecord } from '../store/style-store.js';
+import { Cursor } from './list-views.js';
 
 /**
  * Styles as the API shows them, declared once: the routes' schemas (OpenAPI components by `$id`)
@@ -53,10 +54,7 @@ export type StyleView = Static<typeof Style>;
 export const StylePage = Type.Object(
   {
     items: Type.Array(Style, { description: 'Styles, newest first' }),
-    next_cursor: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-      description: 'Pass as `cursor` for the next page; null on the last page.',
-      examples: ['2026-11-25T09:30:00.000000Z'],
-    }),
+    next_cursor: Cursor('style creation time'),
   },
   { $id: 'StylePage', description: 'A page of styles (as GET /jobs pages)', examples: [{ items: [EXAMPLE], next_cursor: null }] },
 );
@@ -114,16 +112,13 @@ export const UnsharedStyle = Type.Object(
 );
 export type UnsharedStyleView = Static<typeof UnsharedStyle>;
 
-/** A stored output's URL is kept relative to the server (`/outputs/...`); others as given. */
-const resolve = (url: string, publicUrl: string) => (url.startsWith('/') ? resolveUrl(url.replace(/^\/+/, ''), publicUrl) : url);
-
 export function toStyleView(style: StyleRecord, ownerName: string, publicUrl: string): StyleView {
   return {
     id: style.id,
     title: style.title,
-    urls: style.urls.map((u) => resolve(u, publicUrl)),
+    urls: style.urls.map((u) => storedUrlAt(u, publicUrl)),
     public: style.public,
-    cover_url: style.coverUrl === null ? null : resolve(style.coverUrl, publicUrl),
+    cover_url: style.coverUrl === null ? null : storedUrlAt(style.coverUrl, publicUrl),
     prompt: style.triggerWord ?? '',
     models: [style.model],
     owner: { id: style.apiUserId, name: ownerName, avatar_url: null },

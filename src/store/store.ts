@@ -127,8 +127,8 @@ export interface NewJob {
   readonly request: Readonly<Record<string, unknown>>;
   readonly webhookUrl: string | null;
   readonly zeroDataRetention: boolean;
-  /** The member whose token created it (AuthContext.memberEmail). */
-  readonly createdBy?: string | null;
+  /** The member whose token created it (AuthContext.memberEmail): every job is some member's. */
+  readonly createdBy: string;
 }
 
 export interface JobQuery {

@@ -6,7 +6,7 @@ export type StoredArtifact = Readonly<Record<string, unknown>>;
 /**
  * A style (LoRA) a training job made. It belongs to the workspace's API user and to the member
  * whose token trained it; `sharedWithWorkspace` lets the workspace's other tokens see it, `public`
- * every workspace (docs/styles.md). The artifact is stored apart from the record: lists never read it.
+ * every token of every workspace (docs/styles.md). The artifact is stored apart from the record: lists never read it.
  */
 export interface StyleRecord {
   readonly id: string;
@@ -62,7 +62,10 @@ export type StyleFilter = 'all' | 'user' | 'shared';
 export interface StyleQuery {
   readonly workspaceId: string;
   readonly memberEmail: string;
-  /** user: trained by this member; shared: shared with the workspace by another member; all: both. */
+  /**
+   * user: trained by this member; shared: another member's, shared with the workspace or public;
+   * all: both (every style of the workspace the member sees).
+   */
   readonly filter: StyleFilter;
   /** Only these ids (others simply match nothing). */
   readonly ids?: readonly string[];

@@ -10,7 +10,7 @@ import type { InfraFault } from '../lib/infra-fault.js';
 import { timeoutError } from '../services/job-runs.js';
 import type { ClaimedJob, JobError, JobRuns } from '../services/job-runs.js';
 import { clientJobError, errorDetail } from './job-errors.js';
-import { readStyleArtifact } from './style-artifact.js';
+import { styleOf } from './style-artifact.js';
 import type { JobStatus } from '../domain/states.js';
 import type { OutputScratch, OutputStore } from '../outputs/output-store.js';
 
@@ -59,6 +59,8 @@ export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSign
   let status: JobStatus = 'scheduled';
   let preview: string | undefined;
   let scratch: OutputScratch | undefined;
+  // Once the completion has committed, nothing the run does may remove the job's outputs.
+  let completed = false;
   try {
     const left = runs.deadline(job) / 1000 - clock.nowMs();
     if (left <= 0) throw new RunStopped('timeout');
@@ -88,9 +90,7 @@ export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSign
     const reported = await deps.engine.run({ id: job.id, model: job.type, request: job.request }, ctx);
     run.signal.throwIfAborted();
     // A training run's style artifact is stored with the style its completion creates, never served.
-    const styleFiles = reported.filter((f) => f.role === 'style');
-    if (styleFiles.length > 1) throw new EngineError('engine_failed', 'the training run produced no usable style', { detail: 'more than one style file' });
-    const style = styleFiles[0] && (await readStyleArtifact(join(outDir, styleFiles[0].name)));
+    const style = await styleOf(reported, outDir, runs.makesStyle(job.type));
     const files = reported.filter((f) => f.role !== 'style');
     for (const f of files) {
       // A final file named like the preview and not written again is stored already.
@@ -104,10 +104,18 @@ export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSign
     const measured = files[0]?.durationUs;
     const usage = measured !== undefined && Number.isSafeInteger(measured) && measured >= 0 ? { outputUs: measured } : undefined;
     if (!(await runs.complete(job, status, { urls }, usage, style))) throw new RunStopped('lost');
-    if (preview && !files.some((f) => f.name === preview)) await outputs.removeFile(job.outputKey, preview);
+    completed = true;
     log.info({ jobId: job.id, model: job.type, attempt: job.attempts }, 'job completed');
+    if (preview && !files.some((f) => f.name === preview)) await outputs.removeFile(job.outputKey, preview);
   } catch (err) {
-    await settle(job, deps, run.signal.aborted ? run.signal.reason : err);
+    if (completed) {
+      // The job is completed and charged, and its key is a style's or a finished job's: however the
+      // run was stopped or failed after that, removing outputs now would take away served files
+      // (a deleted training job's style cover among them). A preview it could not remove stays.
+      log.warn({ jobId: job.id, err: errorDetail(err) }, 'could not tidy up after a completed job');
+    } else {
+      await settle(job, deps, run.signal.aborted ? run.signal.reason : err);
+    }
   } finally {
     // Stored files are not in the scratch: what is left there is the engine's working files.
     await scratch?.dispose().catch((err: unknown) => log.warn({ jobId: job.id, err: errorDetail(err) }, "could not remove a run's scratch directory"));

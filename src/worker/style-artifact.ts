@@ -1,11 +1,26 @@
 import { open } from 'node:fs/promises';
-import type { StyleArtifact } from '../engines/engine.js';
-import { EngineError } from '../engines/engine.js';
-
-/** The largest style artifact a run may report: it is stored in the database with the style. */
-export const MAX_STYLE_ARTIFACT_BYTES = 64 * 1024;
+import { join } from 'node:path';
+import type { OutputFile, StyleArtifact } from '../engines/engine.js';
+import { EngineError, MAX_STYLE_ARTIFACT_BYTES } from '../engines/engine.js';
+import { isPlainObject } from '../lib/plain-object.js';
 
 const refused = (why: string) => new EngineError('engine_failed', 'the training run produced no usable style', { detail: why });
+
+/**
+ * The style a run made, from the files it reported: exactly one `role: 'style'` file when its
+ * model makes styles (`makesStyle`), none otherwise. Either way wrong fails the job as the
+ * engine's fault (engine_failed), before any file is published or anything charged.
+ */
+export async function styleOf(reported: readonly OutputFile[], outDir: string, makesStyle: boolean): Promise<StyleArtifact | undefined> {
+  const files = reported.filter((f) => f.role === 'style');
+  if (!makesStyle) {
+    if (files.length > 0) throw new EngineError('engine_failed', 'the run reported a style file for a model that trains none', { detail: 'a style file from a model without makesStyle' });
+    return undefined;
+  }
+  if (files.length === 0) throw refused('no style file');
+  if (files.length > 1) throw refused('more than one style file');
+  return readStyleArtifact(join(outDir, files[0]!.name));
+}
 
 /**
  * A training run's style file (`role: 'style'`), read from its scratch directory: a JSON object of
@@ -30,6 +45,6 @@ export async function readStyleArtifact(path: string): Promise<StyleArtifact> {
   } catch (err) {
     throw refused(`the style file is not JSON: ${(err as Error).message}`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw refused('the style file is not a JSON object');
-  return parsed as StyleArtifact;
+  if (!isPlainObject(parsed)) throw refused('the style file is not a JSON object');
+  return parsed;
 }

@@ -36,7 +36,8 @@ interface Trained {
 
 async function train(images: readonly Buffer[], extra: Record<string, unknown> = {}): Promise<Trained> {
   const ctx = fakeContext(await dirs.make());
-  const request = { name: 'test style', urls: images.map((b) => dataUri(b)), ...extra };
+  // As validation hands it over: max_train_steps has its default.
+  const request = { name: 'test style', urls: images.map((b) => dataUri(b)), max_train_steps: 1000, ...extra };
   const outputs = await engine.run({ id: 'train-1', model: TRAIN, request }, ctx);
   const json = await readFile(join(ctx.outDir, 'style.json'));
   const cover = await readFile(join(ctx.outDir, 'cover.png'));

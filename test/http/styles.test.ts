@@ -92,18 +92,27 @@ describe.each(backends)('style visibility and management on $name', (backend) =>
     expect(errorOf(await send(t, 'DELETE', `/styles/${id}/share/workspace`, t.token), 404)).toBe(`style '${id}' is not shared with this workspace`);
   });
 
-  it('once public, is read and used by any workspace by its id, but listed only in its own', async () => {
+  it('once public and not shared, is read, listed and used by another member of its workspace, and read and used by id by another workspace', async () => {
     expect((await send(t, 'PATCH', `/styles/${id}`, t.token, { public: true })).json<StyleJson>().public).toBe(true);
+    expect(await t.store.styles.getStyle(id)).toMatchObject({ public: true, sharedWithWorkspace: false });
+    // Another member of the same workspace: sees it, lists it (under shared, not user), uses it.
+    expect((await get(t, `/styles/${id}`, ada)).json<StyleJson>()).toMatchObject({ id, public: true });
+    expect(await listIds(ada)).toContain(id);
+    expect(await listIds(ada, '&filter=shared')).toContain(id);
+    expect(await listIds(ada, '&filter=user')).not.toContain(id);
+    expect((await useStyle(t, id, ada)).statusCode).toBe(200);
+    errorOf(await send(t, 'PATCH', `/styles/${id}`, ada, { public: false }), 403);
+    // Another workspace: reads and uses it by id, never lists it.
     const seen = (await get(t, `/styles/${id}`, other)).json<StyleJson>();
     expect(seen).toMatchObject({ id, public: true, owner: { name: 'default' } });
     expect((await useStyle(t, id, other)).statusCode).toBe(200);
-    expect((await useStyle(t, id, ada)).statusCode).toBe(200);
     expect(await listIds(other)).not.toContain(id);
-    expect(await listIds(ada)).not.toContain(id);
     errorOf(await send(t, 'PATCH', `/styles/${id}`, other, { public: false }), 403);
     errorOf(await send(t, 'POST', `/styles/${id}/share/workspace`, other), 403);
     expect((await send(t, 'PATCH', `/styles/${id}`, t.token, { public: false })).json<StyleJson>().public).toBe(false);
     errorOf(await get(t, `/styles/${id}`, other), 404);
+    errorOf(await get(t, `/styles/${id}`, ada), 404);
+    expect(await listIds(ada)).not.toContain(id);
   });
 
   it('PATCH changes title, urls and cover_url, and refuses a body with nothing to change', async () => {

@@ -103,7 +103,7 @@ describe('GET /usage', () => {
     ['?end=2026-13-01T00:00:00Z', "query parameter 'end' must be an ISO 8601 date-time"],
     ['?cursor=x', "query parameter 'cursor' must be an ISO 8601 date-time"],
     ['?start=2026-11-02T00:00:00Z&end=2026-11-01T00:00:00Z', "query parameter 'start' must not be later than 'end'"],
-    ['?page=2', "unknown query parameter 'page'; allowed: start, end, limit, cursor"],
+    ['?page=2', "unknown query parameter 'page'; allowed: start, end, cursor, limit"],
     ['?limit=1&limit=2', "query parameter 'limit' must be given at most once"],
   ])('refuses %s with 400 naming the parameter', async (query, message) => {
     t = await createTestApp();

@@ -39,7 +39,7 @@ describe.each(backends)('asset store contract: $name', (backend) => {
 
   const job = (at: number, owner = ws, status: JobStatus = 'queued') =>
     store.jobs.insertJob(
-      { id: newId(), workspaceId: owner.id, apiUserId: owner.apiUserId, type: 'image/vendor-b/model-b-1', status, request: { prompt: 'p' }, webhookUrl: null, zeroDataRetention: false },
+      { id: newId(), workspaceId: owner.id, apiUserId: owner.apiUserId, type: 'image/vendor-b/model-b-1', status, request: { prompt: 'p' }, webhookUrl: null, zeroDataRetention: false, createdBy: 'owner@localhost' },
       at,
     );
 

@@ -19,7 +19,7 @@ describe.each(backends)('queue store contract: $name', (backend) => {
 
   const insert = (status: JobStatus = 'queued', at = T0) =>
     store.jobs.insertJob(
-      { id: newId(), workspaceId: ws.id, apiUserId: ws.apiUserId, type: 'image/vendor-b/model-b-1', status, request: { prompt: 'p' }, webhookUrl: null, zeroDataRetention: false },
+      { id: newId(), workspaceId: ws.id, apiUserId: ws.apiUserId, type: 'image/vendor-b/model-b-1', status, request: { prompt: 'p' }, webhookUrl: null, zeroDataRetention: false, createdBy: 'owner@localhost' },
       at,
     );
   const claim = (s: Store = store, now = T0 + SEC) =>
@@ -100,7 +100,7 @@ describe.each(backends)('queue store contract: $name', (backend) => {
 
   it('erases the request of a zero-data-retention job when it ends, and only then', async () => {
     const j = await store.jobs.insertJob(
-      { id: newId(), workspaceId: ws.id, apiUserId: ws.apiUserId, type: 'image/vendor-b/model-b-1', status: 'queued', request: { prompt: 'p' }, webhookUrl: null, zeroDataRetention: true },
+      { id: newId(), workspaceId: ws.id, apiUserId: ws.apiUserId, type: 'image/vendor-b/model-b-1', status: 'queued', request: { prompt: 'p' }, webhookUrl: null, zeroDataRetention: true, createdBy: 'owner@localhost' },
       T0,
     );
     const c = (await claim())!;

@@ -74,7 +74,7 @@ describe('sqlite store shared by several processes', () => {
         file,
         join(dir, 'go'),
         `for (let i = 0; i < 100; i++) {
-           await s.jobs.insertJob({ id: randomUUID(), workspaceId: ${JSON.stringify(ws.id)}, apiUserId: 'u1', type: 'video/vendor-f/model-f', status: 'queued', request: {}, webhookUrl: null, zeroDataRetention: false }, ${T0});
+           await s.jobs.insertJob({ id: randomUUID(), workspaceId: ${JSON.stringify(ws.id)}, apiUserId: 'u1', type: 'video/vendor-f/model-f', status: 'queued', request: {}, webhookUrl: null, zeroDataRetention: false, createdBy: 'owner@localhost' }, ${T0});
          }`,
       );
       const all = await store.jobs.listJobs({ apiUserId: 'u1', limit: 1000 });
@@ -124,7 +124,7 @@ describe('sqlite store shared by several processes', () => {
       const id = randomUUID();
       const queuedAt = performance.now();
       await store.transaction(async (tx) => {
-        await tx.jobs.insertJob({ id, workspaceId: ws.id, apiUserId: 'u1', type: 'video/vendor-f/model-f', status: 'queued', request: {}, webhookUrl: null, zeroDataRetention: false }, T0);
+        await tx.jobs.insertJob({ id, workspaceId: ws.id, apiUserId: 'u1', type: 'video/vendor-f/model-f', status: 'queued', request: {}, webhookUrl: null, zeroDataRetention: false, createdBy: 'owner@localhost' }, T0);
         await tx.queue.notify({ kind: 'queued' });
       });
       const claimed = await waitFor('claimed');

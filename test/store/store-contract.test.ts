@@ -52,6 +52,7 @@ describe.each(backends)('store contract: $name', (backend) => {
     request: { prompt: 'p', width: 1024 },
     webhookUrl: null,
     zeroDataRetention: false,
+    createdBy: 'owner@localhost',
   });
 
   it('creates a workspace with its owner and API user, and refuses a taken name', async () => {

@@ -1,5 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
+import type { AuthContext } from '../../src/services/identity.js';
+import { canSee } from '../../src/services/style-inputs.js';
 import type { NewStyle } from '../../src/store/style-store.js';
 import type { Store } from '../../src/store/store.js';
 import { backends } from '../helpers/backends.js';
@@ -106,11 +108,37 @@ describe.each(backends)('style store contract: $name', (backend) => {
     expect(await list('carol@ws.test')).toEqual([bobsShared.id, adasShared.id]);
     await store.styles.updateStyle(nobodys.id, { sharedWithWorkspace: true }, T0 + 6 * SEC);
     expect(await list('carol@ws.test', { filter: 'shared' })).toEqual([nobodys.id, bobsShared.id, adasShared.id]);
-    // Public changes nothing in the workspace's lists, and another workspace lists nothing of it.
+    // Public lists it in its own workspace as shared does; another workspace lists nothing of it.
     await store.styles.updateStyle(bobs.id, { public: true }, T0 + 7 * SEC);
-    expect(await list(ADA)).toEqual([nobodys.id, bobsShared.id, adasShared.id, adas.id]);
+    expect(await list(ADA)).toEqual([nobodys.id, bobsShared.id, bobs.id, adasShared.id, adas.id]);
+    expect(await list(ADA, { filter: 'shared' })).toEqual([nobodys.id, bobsShared.id, bobs.id]);
+    expect(await list(BOB, { filter: 'shared' })).toEqual([nobodys.id, adasShared.id]);
     const other = await otherWorkspace();
     expect(await store.styles.listStyles({ workspaceId: other.id, memberEmail: ADA, filter: 'all', limit: 100 })).toEqual([]);
+  });
+
+  it("lists exactly the workspace's styles canSee lets the member see, whatever their sharing and publicity", async () => {
+    const other = await otherWorkspace();
+    const made = [];
+    let at = T0;
+    for (const trainedBy of [ADA, BOB, null]) {
+      for (const sharedWithWorkspace of [false, true]) {
+        for (const isPublic of [false, true]) {
+          for (const where of [ws, other]) {
+            const s = await store.styles.insertStyle(style({ trainedBy, workspaceId: where.id, apiUserId: where.apiUserId }), (at += SEC));
+            made.push((await store.styles.updateStyle(s.id, { sharedWithWorkspace, public: isPublic }, at))!);
+          }
+        }
+      }
+    }
+    for (const member of [ADA, BOB, 'carol@ws.test']) {
+      const auth = { workspace: { id: ws.id }, memberEmail: member } as AuthContext;
+      const seen = made.filter((s) => s.workspaceId === ws.id && canSee(s, auth)).map((s) => s.id).reverse();
+      expect(await list(member)).toEqual(seen);
+      const [user, shared] = [await list(member, { filter: 'user' }), await list(member, { filter: 'shared' })];
+      expect([...user, ...shared].sort()).toEqual([...seen].sort());
+      expect(user.filter((id) => shared.includes(id))).toEqual([]);
+    }
   });
 
   it('filters by ids and base model, and pages by time', async () => {

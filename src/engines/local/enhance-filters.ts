@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { lumaOf, toByte } from './pixels.js';
 import type { RawImage } from './pixels.js';
 import type { Prng } from './seed.js';
 
@@ -20,8 +21,6 @@ async function inBands(height: number, signal: AbortSignal, band: (y0: number, y
   signal.throwIfAborted();
 }
 
-const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : Math.round(v));
-
 /** JPEG codes 8 x 8 blocks; its artifacts are steps on that grid. */
 export const BLOCK = 8;
 
@@ -37,10 +36,10 @@ function smoothEdge(d: Buffer, i: number, step: number, amount: number, alpha: n
   const q1 = d[i + step]!;
   if (Math.abs(p0 - q0) >= alpha || Math.abs(p1 - p0) >= beta || Math.abs(q1 - q0) >= beta) return;
   const delta = (((q0 - p0) * 4 + (p1 - q1)) / 8) * amount;
-  d[i - step] = clamp(p0 + delta);
-  d[i] = clamp(q0 - delta);
-  d[i - 2 * step] = clamp(p1 + delta / 2);
-  d[i + step] = clamp(q1 - delta / 2);
+  d[i - step] = toByte(p0 + delta);
+  d[i] = toByte(q0 - delta);
+  d[i - 2 * step] = toByte(p1 + delta / 2);
+  d[i + step] = toByte(q1 - delta / 2);
 }
 
 /**
@@ -83,11 +82,11 @@ export async function addGrain(img: RawImage, sigma: number, prng: Prng, signal:
   await inBands(height, signal, (y0, y1) => {
     for (let i = y0 * row; i < y1 * row; i += 3) {
       const noise = prng.next() + prng.next() + prng.next() - 1.5;
-      const luma = (0.299 * data[i]! + 0.587 * data[i + 1]! + 0.114 * data[i + 2]!) / 255;
+      const luma = lumaOf(data[i]!, data[i + 1]!, data[i + 2]!) / 255;
       const n = noise * 2 * sigma * 4 * luma * (1 - luma);
-      data[i] = clamp(data[i]! + n);
-      data[i + 1] = clamp(data[i + 1]! + n);
-      data[i + 2] = clamp(data[i + 2]! + n);
+      data[i] = toByte(data[i]! + n);
+      data[i + 1] = toByte(data[i + 1]! + n);
+      data[i + 2] = toByte(data[i + 2]! + n);
     }
   });
 }

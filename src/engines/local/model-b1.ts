@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import type { OutputFile } from '../engine.js';
 import { OUTPUT_PNG } from './model-a2.js';
+import { LUMA_WEIGHTS } from './pixels.js';
 import type { ModelRenderer } from './render-types.js';
 import { writeImagePreview } from './preview.js';
 import { num, objects, str } from './request-fields.js';
@@ -16,7 +17,7 @@ import { Prng, sceneKey, unitHash } from './seed.js';
 
 export const OUTPUT_JPEG: OutputFile = Object.freeze({ name: 'output.jpg', contentType: 'image/jpeg' });
 
-const LUMA: [number, number, number] = [0.299, 0.587, 0.114];
+const LUMA: [number, number, number] = [...LUMA_WEIGHTS];
 
 const MAX_DETAILS = 4000;
 

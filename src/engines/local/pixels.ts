@@ -1,5 +1,20 @@
 import type { Rgb } from './scene-svg.js';
 
+/** Rec. 601 luma weights (R, G, B): the one luminance of the local engine. */
+export const LUMA_WEIGHTS: readonly [number, number, number] = Object.freeze([0.299, 0.587, 0.114]) as readonly [number, number, number];
+
+export function lumaOf(r: number, g: number, b: number): number {
+  return LUMA_WEIGHTS[0] * r + LUMA_WEIGHTS[1] * g + LUMA_WEIGHTS[2] * b;
+}
+
+/** A channel value held to 0..255 (not rounded). */
+export function clamp255(v: number): number {
+  return v < 0 ? 0 : v > 255 ? 255 : v;
+}
+
+/** A channel value as a byte: held to 0..255 and rounded. */
+export const toByte = (v: number): number => Math.round(clamp255(v));
+
 /** An 8-bit RGB image in memory, three bytes a pixel, no padding; what sharp's `raw()` gives. */
 export interface RawImage {
   readonly data: Buffer;

@@ -1,3 +1,5 @@
+import { isPlainObject } from '../../lib/plain-object.js';
+
 /**
  * Typed reads of a validated request. Validation has already applied defaults and refused bad
  * values; these fall back anyway, so a request stored by an older schema still renders.
@@ -28,7 +30,7 @@ export function bool(req: Request, key: string, fallback: boolean): boolean {
 export function objects(req: Request, key: string): Request[] {
   const v = req[key];
   if (!Array.isArray(v)) return [];
-  return v.filter((item): item is Request => item !== null && typeof item === 'object' && !Array.isArray(item));
+  return v.filter(isPlainObject);
 }
 
 /** The string items of an array field; anything else in it is skipped. */

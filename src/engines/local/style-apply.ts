@@ -1,9 +1,10 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { addGrain } from './enhance-filters.js';
+import { clamp255, lumaOf, toByte } from './pixels.js';
 import type { RawImage } from './pixels.js';
 import type { Prng } from './seed.js';
 import type { AppliedStyle, Style } from './style-artifact.js';
-import { ANALYSIS_EDGE, boxBlur, cdfMid, chromaOf, clamp255, curveAt, downsample, lumaOf, textureOf } from './style-stats.js';
+import { ANALYSIS_EDGE, boxBlur, cdfMid, chromaOf, curveAt, downsample, textureOf } from './style-stats.js';
 
 /**
  * Moving a picture toward (or away from) trained styles. Each style, in request order, acts in
@@ -66,7 +67,7 @@ async function applyOne(img: RawImage, style: Style, t: number, prng: Prng, sign
 
 function toBytes(px: Float32Array): Buffer {
   const out = Buffer.allocUnsafe(px.length);
-  for (let i = 0; i < px.length; i++) out[i] = Math.round(clamp255(px[i]!));
+  for (let i = 0; i < px.length; i++) out[i] = toByte(px[i]!);
   return out;
 }
 
@@ -150,7 +151,7 @@ function detailToward(img: RawImage, own: number, target: number, t: number, fac
   const out = Buffer.allocUnsafe(data.length);
   for (let p = 0; p < y.length; p++) {
     const d = (gain - 1) * (y[p]! - blurred[p]!);
-    for (let c = 0; c < 3; c++) out[p * 3 + c] = Math.round(clamp255(data[p * 3 + c]! + d));
+    for (let c = 0; c < 3; c++) out[p * 3 + c] = toByte(data[p * 3 + c]! + d);
   }
   return { data: out, width, height };
 }

@@ -1,4 +1,4 @@
-import { EngineError } from '../engine.js';
+import { EngineError, MAX_STYLE_ARTIFACT_BYTES } from '../engine.js';
 import type { EngineContext, StyleArtifact } from '../engine.js';
 import type { Request } from './request-fields.js';
 import { num, objects, str } from './request-fields.js';
@@ -12,9 +12,6 @@ import type { Texture } from './style-stats.js';
  */
 
 export const STYLE_FORMAT = 'mediagen-style/1';
-
-/** The contract with the style store: an artifact is at most this many bytes of JSON. */
-export const MAX_ARTIFACT_BYTES = 64 * 1024;
 
 const MAX_PALETTE = 16;
 
@@ -75,7 +72,7 @@ export function toArtifact(style: Style, facts: TrainingFacts): StyleArtifact {
     influence: { ...style.influence },
     training: { max_train_steps: facts.steps, kmeans_iterations: facts.iterations },
   };
-  if (Buffer.byteLength(JSON.stringify(artifact)) > MAX_ARTIFACT_BYTES) throw new Error('style artifact over 64 KiB');
+  if (Buffer.byteLength(JSON.stringify(artifact)) > MAX_STYLE_ARTIFACT_BYTES) throw new Error('style artifact over 64 KiB');
   return artifact;
 }
 

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
+import { lumaOf } from './pixels.js';
 import type { RawImage } from './pixels.js';
 import type { PaletteColour } from './style-palette.js';
-import { lumaOf } from './style-stats.js';
 
 /**
  * A trained style's cover: the training images as a mosaic above a band of the style's palette,

@@ -1,5 +1,5 @@
+import { lumaOf } from './pixels.js';
 import type { RawImage } from './pixels.js';
-import { lumaOf } from './style-stats.js';
 
 /**
  * A style's dominant colours: median cut over pixels sampled from every training image (each image

@@ -1,3 +1,4 @@
+import { clamp255, lumaOf } from './pixels.js';
 import type { RawImage } from './pixels.js';
 
 /**
@@ -12,11 +13,6 @@ export const ANALYSIS_EDGE = 512;
 
 /** Luminance quantiles at 0, 1/16, ..., 1: the tone curve, 17 points. */
 export const TONE_POINTS = 17;
-
-/** Rec. 601 luma weights, the ones the rest of the local engine uses. */
-export function lumaOf(r: number, g: number, b: number): number {
-  return 0.299 * r + 0.587 * g + 0.114 * b;
-}
 
 /** 256-bin histogram of rounded luma. */
 export function lumaHistogram(img: RawImage): Float64Array {
@@ -195,8 +191,4 @@ export function downsample(img: RawImage, maxEdge: number): { image: RawImage; f
     }
   }
   return { image: { data: out, width: w, height: h }, factor };
-}
-
-export function clamp255(v: number): number {
-  return v < 0 ? 0 : v > 255 ? 255 : v;
 }

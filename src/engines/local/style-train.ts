@@ -7,7 +7,7 @@ import { loadImageInside } from './image-inputs.js';
 import type { RawImage } from './pixels.js';
 import { writeImagePreview } from './preview.js';
 import type { ModelRenderer } from './render-types.js';
-import { num, optStr, str, strings } from './request-fields.js';
+import { optStr, str, strings } from './request-fields.js';
 import { INFLUENCE_BY_TYPE, toArtifact } from './style-artifact.js';
 import type { Style } from './style-artifact.js';
 import { composeCover } from './style-cover.js';
@@ -25,7 +25,6 @@ export const STYLE_JSON: OutputFile = Object.freeze({ name: 'style.json', conten
 
 /** Colours in a palette: enough for a look, few enough that each one matters. */
 const PALETTE_COLOURS = 6;
-const DEFAULT_STEPS = 1000;
 /** One k-means round per 50 training steps, at most 40 (it usually settles well before). */
 const STEPS_PER_ITERATION = 50;
 const MAX_ITERATIONS = 40;
@@ -45,7 +44,9 @@ export const renderStyleTraining: ModelRenderer = async (_model, req, env) => {
     async render() {
       const { ctx } = env;
       const type = str(req, 'type', 'Style');
-      const steps = Math.round(num(req, 'max_train_steps', DEFAULT_STEPS));
+      // Validation filled in the default (models/style/lora-training.ts); the engine keeps no copy of it.
+      const steps = req.max_train_steps;
+      if (typeof steps !== 'number' || !Number.isSafeInteger(steps) || steps < 1) throw new EngineError('input_invalid', 'max_train_steps must be a whole number of steps, at least 1');
       const { style, iterations } = measureStyle(images, type, kmeansIterations(steps));
       const artifact = toArtifact(style, {
         baseModel: str(req, 'model', 'flux_dev'),

@@ -5,6 +5,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** What a POST to the route stores, as its 503 says it (`store new uploads`); default jobs. */
     stores?: string;
+    /**
+     * The route asks for storage only in the operations that store (POST /mcp: generate and
+     * upload_asset), so its reads go on while the disk cannot take writes.
+     */
+    storesInside?: boolean;
   }
 }
 
@@ -19,7 +24,8 @@ export const whatPostStores = (stores: string | undefined): string => stores ?? 
 export function registerStorageGuard(app: FastifyInstance, readiness: Readiness): void {
   // Registered after the auth plugin's hook, so an unauthenticated POST still gets its 401.
   app.addHook('onRequest', async (request) => {
-    if (request.method !== 'POST' || request.routeOptions.config.public || !request.routeOptions.url) return;
+    const config = request.routeOptions.config;
+    if (request.method !== 'POST' || config.public || config.storesInside || !request.routeOptions.url) return;
     await readiness.assertCanStore(whatPostStores(request.routeOptions.config.stores));
   });
 }

@@ -10,7 +10,7 @@ import { MAX_DESCRIPTION_CHARS, tooLargeUpload } from '../../services/asset-rule
 import type { AssetService, StagedUpload } from '../../services/assets.js';
 import type { OutputStore } from '../../outputs/output-store.js';
 import { requireAuth } from '../plugins/auth.js';
-import { PAGE_LIMIT, toMicros } from '../query.js';
+import { PageQuery, pageParams } from '../query.js';
 import { idempotencyKeyFrom } from '../request-headers.js';
 import { ErrorBody, IdempotencyErrors, IdempotencyKeyHeader, NoQuery, ReplayedHeader, errorResponses } from '../schemas.js';
 import { registerServedFiles } from './outputs.js';
@@ -182,14 +182,13 @@ export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, 
         description: 'Pages of at most `limit` assets, newest first; follow `next_cursor` for older ones (as GET /jobs pages).',
         tags: ['assets'],
         querystring: Type.Object({
-          cursor: Type.Optional(Type.String({ format: 'date-time', description: "Only assets uploaded before this time: the previous page's next_cursor", examples: ['2026-11-25T09:30:00.000000Z'] })),
-          limit: Type.Optional(Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: 'Page size', examples: [100] })),
+          ...PageQuery('assets uploaded'),
         }),
         response: { 200: AssetPage, ...errorResponses(400) },
       },
     },
     (request) =>
-      assets.list(requireAuth(request.auth), { limit: request.query.limit ?? PAGE_LIMIT.default, before: toMicros(request.query.cursor) }, publicUrl()),
+      assets.list(requireAuth(request.auth), pageParams(request.query), publicUrl()),
   );
 
   typed.get(

@@ -8,7 +8,7 @@ import type { JobService } from '../../services/jobs.js';
 import { presentJob } from '../../services/job-view.js';
 import { JOB_STATUSES } from '../../domain/states.js';
 import { isNodeAppJobType } from '../../domain/node-app-plan.js';
-import { PAGE_LIMIT, toMicros } from '../query.js';
+import { PageQuery, pageParams } from '../query.js';
 import { requireAuth } from '../plugins/auth.js';
 import { DeletedJob, Job, JobPage, NoQuery, errorResponses } from '../schemas.js';
 
@@ -40,8 +40,7 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
         tags: ['jobs'],
         // Checked by the query rules (query.ts), with messages that name the parameter.
         querystring: Type.Object({
-          cursor: Type.Optional(Type.String({ format: 'date-time', description: 'Only jobs created before this time: the previous page\'s next_cursor', examples: ['2026-11-22T12:00:00.000000Z'] })),
-          limit: Type.Optional(Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: 'Page size', examples: [100] })),
+          ...PageQuery('jobs created'),
           types: Type.Optional(Type.String({ description: 'Comma-separated job types: model paths, or node-app/<slug> for node-app jobs', examples: ['image/vendor-a/model-a-2/medium,video/vendor-f/model-f'] })),
           status: Type.Optional(StringEnum(JOB_STATUSES, { description: 'Only jobs in this status', examples: ['completed'] })),
         }),
@@ -51,8 +50,7 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
     async (request) => {
       const q = request.query;
       const page = await jobs.list(requireAuth(request.auth), {
-        limit: q.limit ?? PAGE_LIMIT.default,
-        before: toMicros(q.cursor),
+        ...pageParams(q),
         types: parseTypes(q.types, catalog),
         status: q.status,
       });

@@ -7,7 +7,7 @@ import { ShareLink, SharedStyle, Style, StylePage, StylePatchRequest, UnsharedSt
 import type { StyleService } from '../../services/styles.js';
 import { BODY_COMPONENT } from '../openapi.js';
 import { requireAuth } from '../plugins/auth.js';
-import { PAGE_LIMIT, toMicros } from '../query.js';
+import { PAGE_LIMIT, PageQuery, pageParams } from '../query.js';
 import { BalanceBody, CreatedJob, IdempotencyErrors, NoQuery, ReplayedHeader, errorResponses } from '../schemas.js';
 import { creationHandler, headerSchema } from './generate.js';
 import type { GenerateDeps } from './generate.js';
@@ -26,8 +26,7 @@ const IdParam = Type.Object({
 });
 
 const ListQuery = Type.Object({
-  cursor: Type.Optional(Type.String({ format: 'date-time', description: "Only styles created before this time: the previous page's next_cursor", examples: ['2026-11-25T09:30:00.000000Z'] })),
-  limit: Type.Optional(Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: 'Page size', examples: [100] })),
+  ...PageQuery('styles created'),
   ids: Type.Optional(
     Type.Array(Type.String(), {
       maxItems: PAGE_LIMIT.max,
@@ -39,7 +38,7 @@ const ListQuery = Type.Object({
   filter: Type.Optional(
     StringEnum(['all', 'user', 'shared'], {
       default: 'all',
-      description: "user: trained with this member's tokens; shared: shared with the workspace by other members; all: both",
+      description: "user: trained with this member's tokens; shared: other members' styles shared with the workspace or public; all: both",
       examples: ['user'],
     }),
   ),
@@ -97,7 +96,7 @@ export function registerStyleRoutes(app: FastifyInstance, deps: StyleRouteDeps):
         summary: 'List the styles this token sees in its workspace, newest first',
         description:
           'Pages of at most `limit` styles, newest first; follow `next_cursor` for older ones (as GET /jobs pages). Lists the ' +
-          "workspace's styles this token may use: its member's own and those shared with the workspace. Another workspace's " +
+          "workspace's styles this token may use: its member's own and other members' shared with the workspace or public. Another workspace's " +
           'public style is read by its id (GET /styles/{id}).',
         tags: TAGS,
         querystring: ListQuery,
@@ -109,8 +108,7 @@ export function registerStyleRoutes(app: FastifyInstance, deps: StyleRouteDeps):
       return styles.list(
         requireAuth(request.auth),
         {
-          limit: q.limit ?? PAGE_LIMIT.default,
-          before: toMicros(q.cursor),
+          ...pageParams(q),
           ...(q.ids ? { ids: q.ids } : {}),
           ...(q.model ? { model: q.model } : {}),
           filter: q.filter ?? 'all',

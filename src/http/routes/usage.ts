@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { BillingService } from '../../services/billing.js';
 import { UsagePage } from '../../services/list-views.js';
-import { PAGE_LIMIT, toMicros } from '../query.js';
+import { PageQuery, pageParams, toMicros } from '../query.js';
 import { requireAuth } from '../plugins/auth.js';
 import { errorResponses } from '../schemas.js';
 
@@ -20,8 +20,7 @@ export function registerUsageRoutes(app: FastifyInstance, billing: BillingServic
         querystring: Type.Object({
           start: Type.Optional(Type.String({ format: 'date-time', description: 'Window start, inclusive (default: 30 days before end, or before now)', examples: ['2026-11-01T00:00:00Z'] })),
           end: Type.Optional(Type.String({ format: 'date-time', description: 'Window end, exclusive (default: now)', examples: ['2026-12-01T00:00:00Z'] })),
-          limit: Type.Optional(Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: 'Page size', examples: [100] })),
-          cursor: Type.Optional(Type.String({ format: 'date-time', description: "Only jobs completed before this time: the previous page's next_cursor", examples: ['2026-11-22T12:00:00.000000Z'] })),
+          ...PageQuery('jobs completed'),
         }),
         response: { 200: UsagePage, ...errorResponses(400) },
       },
@@ -31,8 +30,7 @@ export function registerUsageRoutes(app: FastifyInstance, billing: BillingServic
       billing.usage(requireAuth(request.auth), {
         start: toMicros(request.query.start),
         end: toMicros(request.query.end),
-        before: toMicros(request.query.cursor),
-        limit: request.query.limit ?? PAGE_LIMIT.default,
+        ...pageParams(request.query),
       }),
   );
 }

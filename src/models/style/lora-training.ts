@@ -108,6 +108,7 @@ const RATES: Readonly<Record<string, MicroUsd>> = Object.freeze(
 export const LORA_TRAINING: ModelModule = {
   path: LORA_TRAINING_PATH,
   route: STYLES_TRAIN_ROUTE,
+  makesStyle: true,
   summary: 'Train a style (LoRA) from images',
   kind: 'image',
   tag: 'styles',

@@ -4,6 +4,7 @@ import { JOB_STATUSES, isTerminal } from '../../domain/states.js';
 import type { JobStatus } from '../../domain/states.js';
 import type { AssetMetadata, AssetQuery, AssetRecord, AssetStore, DeletedAsset, NewAsset } from '../asset-store.js';
 import type { AssetsTable, Database } from '../schema.js';
+import { nextCreatedAt } from './increasing-time.js';
 import type { Transact } from './transact.js';
 
 /**
@@ -72,18 +73,7 @@ export class SqlAssetStore implements AssetStore {
 
   insertAsset(asset: NewAsset, now: number): Promise<AssetRecord> {
     return this.#transact(async (db) => {
-      // Two inserts for one workspace must not both read the same newest time. SQLite's write
-      // transaction is serial already; on PostgreSQL the workspace row lock (the first lock of
-      // any transaction on a workspace: see LockedWorkspace) queues them, and the INSERT below,
-      // a new statement, then sees the previous holder's row. A caller holding it already
-      // (the quota check) passes straight through.
-      if (this.#rowLocks) {
-        await db.selectFrom('workspaces').select('id').where('id', '=', asset.workspaceId).forNoKeyUpdate().execute();
-      }
-      // One more than the workspace's newest asset (tombstones too), or `now` if that is later:
-      // the newest is one seek from the end of assets_workspace_created.
-      const newest = sql<number | null>`(SELECT created_at FROM assets WHERE workspace_id = ${asset.workspaceId} ORDER BY created_at DESC LIMIT 1)`;
-      const next = sql<number>`CASE WHEN ${newest} + 1 > CAST(${now} AS BIGINT) THEN ${newest} + 1 ELSE CAST(${now} AS BIGINT) END`;
+      const next = await nextCreatedAt(db, 'assets', asset.workspaceId, now, this.#rowLocks);
       const { created_at } = await db
         .insertInto('assets')
         .values({

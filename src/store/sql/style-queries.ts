@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { Database, StylesTable } from '../schema.js';
 import type { NewStyle, StoredArtifact, StyleQuery, StylePatch, StyleRecord, StyleStore } from '../style-store.js';
+import { nextCreatedAt } from './increasing-time.js';
 import type { Transact } from './transact.js';
 
 /** Every column but the artifact (up to 64 KiB a row), which only the engines' loads read. */
@@ -68,13 +68,7 @@ export class SqlStyleStore implements StyleStore {
 
   insertStyle(style: NewStyle, now: number): Promise<StyleRecord> {
     return this.#transact(async (db) => {
-      // As for assets: the workspace row lock (PostgreSQL) queues two inserts of one workspace, so
-      // they never read the same newest time; SQLite's write transaction is serial already.
-      if (this.#rowLocks) {
-        await db.selectFrom('workspaces').select('id').where('id', '=', style.workspaceId).forNoKeyUpdate().execute();
-      }
-      const newest = sql<number | null>`(SELECT created_at FROM styles WHERE workspace_id = ${style.workspaceId} ORDER BY created_at DESC LIMIT 1)`;
-      const next = sql<number>`CASE WHEN ${newest} + 1 > CAST(${now} AS BIGINT) THEN ${newest} + 1 ELSE CAST(${now} AS BIGINT) END`;
+      const next = await nextCreatedAt(db, 'styles', style.workspaceId, now, this.#rowLocks);
       const row = await db
         .insertInto('styles')
         .values({
@@ -112,13 +106,16 @@ export class SqlStyleStore implements StyleStore {
   async listStyles(q: StyleQuery): Promise<StyleRecord[]> {
     if (q.ids?.length === 0) return [];
     let query = this.#db.selectFrom('styles').select(RECORD_COLUMNS).where('workspace_id', '=', q.workspaceId);
+    // The workspace's styles canSee (services/style-inputs.ts) admits: the member's own, and other
+    // members' once shared with the workspace or public. `user` and `shared` split `all` in two.
     if (q.filter === 'user') {
       query = query.where('trained_by', '=', q.memberEmail);
     } else if (q.filter === 'shared') {
-      // Shared by someone else: `user` and `shared` split `all` in two.
-      query = query.where('shared_with_workspace', '=', 1).where((eb) => eb.or([eb('trained_by', 'is', null), eb('trained_by', '<>', q.memberEmail)]));
+      query = query
+        .where((eb) => eb.or([eb('shared_with_workspace', '=', 1), eb('public', '=', 1)]))
+        .where((eb) => eb.or([eb('trained_by', 'is', null), eb('trained_by', '<>', q.memberEmail)]));
     } else {
-      query = query.where((eb) => eb.or([eb('trained_by', '=', q.memberEmail), eb('shared_with_workspace', '=', 1)]));
+      query = query.where((eb) => eb.or([eb('trained_by', '=', q.memberEmail), eb('shared_with_workspace', '=', 1), eb('public', '=', 1)]));
     }
     if (q.ids) query = query.where('id', 'in', [...q.ids]);
     if (q.model !== undefined) query = query.where('model', '=', q.model);
