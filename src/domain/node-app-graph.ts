@@ -1,3 +1,5 @@
+import { isPlainObject as isObject } from '../lib/plain-object.js';
+
 /**
  * The graph a node-app version may carry (docs/node-apps.md): steps that each call a catalog model
  * with a body built from the app's inputs and earlier steps' outputs, and named outputs taken from
@@ -60,8 +62,6 @@ const TEMPLATE_RE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const WHOLE_RE = /^\{\{\s*([^{}]*?)\s*\}\}$/;
 const INPUT_REF_RE = /^inputs\.([A-Za-z_][A-Za-z0-9_-]*)$/;
 const STEP_REF_RE = /^steps\.([a-z][a-z0-9_-]*)\.urls\[(\d{1,3})\]$/;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** One reference's text (between the braces), or a GraphError saying what is allowed. */
 export function parseRef(text: string, where: string): GraphRef {

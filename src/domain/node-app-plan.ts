@@ -1,5 +1,6 @@
 import { GraphError, parseGraph, refsOf, stepLevels } from './node-app-graph.js';
 import type { NodeAppGraph } from './node-app-graph.js';
+import { isPlainObject as isObject } from '../lib/plain-object.js';
 
 /**
  * What a node-app job stores as its `request` (docs/node-apps.md, "Executing a node app"): the
@@ -28,8 +29,6 @@ export const isNodeAppJob = (type: string): boolean => type.startsWith(NODE_APP_
 
 /** Whether a type a client names (GET /jobs?types=) can be a node-app job's: the prefix and a slug. */
 export const isNodeAppJobType = (type: string): boolean => isNodeAppJob(type) && NODE_APP_SLUG_RE.test(type.slice(NODE_APP_JOB_PREFIX.length));
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A stored plan's inputs and parsed graph; a GraphError if it is not one. */
 export function readPlan(request: Readonly<Record<string, unknown>>): { inputs: Readonly<Record<string, unknown>>; graph: NodeAppGraph } {

@@ -1,3 +1,5 @@
+import { isPlainObject as isObject } from './plain-object.js';
+
 /**
  * A value valid against a JSON Schema, made up from it: for the OpenAPI document's examples and for
  * the values a node-app graph's references stand for at publish (docs/node-apps.md, "The step body
@@ -20,7 +22,6 @@ export interface SampleOptions {
   readonly names?: Readonly<Record<string, string>>;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const has = (o: object, k: string) => Object.hasOwn(o, k);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const propertiesOf = (schema: Schema): Schema => (isObject(schema.properties) ? schema.properties : {});

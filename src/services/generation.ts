@@ -12,6 +12,7 @@ import { checkJobInputs } from './job-inputs.js';
 import type { GenerationPolicy } from './job-inputs.js';
 import { JobAdmission } from './job-admission.js';
 import type { CreatedJob } from './job-admission.js';
+import { isPlainObject } from '../lib/plain-object.js';
 
 export { FULL_RETRY_AFTER_S } from './job-admission.js';
 export type { CreatedJob } from './job-admission.js';
@@ -35,8 +36,6 @@ export interface GenerationRequest {
   readonly caller: AuthContext;
   readonly options: GenerationOptions;
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The use case "create a generation job", for every transport (HTTP, and the MCP tool generate).

@@ -8,6 +8,7 @@ import type { JsonObject } from '../store/node-app-store.js';
 import { NODE_APP_LIMITS } from './node-app-rules.js';
 import { stepModel, stepRequest } from './node-app-steps.js';
 import type { StepEntry } from './node-app-steps.js';
+import { isPlainObject as isObject } from '../lib/plain-object.js';
 
 /**
  * Publish-time checks of a version's graph (docs/node-apps.md, "What publishing checks"): the
@@ -18,7 +19,6 @@ import type { StepEntry } from './node-app-steps.js';
 
 type Schema = Readonly<Record<string, unknown>>;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const propertiesOf = (schema: Schema): Schema => (isObject(schema.properties) ? schema.properties : {});
 const has = (o: object, k: string) => Object.hasOwn(o, k);
 

@@ -4,6 +4,7 @@ import addFormatsImport from 'ajv-formats';
 import { DomainError, invalid } from '../domain/errors.js';
 import { describeBodyErrors } from '../models/validation.js';
 import type { JsonObject } from '../store/node-app-store.js';
+import { isPlainObject } from '../lib/plain-object.js';
 
 // ajv-formats is CommonJS; under node16 ESM its callable is the default export's default.
 const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
@@ -37,8 +38,6 @@ export function compileInputSchema(schema: JsonObject): ValidateFunction {
 
 /** Compiled validators kept at once; versions never change, so their id is the key. */
 const INPUT_VALIDATORS_MAX = 256;
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The first fault of an execute body, in the catalog's words (a `pattern` is the author's, not a URL rule). */
 function describe(errors: readonly ErrorObject[], schema: object): string {

@@ -2,6 +2,7 @@ import { isAbsoluteHttpUrl } from '../lib/urls.js';
 import { invalid } from '../domain/errors.js';
 import { NODE_APP_SLUG_RE } from '../domain/node-app-plan.js';
 import type { JsonObject } from '../store/node-app-store.js';
+import { isPlainObject as isObject } from '../lib/plain-object.js';
 
 /** What a node app and its versions may hold (docs/decisions.md, "Node apps"). */
 export const NODE_APP_LIMITS = {
@@ -49,8 +50,6 @@ export function checkDescription(description: string | undefined): string {
   }
   return d;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * An input or output schema of spec 2.5: `type` (string), `properties` (object) and `required`

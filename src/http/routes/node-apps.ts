@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { NodeApp, NodeAppVersionPage } from '../../services/list-views.js';
 import type { NodeAppService } from '../../services/node-apps.js';
 import { requireAuth } from '../plugins/auth.js';
-import { PAGE_LIMIT, toMicros } from '../query.js';
+import { PageQuery, pageParams } from '../query.js';
 import { errorResponses } from '../schemas.js';
 import type { NodeAppExecution } from '../../services/node-app-execution.js';
 import { OPTION_LABELS, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request-headers.js';
@@ -23,18 +23,11 @@ export function registerNodeAppRoutes(app: FastifyInstance, nodeApps: NodeAppSer
         params: Type.Object({
           node_app_id: Type.String({ description: 'Node app identifier (UUID)', examples: ['5d0c2b6e-8a8f-4f3e-9b1a-6c2d7e8f9a01'] }),
         }),
-        querystring: Type.Object({
-          cursor: Type.Optional(Type.String({ format: 'date-time', description: 'Only versions created before this time', examples: ['2026-11-22T12:00:00.000000Z'] })),
-          limit: Type.Optional(Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: 'Page size', examples: [100] })),
-        }),
+        querystring: Type.Object(PageQuery('versions created')),
         response: { 200: NodeAppVersionPage, ...errorResponses(400, 404) },
       },
     },
-    (request) =>
-      nodeApps.listVersions(requireAuth(request.auth), request.params.node_app_id, {
-        limit: request.query.limit ?? PAGE_LIMIT.default,
-        before: toMicros(request.query.cursor),
-      }),
+    (request) => nodeApps.listVersions(requireAuth(request.auth), request.params.node_app_id, pageParams(request.query)),
   );
 
   app.withTypeProvider<TypeBoxTypeProvider>().get(
