@@ -10,6 +10,7 @@ import type { Log } from '../lib/log.js';
 import { DiskCheck } from '../outputs/disk/disk-check.js';
 import { DiskOutputStore } from '../outputs/disk/disk-output-store.js';
 import type { OutputStore } from '../outputs/output-store.js';
+import { buildBindings } from '../engines/bindings.js';
 import { buildCatalog } from '../models/catalog.js';
 import type { Catalog } from '../models/catalog.js';
 import type { PriceTable } from '../models/prices.js';
@@ -75,6 +76,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const clock = overrides.clock ?? systemClock;
   // Config mistakes first (unknown models, rates), before anything is opened.
   const catalog = buildCatalog({ deprecations: config.deprecations });
+  const bindings = buildBindings(catalog.entries, config.modelEngines);
   const runPolicy = { ...runPolicyFor(config, catalog), ...overrides.runPolicy };
   const prices = priceTableFor(config);
   const outputs = overrides.outputs ?? new DiskOutputStore(join(config.dataDir, OUTPUTS_DIR));
@@ -87,6 +89,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     disk: new DiskCheck(config.dataDir, config.minFreeDiskBytes, clock),
     inspect: assetInspector(mediaLimits(config)),
     assets: { maxBytes: config.assetMaxBytes, quotaBytes: config.assetQuotaBytes },
+    bindings,
   });
   // The HTTP app, the workers and the engines are loaded on first use: `mediagen admin` starts in
   // a fraction of the time without Fastify, undici, sharp and ffmpeg's wrappers.

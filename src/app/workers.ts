@@ -69,7 +69,11 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
       log,
       readiness: services.readiness,
     },
-    { concurrency: opts.concurrency ?? config.workerConcurrency, pollMs: opts.pollMs ?? config.pollIntervalMs },
+    {
+      concurrency: opts.concurrency ?? config.workerConcurrency,
+      pollMs: opts.pollMs ?? config.pollIntervalMs,
+      types: { except: [...services.bindings.remote.keys()] },
+    },
   );
   return { worker, close: () => inputs.close() };
 }

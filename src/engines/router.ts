@@ -1,6 +1,7 @@
 import { ConfigError } from '../config/config.js';
 import type { ModelEngines } from '../config/options.js';
 import type { ModelModule } from '../models/model.js';
+import { REMOTE_PREFIX } from './bindings.js';
 import { EngineError } from './engine.js';
 import type { BindableEngine, Engine, EngineContext, EngineJob, OutputFile } from './engine.js';
 
@@ -34,6 +35,8 @@ export class EngineRouter implements Engine {
     for (const m of models) {
       if (m.engine === undefined) continue;
       const id = overrides[m.path] ?? m.engine;
+      // Remote workers take these jobs over the worker protocol; no in-process engine runs them.
+      if (id.startsWith(REMOTE_PREFIX)) continue;
       const from = overrides[m.path] !== undefined ? ' (model_engines)' : '';
       const engine = byId.get(id);
       if (!engine) {

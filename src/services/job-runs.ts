@@ -8,7 +8,7 @@ import type { Micros } from '../lib/time.js';
 import { newOutputKey } from '../outputs/output-store.js';
 import type { EngineStage, StyleArtifact } from '../engines/engine.js';
 import type { Catalog } from '../models/catalog.js';
-import type { JobPatch, JobRecord, Store } from '../store/store.js';
+import type { ClaimTypes, JobPatch, JobRecord, Store } from '../store/store.js';
 import { lockExisting, promote } from './admission.js';
 import type { BillingService } from './billing.js';
 import { JobLost, endJob } from './job-end.js';
@@ -82,13 +82,15 @@ export class JobRuns {
     return job.startedAt + this.policy.timeoutMs(job.type, job.request) * 1000;
   }
 
-  async claim(): Promise<ClaimedJob | undefined> {
+  /** Claims the oldest claimable job of `types` (all types when absent). */
+  async claim(types?: ClaimTypes): Promise<ClaimedJob | undefined> {
     const now = this.#now();
     const job = await this.#store.queue.claim({
       leaseId: newId(),
       leaseExpiresAt: now + this.policy.leaseMs * 1000,
       outputKey: newOutputKey(),
       now,
+      ...(types ? { types } : {}),
     });
     return job as ClaimedJob | undefined;
   }

@@ -3,6 +3,7 @@ import type { DiskCheck } from '../outputs/disk/disk-check.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import type { Store } from '../store/store.js';
 import type { Catalog } from '../models/catalog.js';
+import type { EngineBindings } from '../engines/bindings.js';
 import { AssetService } from './assets.js';
 import type { AssetPolicy, Inspector } from './assets.js';
 import { BillingService } from './billing.js';
@@ -40,6 +41,8 @@ export interface Services {
   readonly readiness: Readiness;
   readonly outputs: OutputStore;
   readonly catalog: Catalog;
+  /** What runs each model's jobs: in-process engines or a remote pool. */
+  readonly bindings: EngineBindings;
   readonly clock: Clock;
 }
 
@@ -55,6 +58,7 @@ export interface ServiceOptions {
   /** What an uploaded file is (the engines' media inspection), and the upload limits. */
   readonly inspect: Inspector;
   readonly assets: AssetPolicy;
+  readonly bindings: EngineBindings;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -80,6 +84,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     readiness: new Readiness(store, clock, opts.disk),
     outputs: opts.outputs,
     catalog,
+    bindings: opts.bindings,
     clock,
   };
 }

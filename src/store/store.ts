@@ -178,7 +178,15 @@ export interface NewClaim {
   /** Used only if the job has no output key yet (its first claim). */
   readonly outputKey: string;
   readonly now: Micros;
+  /**
+   * Which job types this claimer runs: `only` these (a remote worker's models), or all `except`
+   * these (an in-process worker leaves remote-bound models to remote workers). Absent: any.
+   */
+  readonly types?: ClaimTypes;
 }
+
+/** A claim's filter on job types (NewClaim.types). */
+export type ClaimTypes = { readonly only: readonly string[] } | { readonly except: readonly string[] };
 
 /**
  * What a move writes besides the status. Absent fields are left as they are. What follows from the

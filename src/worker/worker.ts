@@ -1,4 +1,5 @@
 import type { ClaimedJob } from '../services/job-runs.js';
+import type { ClaimTypes } from '../store/store.js';
 import { INFRA_FAULT_ALERT } from '../lib/infra-fault.js';
 import { runJob } from './run-job.js';
 import type { RunDeps } from './run-job.js';
@@ -9,6 +10,8 @@ export interface WorkerOptions {
   readonly concurrency: number;
   /** The backstop: how often to look for work nobody signalled, expired leases and backlogs. */
   readonly pollMs: number;
+  /** The job types it claims; remote-bound models' jobs are left to remote workers. */
+  readonly types?: ClaimTypes;
 }
 
 /**
@@ -31,7 +34,7 @@ export class Worker {
         batch: 1,
         claim: async () => {
           try {
-            const job = await deps.runs.claim();
+            const job = await deps.runs.claim(opts.types);
             return job ? [job] : [];
           } catch (err) {
             log.error({ err: { message: (err as Error).message } }, 'claiming a job failed');

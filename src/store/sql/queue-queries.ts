@@ -99,6 +99,12 @@ export class SqlQueueStore implements QueueStore {
           .where('status', 'in', from)
           // A job handed back for an infrastructure fault waits out its backoff.
           .where((w) => w.or([w('run_after', 'is', null), w('run_after', '<=', c.now)]))
+          .$call((q) => {
+            const t = c.types;
+            if (!t) return q;
+            if ('only' in t) return q.where('type', 'in', t.only.length > 0 ? [...t.only] : ['\u0000none']);
+            return t.except.length > 0 ? q.where('type', 'not in', [...t.except]) : q;
+          })
           .orderBy('created_at')
           .orderBy('id')
           .limit(1);
