@@ -21,13 +21,15 @@ export const EXIT = {
   refused: 5,
   /** The wait ended (--timeout) before the job did. */
   timeout: 6,
+  /** Ctrl-C while waiting (the job goes on). */
+  interrupted: 130,
 } as const;
 
 export const EXIT_HELP = `Exit status:
   0  done (a waited-for job completed)      4  the job was cancelled or deleted
   1  server unreachable, 5xx, or I/O error  5  refused by the server (HTTP 4xx)
   2  usage error (flags, arguments)         6  --timeout ran out before the job ended
-  3  the job failed
+  3  the job failed                        130  interrupted (Ctrl-C) while waiting; the job goes on
 `;
 
 /** A mistake in the command line. */

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { isTerminal, outputUrls } from '../client/index.js';
+import { MediagenError, isTerminal, outputUrls } from '../client/index.js';
 import type { Job, Mediagen } from '../client/index.js';
 import { EXIT, UsageError, exitForJob } from './client-exit.js';
 import { buildBody, downloadOutputs, readStdin } from './client-output.js';
@@ -68,30 +68,43 @@ async function finish(ctx: ClientContext, job: Job, flags: { json?: boolean | un
   return exitForJob(job);
 }
 
-/** Waits through `run` with progress shown; Ctrl-C stops waiting (the job goes on). */
-async function withProgress(ctx: ClientContext, quiet: boolean, run: (onUpdate: (job: Job) => void, signal: AbortSignal) => Promise<Job>): Promise<Job> {
-  const progress = quiet ? undefined : progressFor(ctx.stderr);
+/**
+ * Waits through `run` with progress shown, then finishes as the job's end calls for. Ctrl-C stops
+ * waiting (the job goes on); a job deleted while waited for ends the command as cancelled.
+ */
+async function waitWithProgress(
+  ctx: ClientContext,
+  flags: { quiet?: boolean | undefined; json?: boolean | undefined; out?: string | undefined },
+  run: (onUpdate: (job: Job) => void, signal: AbortSignal) => Promise<Job>,
+): Promise<number> {
+  const progress = flags.quiet ? undefined : progressFor(ctx.stderr);
   const ctl = new AbortController();
   let seen: Job | undefined;
   const onInterrupt = () => ctl.abort(new Error('interrupted'));
   process.once('SIGINT', onInterrupt);
   const started = Date.now();
+  let job: Job;
   try {
-    return await run((job) => {
-      seen = job;
-      progress?.update(job);
+    job = await run((update) => {
+      seen = update;
+      progress?.update(update);
     }, ctl.signal);
   } catch (err) {
+    progress?.stop();
     if (ctl.signal.aborted && seen) {
-      progress?.stop();
       ctx.stderr.write(`mediagen: stopped waiting after ${seconds(Date.now() - started)}; job ${seen.job_id} goes on ('mediagen jobs wait ${seen.job_id}')\n`);
-      process.exit(130);
+      return EXIT.interrupted;
+    }
+    if (err instanceof MediagenError && err.status === 404 && seen) {
+      ctx.stderr.write(`mediagen: job ${seen.job_id} was deleted\n`);
+      return EXIT.cancelled;
     }
     throw err;
   } finally {
     process.removeListener('SIGINT', onInterrupt);
     progress?.stop();
   }
+  return finish(ctx, job, flags);
 }
 
 export async function generateCommand(ctx: ClientContext, argv: string[]): Promise<number> {
@@ -129,10 +142,7 @@ export async function generateCommand(ctx: ClientContext, argv: string[]): Promi
     ctx.stdout.write(values.json ? `${JSON.stringify(job, null, 2)}\n` : `${job.job_id}\n`);
     return EXIT.ok;
   }
-  const job = await withProgress(ctx, values.quiet === true, (onUpdate, signal) =>
-    client.generate(model, body, { ...opts, wait: timeout ?? true, onUpdate, signal }),
-  );
-  return finish(ctx, job, values);
+  return waitWithProgress(ctx, values, (onUpdate, signal) => client.generate(model, body, { ...opts, wait: timeout ?? true, onUpdate, signal }));
 }
 
 export const WAIT_HELP = `Usage: mediagen jobs wait ID [--timeout SECONDS] [--out DIR] [--json] [-q]
@@ -149,10 +159,9 @@ export async function waitCommand(ctx: ClientContext, argv: string[]): Promise<n
   const id = onlyId(positionals, 'jobs wait');
   const timeout = timeoutOf(values.timeout);
   const client: Mediagen = ctx.client(values, true);
-  const job = await withProgress(ctx, values.quiet === true, (onUpdate, signal) =>
+  return waitWithProgress(ctx, values, (onUpdate, signal) =>
     client.jobs.wait(id, { ...(timeout !== undefined ? { timeoutSeconds: timeout } : {}), onUpdate, signal }),
   );
-  return finish(ctx, job, values);
 }
 
 /** The one ID argument of a command. */
