@@ -43,6 +43,8 @@ export interface Call {
   readonly ownKey?: boolean;
   /** Return any response as is, 4xx and 5xx included (after the 429/503 retries). */
   readonly raw?: boolean;
+  /** `false`: no retry of 429, 503 or 409 (network errors are still retried as above). */
+  readonly statusRetries?: false;
 }
 
 const DEFAULT_RETRIES = 3;
@@ -138,7 +140,7 @@ export class Transport {
         await sleep(backoffMs(attempt, this.#maxDelayMs), call.signal);
         continue;
       }
-      const wait = this.#retryWait(res, attempt, hasKey);
+      const wait = call.statusRetries === false ? undefined : this.#retryWait(res, attempt, hasKey);
       if (wait !== undefined) {
         await res.body?.cancel().catch(() => undefined);
         await sleep(wait, call.signal);

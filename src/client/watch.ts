@@ -33,6 +33,9 @@ export interface WaitOptions extends WatchOptions {
   readonly onUpdate?: ((job: Job) => void) | undefined;
 }
 
+/** Answers of the event stream's URL that mean "no stream here": poll instead. */
+const NO_STREAM = new Set([404, 405, 406, 429, 501]);
+
 /** Reconnections in a row without an event before the watch falls back to polling. */
 const MAX_STREAM_FAILURES = 5;
 
@@ -121,6 +124,8 @@ async function* streamOnce(
         headers: { accept: 'text/event-stream', ...(parser.lastEventId ? { 'last-event-id': parser.lastEventId } : {}) },
         signal: ctl.signal,
         raw: true,
+        // A refused stream is not waited for: polling follows the job meanwhile.
+        statusRetries: false,
       });
     } catch (err) {
       return dropped(err);
@@ -141,10 +146,18 @@ async function* streamOnce(
         return dropped(err);
       }
     }
-    if (res.ok || res.status === 404 || res.status === 405 || res.status === 406 || res.status === 501) {
+    // 503: the server is closing or busy; reconnect later.
+    if (res.status === 503) {
       await res.body?.cancel().catch(() => undefined);
-      // A 404 is a missing job or a server without the stream: the job's own GET tells which.
-      if (res.status === 404) {
+      return 'dropped';
+    }
+    // No stream here: a server without the route, or one that refuses this stream (429: this
+    // workspace's streams are all open), or a proxy's answer. Polling takes over.
+    if (res.ok || NO_STREAM.has(res.status)) {
+      await res.body?.cancel().catch(() => undefined);
+      // A 404 is a missing job or a server without the stream, a 204 a job that had already ended
+      // at Last-Event-ID: the job's own GET tells.
+      if (res.status === 404 || res.status === 204) {
         const { body: job } = await t.json<Job>({ method: 'GET', path, signal });
         if (seen(job)) yield job;
         if (isTerminal(job.status)) return 'ended';

@@ -58,6 +58,39 @@ describe('jobs.wait and jobs.watch (a local stub server)', () => {
     expect(stub.seen.filter((s) => s.url === EVENTS)).toHaveLength(1);
   });
 
+  it('polls at once, without waiting out Retry-After, when the stream is refused with 429', async () => {
+    stub = await startStub((req, res) => {
+      if (req.url === EVENTS) return sendJson(res, 429, { error: 'too many streams' }, { 'retry-after': '30' });
+      sendJson(res, 200, job('completed'));
+    });
+    const got = await new Mediagen({ baseUrl: stub.url, token: 't' }).jobs.wait(ID);
+    expect(got.status).toBe('completed');
+    expect(stub.seen.map((s) => s.url)).toEqual([EVENTS, `/jobs/${ID}`]);
+  });
+
+  it('a resume answered 204 (the job had ended at Last-Event-ID) ends with the job as GET shows it', async () => {
+    stub = await startStub((req, res, n) => {
+      if (n === 0) {
+        openStream(res);
+        return res.end(event(4, 'status', job('processing')));
+      }
+      if (req.url === EVENTS) {
+        res.writeHead(204);
+        return res.end();
+      }
+      sendJson(res, 200, job('completed', { completed_at: '2026-11-22T12:00:04.000000Z' }));
+    });
+    const seen: string[] = [];
+    const got = await new Mediagen({ baseUrl: stub.url, token: 't' }).jobs.wait(ID, { onUpdate: (j) => seen.push(j.status) });
+    expect(got.status).toBe('completed');
+    expect(seen).toEqual(['processing', 'completed']);
+    expect(stub.seen.map((s) => [s.url, s.headers['last-event-id']])).toEqual([
+      [EVENTS, undefined],
+      [EVENTS, '4'],
+      [`/jobs/${ID}`, undefined],
+    ]);
+  });
+
   it('a job deleted while watched (event: deleted) or missing (404 on both routes) is a 404 MediagenError', async () => {
     stub = await startStub((req, res, n) => {
       if (n === 0) {
