@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Mediagen, MediagenError, isTerminal, outputUrls } from '../../src/client/index.js';
 import type { Job } from '../../src/client/index.js';
 import { isPng, readPngSize } from '../helpers/media.js';
@@ -22,12 +22,16 @@ async function tokenOf(server: Server): Promise<string> {
 describe('the typed client against the real server', { timeout: 90_000 }, () => {
   let runs: Mediagen;
   let queues: Mediagen;
+  let runsToken: string;
+  let queuesToken: string;
 
   beforeAll(async () => {
     const worker = await startServer(['--port', '0', '--data-dir', tempDir(), '--engine-latency-ms', '200']);
     const api = await startServer(['--port', '0', '--data-dir', tempDir(), '--role', 'api']);
-    runs = new Mediagen({ baseUrl: worker.url, token: await tokenOf(worker) });
-    queues = new Mediagen({ baseUrl: api.url, token: await tokenOf(api) });
+    runsToken = await tokenOf(worker);
+    queuesToken = await tokenOf(api);
+    runs = new Mediagen({ baseUrl: worker.url, token: runsToken });
+    queues = new Mediagen({ baseUrl: api.url, token: queuesToken });
   });
   afterAll(cleanup);
 
@@ -59,6 +63,35 @@ describe('the typed client against the real server', { timeout: 90_000 }, () => 
     const job = await queues.generate(MODEL, BODY, { wait: 1 });
     expect(job.status).toBe('queued');
     expect((await queues.jobs.wait(job.job_id, { timeoutSeconds: 0.5 })).status).toBe('queued');
+  });
+
+  it("waits in the POST (Prefer: wait, Preference-Applied) and follows the server's event stream, without polling", async () => {
+    const calls: { method: string; url: string; prefer: string | null; applied: string | null; type: string | null }[] = [];
+    const recording = (base: Mediagen, token: string) =>
+      new Mediagen({
+        baseUrl: base.baseUrl,
+        token,
+        fetch: async (input, init) => {
+          const res = await fetch(input, init);
+          const headers = new Headers(init?.headers);
+          calls.push({ method: init?.method ?? 'GET', url: String(input), prefer: headers.get('prefer'), applied: res.headers.get('preference-applied'), type: res.headers.get('content-type') });
+          return res;
+        },
+      });
+    const job = await recording(runs, runsToken).generate(MODEL, { ...BODY, seed: 21 }, { wait: true });
+    expect(job.status).toBe('completed');
+    expect(calls).toEqual([{ method: 'POST', url: `${runs.baseUrl}/generate/${MODEL}`, prefer: 'wait=60', applied: 'wait=60', type: expect.stringMatching(/^application\/json/) }]);
+
+    calls.length = 0;
+    const queued = await queues.generate(MODEL, BODY);
+    const statuses: string[] = [];
+    const waiting = recording(queues, queuesToken).jobs.wait(queued.job_id, { onUpdate: (j) => statuses.push(j.status) });
+    // The cancel comes once the wait has seen the job on its stream.
+    await vi.waitFor(() => expect(statuses).toEqual(['queued']), { timeout: 15_000, interval: 20 });
+    await queues.jobs.cancel(queued.job_id);
+    expect((await waiting).status).toBe('cancelled');
+    expect(statuses).toEqual(['queued', 'cancelled']);
+    expect(calls).toEqual([{ method: 'GET', url: `${queues.baseUrl}/jobs/${queued.job_id}/events`, prefer: null, applied: null, type: expect.stringMatching(/^text\/event-stream/) }]);
   });
 
   it('lists one page at a time and iterates every page, newest first', async () => {
