@@ -107,6 +107,17 @@ describe('jobs.wait and jobs.watch (a local stub server)', () => {
     await expect(client.jobs.wait(ID)).rejects.toMatchObject({ status: 404, error: `job '${ID}' not found` });
   });
 
+  it('reopens a stream that went silent (no event, no heartbeat) for idleTimeoutMs', async () => {
+    stub = await startStub((_req, res, n) => {
+      openStream(res);
+      if (n === 0) res.write(event(1, 'status', job('processing'))); // then nothing, the connection open
+      else res.end(event(2, 'end', job('completed')));
+    });
+    const got = await new Mediagen({ baseUrl: stub.url, token: 't' }).jobs.wait(ID, { idleTimeoutMs: 100 });
+    expect(got.status).toBe('completed');
+    expect(stub.seen.map((s) => s.headers['last-event-id'])).toEqual([undefined, '1']);
+  });
+
   it('returns the job as it is when timeoutSeconds runs out first', async () => {
     stub = await startStub((_req, res) => {
       openStream(res);
