@@ -37,6 +37,11 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/** Outputs that could not be downloaded or saved. */
+export class DownloadError extends Error {
+  override readonly name = 'DownloadError';
+}
+
 /** The exit status a waited-for job ends the command with. */
 export function exitForJob(job: Job): number {
   switch (job.status) {
@@ -59,7 +64,7 @@ export function describeError(err: unknown): { line: string; code: number } | un
     const code = err.status >= 400 && err.status < 500 ? EXIT.refused : EXIT.error;
     return { line: `${err.message}${wait} (HTTP ${err.status}${id})`, code };
   }
-  if (err instanceof MediagenNetworkError) return { line: err.message, code: EXIT.error };
+  if (err instanceof MediagenNetworkError || err instanceof DownloadError) return { line: err.message, code: EXIT.error };
   if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string } | undefined)?.code?.startsWith('ERR_PARSE_ARGS')) {
     return { line: (err as Error).message.trim().replace(/\s*\n\s*/g, ' '), code: EXIT.usage };
   }

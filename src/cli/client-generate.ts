@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { MediagenError, isTerminal, outputUrls } from '../client/index.js';
 import type { Job, Mediagen } from '../client/index.js';
-import { EXIT, UsageError, exitForJob } from './client-exit.js';
+import { DownloadError, EXIT, UsageError, exitForJob } from './client-exit.js';
 import { buildBody, downloadOutputs, readStdin } from './client-output.js';
 import { progressFor, seconds } from './client-progress.js';
 import type { ClientContext } from './client-context.js';
@@ -56,7 +56,13 @@ function timeoutOf(raw: string | undefined): number | undefined {
 async function finish(ctx: ClientContext, job: Job, flags: { json?: boolean | undefined; out?: string | undefined }): Promise<number> {
   if (flags.json) ctx.stdout.write(`${JSON.stringify(job, null, 2)}\n`);
   if (job.status === 'completed' && flags.out !== undefined) {
-    const paths = await downloadOutputs(job, flags.out);
+    let paths: string[];
+    try {
+      paths = await downloadOutputs(job, flags.out);
+    } catch (err) {
+      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      throw new DownloadError(`job ${job.job_id} completed, but its outputs could not be saved into ${flags.out}: ${why}`);
+    }
     if (!flags.json) for (const path of paths) ctx.stdout.write(`${path}\n`);
     else for (const path of paths) ctx.stderr.write(`wrote ${path}\n`);
   } else if (!flags.json) {

@@ -77,7 +77,7 @@ describe('the client command line against the real server', { timeout: 120_000 }
     expect(readPngSize(Buffer.from(await (await fetch(url!)).arrayBuffer()))).toEqual({ width: 1152, height: 864 });
   });
 
-  it('exits 3 when the job fails, 5 when the server refuses, 6 when --timeout runs out, 2 on a usage mistake', async () => {
+  it('exits 3 when the job fails, 5 when the server refuses, 6 when --timeout runs out, 2 on a usage mistake, 1 when it cannot save or reach', async () => {
     const failed = await cli(runs, ['generate', MODEL, '--prompt', 'x', ...SETS, '--set', NOT_AN_IMAGE, '--wait']);
     expect(failed.code, failed.stderr).toBe(3);
     expect(failed.stderr).toMatch(/^mediagen: job [0-9a-f-]{36} failed: input_invalid: image_url is a text file/m);
@@ -100,6 +100,12 @@ describe('the client command line against the real server', { timeout: 120_000 }
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(/^mediagen: [^\n]+\n$/);
     }
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'x');
+    const unsaved = await cli(runs, ['generate', MODEL, '--prompt', 'x', ...SETS, '--out', join(file, 'sub'), '-q']);
+    expect(unsaved.code).toBe(1);
+    expect(unsaved.stderr).toMatch(/^mediagen: job [0-9a-f-]{36} completed, but its outputs could not be saved into .+: ENOTDIR\n$/);
+
     const noUrl = await run(['jobs', 'list']);
     expect(noUrl).toMatchObject({ code: 2, stderr: "mediagen: give the mediagen server's URL with --url or MEDIAGEN_URL\n" });
     const unreachable = await run(['models', '--url', 'http://127.0.0.1:9']);
