@@ -17,6 +17,7 @@ import type { PriceTable } from '../models/prices.js';
 import type { RunPolicy } from '../services/job-runs.js';
 import { createServices } from '../services/services.js';
 import { assetInspector } from './asset-inspector.js';
+import { checkSandboxBindings, sandboxRunPolicy } from './sandbox.js';
 import type { Services } from '../services/services.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -77,7 +78,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // Config mistakes first (unknown models, rates), before anything is opened.
   const catalog = buildCatalog({ deprecations: config.deprecations });
   const bindings = buildBindings(catalog.entries, config.modelEngines);
-  const runPolicy = { ...runPolicyFor(config, catalog), ...overrides.runPolicy };
+  checkSandboxBindings(config, bindings);
+  const runPolicy = sandboxRunPolicy(config, { ...runPolicyFor(config, catalog), ...overrides.runPolicy });
   const prices = priceTableFor(config);
   const outputs = overrides.outputs ?? new DiskOutputStore(join(config.dataDir, OUTPUTS_DIR));
   const store = overrides.store ?? (await openConfiguredStore(config));
@@ -90,6 +92,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     inspect: assetInspector(mediaLimits(config)),
     assets: { maxBytes: config.assetMaxBytes, quotaBytes: config.assetQuotaBytes },
     bindings,
+    sandbox: config.sandbox,
   });
   // The HTTP app, the workers and the engines are loaded on first use: `mediagen admin` starts in
   // a fraction of the time without Fastify, undici, sharp and ffmpeg's wrappers.

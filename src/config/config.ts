@@ -7,6 +7,7 @@ import { parseDateOnly } from '../lib/time.js';
 import { DEFAULTS, OPTIONS } from './options.js';
 import type { DeprecationOverride, ModelEngines, OptionSpec } from './options.js';
 import { isPlainObject } from '../lib/plain-object.js';
+import { sandboxRefusal } from './sandbox.js';
 
 export interface Config {
   readonly port: number;
@@ -51,6 +52,8 @@ export interface Config {
   readonly inputDecodeCpuSeconds: number;
   readonly maxFaultRetries: number;
   readonly minFreeDiskBytes: number;
+  /** Sandbox mode (docs/sandbox.md): never with production settings (config/sandbox.ts). */
+  readonly sandbox: boolean;
   readonly deprecations: readonly DeprecationOverride[];
   /** The config file's `prices`: model path -> rate name -> micro-USD. Names are checked later. */
   readonly prices: Readonly<Record<string, Readonly<Record<string, MicroUsd>>>>;
@@ -233,6 +236,11 @@ export function loadConfig(opts: {
     if (raw !== undefined) values[spec.key] = coerce(spec, raw, `--${spec.flag}`);
   }
 
+  if (values.sandbox === true) {
+    const remoteModels = Object.entries(modelEngines).filter(([, id]) => id.startsWith('remote:'));
+    const refusal = sandboxRefusal({ nodeEnv: env.NODE_ENV, databaseUrl: values.database_url as string | undefined, remoteModels });
+    if (refusal) throw new ConfigError(refusal);
+  }
   return Object.freeze({
     port: values.port as number,
     host: values.host as string,
@@ -270,6 +278,7 @@ export function loadConfig(opts: {
     inputDecodeCpuSeconds: values.input_decode_cpu_seconds as number,
     maxFaultRetries: values.max_fault_retries as number,
     minFreeDiskBytes: values.min_free_disk_bytes as number,
+    sandbox: values.sandbox as boolean,
     deprecations: Object.freeze(deprecations),
     prices: Object.freeze(prices),
     modelEngines: Object.freeze(modelEngines),

@@ -183,6 +183,8 @@ export interface NewClaim {
    * these (an in-process worker leaves remote-bound models to remote workers). Absent: any.
    */
   readonly types?: ClaimTypes;
+  /** Only a job that has been `queued` since at most this instant (its last status change): sandbox mode's dwell. */
+  readonly queuedBefore?: Micros;
 }
 
 /** A claim's filter on job types (NewClaim.types). */
