@@ -81,6 +81,8 @@ export async function createTestApp(
     publicUrl?: string;
     /** `--sandbox` (docs/sandbox.md): markers checked at creation, and acted on by the worker. */
     sandbox?: boolean;
+    /** The config file's `model_engines`: model path -> `local` or `remote:<pool>` (default none). */
+    modelEngines?: Record<string, string>;
     /** Runs jobs in this process with this engine (default: none, jobs stay queued). */
     worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean };
   } = {},
@@ -101,6 +103,7 @@ export async function createTestApp(
     deprecations: opts.deprecations ?? [],
     prices: opts.prices ?? {},
     sandbox: opts.sandbox ?? false,
+    ...(opts.modelEngines ? { modelEngines: opts.modelEngines } : {}),
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
   };
