@@ -60,7 +60,7 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
   const worker = new Worker(
     {
       runs: services.runs,
-      engine: new NodeAppEngine({ steps: parts.engine, prepare: stepPreparer(services.catalog) }),
+      engine: new NodeAppEngine({ steps: parts.engine, prepare: stepPreparer(services.catalog, services.bindings.remote) }),
       outputs: parts.outputs,
       clock: services.clock,
       signals: services.signals,

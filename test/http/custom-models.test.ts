@@ -5,7 +5,7 @@ import { EngineRouter } from '../../src/engines/router.js';
 import { createTestApp, errorOf, generate, get } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { CUSTOM_MODELS, GRADIENT, MORPH, TONE } from '../helpers/custom-models.js';
-import { ledgerOf } from '../helpers/node-apps.js';
+import { OWNER, execute, ledgerOf, publishGraph } from '../helpers/node-apps.js';
 import { ScriptedEngine, waitFor } from '../helpers/scripted-engine.js';
 import { call, connect, listen } from '../mcp/mcp-client.js';
 import { MINIMAL } from './generate-support.js';
@@ -101,6 +101,18 @@ describe('custom models through the API', () => {
     expect((await t.store.jobs.getJob(auth.apiUserId, job.job_id))!.request).toEqual({ width: 1024, height: 768, colors: ['#000000', '#ffffff'] });
     const tone = (await generate(t, TONE, { duration: 3.5 })).json<{ job_id: string }>();
     expect(await ledgerOf(t, tone.job_id)).toEqual([{ kind: 'hold', amount: 7000 }]);
+  });
+
+  it('cannot be a node app step, at publish and at execute: node apps run their steps in-process', async () => {
+    const app = await t.services.nodeApps.create({ workspace: t.workspaceId, name: 'Gradients', asEmail: OWNER });
+    const graph = { steps: [{ id: 'g', model: GRADIENT, input: { width: 64 } }], outputs: { image: '{{steps.g.urls[0]}}' } };
+    const outputSchema = { type: 'object', properties: { image: { type: 'string' } } };
+    await expect(
+      t.services.nodeApps.publish({ nodeAppId: app.id, inputSchema: { type: 'object', properties: {} }, outputSchema, exampleOutputs: [], graph, asEmail: OWNER }),
+    ).rejects.toThrow(`graph.steps[0].model: model '${GRADIENT}' runs on remote workers (pool 'python'), and a node app's steps run on this server's own engines; it cannot be a step`);
+    // A version stored before the model was bound remotely is refused at execute.
+    const { versionId } = await publishGraph(t, graph, { inputSchema: { type: 'object', properties: {} } });
+    expect(errorOf(await execute(t, versionId, {}), 400)).toBe(`step 'g': model '${GRADIENT}' runs on remote workers (pool 'python'), and a node app's steps run on this server's own engines; it cannot be a step`);
   });
 });
 
