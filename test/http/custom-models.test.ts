@@ -4,6 +4,7 @@ import type { BindableEngine, EngineContext, EngineJob, OutputFile } from '../..
 import { EngineRouter } from '../../src/engines/router.js';
 import { createTestApp, errorOf, generate, get } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
 import { CUSTOM_MODELS, GRADIENT, MORPH, TONE } from '../helpers/custom-models.js';
 import { OWNER, execute, ledgerOf, publishGraph } from '../helpers/node-apps.js';
 import { ScriptedEngine, waitFor } from '../helpers/scripted-engine.js';
@@ -116,7 +117,7 @@ describe('custom models through the API', () => {
   });
 });
 
-describe('remote-bound jobs and the in-process worker', () => {
+describe.each(backends)('remote-bound jobs and the in-process worker on $name', (backend) => {
   let t: TestApp | undefined;
   afterEach(async () => {
     await t?.close();
@@ -126,10 +127,10 @@ describe('remote-bound jobs and the in-process worker', () => {
   /** A test app whose worker runs the runtime's own router (over a stand-in `local`) with `modelEngines`. */
   async function appWith(modelEngines: Record<string, string>) {
     const local = new LocalStandIn();
-    const probe = await createTestApp({ models: [...CUSTOM_MODELS], modelEngines });
+    const probe = await createTestApp({ models: [...CUSTOM_MODELS], modelEngines, backend });
     const router = EngineRouter.build(probe.services.catalog.entries, [local], probe.services.bindings);
     await probe.close();
-    return { local, app: await createTestApp({ models: [...CUSTOM_MODELS], modelEngines, worker: { engine: router, pollMs: 20 } }) };
+    return { local, app: await createTestApp({ models: [...CUSTOM_MODELS], modelEngines, backend, worker: { engine: router, pollMs: 20 } }) };
   }
 
   it('never claims a custom model\'s job, nor a job of a model a pattern binds to a pool, while the rest complete locally', async () => {
