@@ -62,7 +62,11 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
     {
       runs: services.runs,
       // In sandbox mode the job's statuses are held and its prompt's markers acted on around the whole job.
-      engine: sandboxEngine(config, new NodeAppEngine({ steps: parts.engine, prepare: stepPreparer(services.catalog) }), services.clock),
+      engine: sandboxEngine(
+        config,
+        new NodeAppEngine({ steps: parts.engine, prepare: stepPreparer(services.catalog, services.bindings.remote) }),
+        services.clock,
+      ),
       outputs: parts.outputs,
       clock: services.clock,
       signals: services.signals,

@@ -14,6 +14,7 @@ import type { Engine } from '../../src/engines/engine.js';
 import { MODELS } from '../../src/models/registry.js';
 import type { RunPolicy } from '../../src/services/job-runs.js';
 import { loadConfig } from '../../src/config/config.js';
+import { readCustomModels } from '../../src/config/custom-models.js';
 import type { Log } from '../../src/lib/log.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { sqliteBackend } from './backends.js';
@@ -81,7 +82,9 @@ export async function createTestApp(
     publicUrl?: string;
     /** `--sandbox` (docs/sandbox.md): markers checked at creation, and acted on by the worker. */
     sandbox?: boolean;
-    /** The config file's `model_engines`: model path -> `local` or `remote:<pool>` (default none). */
+    /** The config file's `models` (custom model declarations, as written in the file). */
+    models?: unknown[];
+    /** The config file's `model_engines`: model path or pattern -> engine id or remote:<pool>. */
     modelEngines?: Record<string, string>;
     /** Runs jobs in this process with this engine (default: none, jobs stay queued). */
     worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean };
@@ -103,7 +106,8 @@ export async function createTestApp(
     deprecations: opts.deprecations ?? [],
     prices: opts.prices ?? {},
     sandbox: opts.sandbox ?? false,
-    ...(opts.modelEngines ? { modelEngines: opts.modelEngines } : {}),
+    models: readCustomModels(opts.models ?? [], 'test.json'),
+    modelEngines: opts.modelEngines ?? {},
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
   };

@@ -4,6 +4,7 @@ import addFormatsImport from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS } from '../../src/models/registry.js';
 import { createTestApp } from '../helpers/app.js';
+import { CUSTOM_MODELS } from '../helpers/custom-models.js';
 import type { TestApp } from '../helpers/app.js';
 
 // ajv-formats is CommonJS; under node16 ESM its callable is the default export's default.
@@ -147,7 +148,8 @@ describe('GET /openapi.json for client generators', () => {
   let t: TestApp;
   let doc: Doc;
   beforeAll(async () => {
-    t = await createTestApp({ deprecations: [{ model: 'video/vendor-f/model-f', sunset_date: '2027-01-01' }] });
+    // Custom models from the config file are held to every rule below too.
+    t = await createTestApp({ deprecations: [{ model: 'video/vendor-f/model-f', sunset_date: '2027-01-01' }], models: [...CUSTOM_MODELS] });
     doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
   });
   afterAll(() => t.close());
@@ -227,7 +229,7 @@ describe('GET /openapi.json for client generators', () => {
       }
     };
     for (const [name, schema] of Object.entries(doc.components.schemas)) visit(schema, name);
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['ModelA2Request', 'ModelE1Request']));
+    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['ModelA2Request', 'ModelE1Request', 'ImageAcmeGradientV1Request', 'VideoAcmeMorphV1Request']));
     expect(missing).toEqual([]);
   });
 
