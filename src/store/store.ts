@@ -185,6 +185,12 @@ export interface NewClaim {
   readonly types?: ClaimTypes;
 }
 
+/** One job type's cutoff for `QueueStore.overdueJobs`: now minus its model's timeout. */
+export interface OverdueCutoff {
+  readonly type: string;
+  readonly before: Micros;
+}
+
 /** A claim's filter on job types (NewClaim.types). */
 export type ClaimTypes = { readonly only: readonly string[] } | { readonly except: readonly string[] };
 
@@ -243,6 +249,11 @@ export interface QueueStore {
   move<N extends JobMoveName>(name: N, move: JobMove<N>): Promise<JobRecord | undefined>;
   /** Running jobs whose lease ran out before `now`, oldest lease first. */
   expiredLeases(now: Micros, limit: number): Promise<JobRecord[]>;
+  /**
+   * Queued and running jobs of each cutoff's type that have outlived it: first claimed before
+   * `before`, or waiting in the queue since before it (their last status change). Oldest first.
+   */
+  overdueJobs(cutoffs: readonly OverdueCutoff[], limit: number): Promise<JobRecord[]>;
   /** Ids of the workspace's oldest backlogged jobs, in creation order. */
   oldestBacklogged(workspaceId: string, limit: number): Promise<string[]>;
   workspacesWithBacklog(): Promise<string[]>;
