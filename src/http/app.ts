@@ -14,6 +14,7 @@ import type { NodeAppService } from '../services/node-apps.js';
 import type { NodeAppExecution } from '../services/node-app-execution.js';
 import type { StyleService } from '../services/styles.js';
 import type { WebhookService } from '../services/webhooks.js';
+import type { WorkerTokenService } from '../services/worker-tokens.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import type { Readiness } from '../services/readiness.js';
 import { registerAuth } from './plugins/auth.js';
@@ -21,6 +22,7 @@ import { edgeOptions, registerEdgeHooks } from './plugins/edge.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerJsonBody } from './plugins/json-body.js';
 import { registerStorageGuard } from './plugins/storage-guard.js';
+import { registerWorkerAuth } from './plugins/worker-auth.js';
 import { registerAssetRoutes } from './routes/assets.js';
 import { registerGenerateRoutes } from './routes/generate.js';
 import { registerHealth } from './routes/health.js';
@@ -56,6 +58,8 @@ export interface AppDeps {
   readonly assets: AssetService;
   readonly styles: StyleService;
   readonly webhooks: WebhookService;
+  /** Worker tokens: the authentication of the worker protocol's routes (/worker/v1). */
+  readonly workerTokens: WorkerTokenService;
   /** /healthz, /readyz and the storage guard on job creation. */
   readonly readiness: Readiness;
   readonly catalog: Catalog;
@@ -103,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerJsonBody(app);
   registerAuth(app, deps.identity);
+  registerWorkerAuth(app, deps.workerTokens);
   registerStorageGuard(app, deps.readiness);
   registerHealth(app, deps.readiness);
   registerJobRoutes(app, deps.jobs, deps.catalog, deps.publicUrl);

@@ -7,6 +7,7 @@ import type { LockedWorkspace } from './locked-workspace.js';
 import type { NodeAppStore } from './node-app-store.js';
 import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
+import type { WorkerTokenStore } from './worker-token-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
 
@@ -292,6 +293,7 @@ export interface StoreTx {
   readonly idempotency: IdempotencyStore;
   readonly assets: AssetStore;
   readonly styles: StyleStore;
+  readonly workerTokens: WorkerTokenStore;
 }
 
 export interface Store extends StoreTx {

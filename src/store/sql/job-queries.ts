@@ -80,6 +80,7 @@ export class SqlJobStore implements JobStore {
       run_after: null,
       fault_count: 0,
       created_by: job.createdBy,
+      progress: null,
     };
     // The API user's creation clock: one more than its newest job, or `now` if that is later. The
     // row lock (PostgreSQL) or write lock (SQLite) makes concurrent creations for one user take
