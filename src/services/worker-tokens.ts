@@ -7,7 +7,7 @@ import type { Store } from '../store/store.js';
 import type { LiveWorker, WorkerToken, WorkerTokenMatch } from '../store/worker-token-store.js';
 import { checkPatterns, scopeCovers } from './worker-patterns.js';
 
-export { matchesModel, scopeCovers } from './worker-patterns.js';
+export { checkPatterns, matchesModel, scopeCovers } from './worker-patterns.js';
 export type { WorkerScope } from './worker-patterns.js';
 
 /** Who a worker request is: the token's id and name, what it may work on, and the key of its input URLs. */
