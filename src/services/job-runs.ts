@@ -95,8 +95,14 @@ export class JobRuns {
     return job as ClaimedJob | undefined;
   }
 
-  heartbeat(job: ClaimedJob): Promise<boolean> {
-    return this.#store.queue.extendLease(job.id, job.leaseId, this.#now() + this.policy.leaseMs * 1000);
+  /** Renews the lease (and stores a remote worker's `progress`); false when the worker lost the job. */
+  heartbeat(job: ClaimedJob, progress?: number): Promise<boolean> {
+    return this.#store.queue.extendLease(job.id, job.leaseId, this.leaseEnd(), progress);
+  }
+
+  /** When a lease taken or renewed now runs out. */
+  leaseEnd(): Micros {
+    return this.#now() + this.policy.leaseMs * 1000;
   }
 
   /** Moves a running job one engine stage on; undefined when the worker no longer holds it. */

@@ -74,6 +74,8 @@ export interface JobRecord {
   readonly faultCount: number;
   /** The member whose token created the job; null for jobs stored before it was recorded. */
   readonly createdBy: string | null;
+  /** A remote worker's last reported fraction done, 0..1, of the current attempt; null: none reported. */
+  readonly progress: number | null;
 }
 
 export interface NewWorkspace {
@@ -240,9 +242,10 @@ export interface QueueStore {
   claim(claim: NewClaim): Promise<JobRecord | undefined>;
   /**
    * False when the lease is gone: the job was cancelled, deleted, finished or reaped. A lease
-   * exists only while its job runs: every move out of a running status clears it.
+   * exists only while its job runs: every move out of a running status clears it. `progress`, a
+   * remote worker's fraction done, is stored with it (a claim starts the attempt at null).
    */
-  extendLease(id: string, leaseId: string, expiresAt: Micros): Promise<boolean>;
+  extendLease(id: string, leaseId: string, expiresAt: Micros, progress?: number): Promise<boolean>;
   /**
    * Makes the named move (domain/states.ts `MOVES`): one UPDATE guarded by the move's `from`
    * statuses (and the lease, for a holder's move) that returns the row only if the guard held.

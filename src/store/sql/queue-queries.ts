@@ -90,6 +90,8 @@ export class SqlQueueStore implements QueueStore {
         started_at: sql<number>`COALESCE(started_at, ${c.now})`,
         output_key: sql<string>`COALESCE(output_key, ${c.outputKey})`,
         run_after: null,
+        // A new attempt reports its own progress.
+        progress: null,
         updated_at: c.now,
       })
       .where('id', '=', (eb) => {
@@ -116,10 +118,10 @@ export class SqlQueueStore implements QueueStore {
     return r && toJobRecord(r);
   }
 
-  async extendLease(id: string, leaseId: string, expiresAt: number): Promise<boolean> {
+  async extendLease(id: string, leaseId: string, expiresAt: number, progress?: number): Promise<boolean> {
     const r = await this.#db
       .updateTable('jobs')
-      .set({ lease_expires_at: expiresAt })
+      .set({ lease_expires_at: expiresAt, ...(progress === undefined ? {} : { progress }) })
       .where('id', '=', id)
       .where('lease_id', '=', leaseId)
       .executeTakeFirst();
