@@ -81,6 +81,8 @@ export async function createTestApp(
     publicUrl?: string;
     /** The config file's `model_engines`: model path -> `local` or `remote:<pool>` (default none). */
     modelEngines?: Record<string, string>;
+    /** `worker_output_max_bytes`: the largest file a remote worker may upload (default 2 GiB). */
+    workerOutputMaxBytes?: number;
     /** Runs jobs in this process with this engine (default: none, jobs stay queued). */
     worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean };
   } = {},
@@ -101,6 +103,7 @@ export async function createTestApp(
     deprecations: opts.deprecations ?? [],
     prices: opts.prices ?? {},
     ...(opts.modelEngines ? { modelEngines: opts.modelEngines } : {}),
+    ...(opts.workerOutputMaxBytes !== undefined ? { workerOutputMaxBytes: opts.workerOutputMaxBytes } : {}),
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
   };
