@@ -1,4 +1,6 @@
 import { readdirSync } from 'node:fs';
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -101,7 +103,11 @@ describe.each(backends)('worker protocol files on $name', (backend) => {
     const jpeg = await sharp(await png()).jpeg().toBuffer();
     expect(errorOf(await wput(t, token, id, 'output.png', job!.lease_id, jpeg), 415)).toMatch(/the name says image\/png but the bytes are image\/jpeg/);
     expect(errorOf(await wput(t, token, id, 'output.png', job!.lease_id, Buffer.from('#EXTM3U\nhttp://x/a.ts\n')), 415)).toMatch(/HLS playlist/);
+    expect(errorOf(await wput(t, token, id, 'output.png', job!.lease_id, Buffer.alloc(0)), 415)).toMatch(/not an output/);
+    const bare = await checkedInject(t.app, { method: 'PUT', url: `/worker/v1/jobs/${id}/outputs/output.png?lease_id=${job!.lease_id}`, headers: { authorization: `Bearer ${token}` } });
+    expect(bare.statusCode).toBe(415);
     expect(errorOf(await wput(t, token, id, 'output.txt', job!.lease_id, Buffer.from('hi')), 400)).toMatch(/no output extension/);
+    expect((await wput(t, token, id, '.hidden.png', job!.lease_id, await png())).statusCode).toBe(400);
     expect(errorOf(await wput(t, token, id, 'output.png', '', await png()), 400)).toMatch(/lease_id/);
     // Nothing of the refused uploads is left, and a good one (sent twice) is stored once.
     const key = (await t.store.queue.findJob(id))!.outputKey!;
@@ -111,6 +117,42 @@ describe.each(backends)('worker protocol files on $name', (backend) => {
     const second = await png(6, 6);
     expect((await wput(t, token, id, 'output.png', job!.lease_id, second)).json()).toMatchObject({ size: second.length });
     expect(readdirSync(t.outputs.dir(key))).toEqual(['output.png']);
+  });
+
+  it('answers 413 over real HTTP the moment a chunked upload passes the limit, without waiting for the rest', async () => {
+    t = await remoteApp({ backend, workerOutputMaxBytes: 64 * 1024 });
+    const token = await workerToken(t);
+    const id = await remoteJob(t);
+    const [job] = await claimNow(t, token);
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as AddressInfo).port;
+    const head = await png();
+    const answer = await new Promise<{ status: number; body: string; written: number }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method: 'PUT', path: `/worker/v1/jobs/${id}/outputs/output.png?lease_id=${job!.lease_id}`, headers: { authorization: `Bearer ${token}` } });
+      let answered = false;
+      let written = 0;
+      req.on('response', (res) => {
+        answered = true;
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, written }));
+      });
+      req.on('error', (err) => (answered ? undefined : reject(err)));
+      req.write(head);
+      const chunk = Buffer.alloc(16 * 1024, 7);
+      const pump = () => {
+        while (!answered && written < 16 * 1024 * 1024) {
+          written += chunk.length;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+      };
+      pump();
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: expect.stringMatching(/worker_output_max_bytes/) });
+    expect(answer.written).toBeLessThan(16 * 1024 * 1024);
+    expect(readdirSync(t.outputs.dir((await t.store.queue.findJob(id))!.outputKey!))).toEqual([]);
   });
 
   it('shows an uploaded preview while the job runs, removes it when the outputs do not list it, and shapes results as in-process runs do', async () => {
