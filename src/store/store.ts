@@ -4,12 +4,14 @@ import type { AssetStore } from './asset-store.js';
 import type { BillingStore } from './billing-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { LockedWorkspace } from './locked-workspace.js';
+import type { NewClaim, OverdueCutoff } from './queue-inputs.js';
 import type { NodeAppStore } from './node-app-store.js';
 import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
 import type { WorkerTokenStore } from './worker-token-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
+export type { ClaimTypes, NewClaim, OverdueCutoff } from './queue-inputs.js';
 
 /**
  * The narrow interfaces the services use. Every backend (sqlite/, postgres/) implements the same
@@ -74,6 +76,8 @@ export interface JobRecord {
   readonly faultCount: number;
   /** The member whose token created the job; null for jobs stored before it was recorded. */
   readonly createdBy: string | null;
+  /** A remote worker's last reported fraction done, 0..1, of the current attempt; null: none reported. */
+  readonly progress: number | null;
 }
 
 export interface NewWorkspace {
@@ -173,24 +177,6 @@ export interface JobStore {
   jobOutputKeysServed(keys: readonly string[]): Promise<Set<string>>;
 }
 
-export interface NewClaim {
-  readonly leaseId: string;
-  readonly leaseExpiresAt: Micros;
-  /** Used only if the job has no output key yet (its first claim). */
-  readonly outputKey: string;
-  readonly now: Micros;
-  /**
-   * Which job types this claimer runs: `only` these (a remote worker's models), or all `except`
-   * these (an in-process worker leaves remote-bound models to remote workers). Absent: any.
-   */
-  readonly types?: ClaimTypes;
-  /** Only a job that has been `queued` since at most this instant (its last status change): sandbox mode's dwell. */
-  readonly queuedBefore?: Micros;
-}
-
-/** A claim's filter on job types (NewClaim.types). */
-export type ClaimTypes = { readonly only: readonly string[] } | { readonly except: readonly string[] };
-
 /**
  * What a move writes besides the status. Absent fields are left as they are. What follows from the
  * move itself the store writes unasked: leaving a running status ends the lease; reaching a
@@ -236,9 +222,10 @@ export interface QueueStore {
   claim(claim: NewClaim): Promise<JobRecord | undefined>;
   /**
    * False when the lease is gone: the job was cancelled, deleted, finished or reaped. A lease
-   * exists only while its job runs: every move out of a running status clears it.
+   * exists only while its job runs: every move out of a running status clears it. `progress`, a
+   * remote worker's fraction done, is stored with it (a claim starts the attempt at null).
    */
-  extendLease(id: string, leaseId: string, expiresAt: Micros): Promise<boolean>;
+  extendLease(id: string, leaseId: string, expiresAt: Micros, progress?: number): Promise<boolean>;
   /**
    * Makes the named move (domain/states.ts `MOVES`): one UPDATE guarded by the move's `from`
    * statuses (and the lease, for a holder's move) that returns the row only if the guard held.
@@ -246,6 +233,11 @@ export interface QueueStore {
   move<N extends JobMoveName>(name: N, move: JobMove<N>): Promise<JobRecord | undefined>;
   /** Running jobs whose lease ran out before `now`, oldest lease first. */
   expiredLeases(now: Micros, limit: number): Promise<JobRecord[]>;
+  /**
+   * Queued and running jobs of each cutoff's type that have outlived it: first claimed before
+   * `before`, or waiting in the queue since before it (their last status change). Oldest first.
+   */
+  overdueJobs(cutoffs: readonly OverdueCutoff[], limit: number): Promise<JobRecord[]>;
   /** Ids of the workspace's oldest backlogged jobs, in creation order. */
   oldestBacklogged(workspaceId: string, limit: number): Promise<string[]>;
   workspacesWithBacklog(): Promise<string[]>;

@@ -86,6 +86,8 @@ export async function createTestApp(
     models?: unknown[];
     /** The config file's `model_engines`: model path or pattern -> engine id or remote:<pool>. */
     modelEngines?: Record<string, string>;
+    /** `worker_output_max_bytes`: the largest file a remote worker may upload (default 2 GiB). */
+    workerOutputMaxBytes?: number;
     /** Runs jobs in this process with this engine (default: none, jobs stay queued). */
     worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean };
   } = {},
@@ -108,6 +110,7 @@ export async function createTestApp(
     sandbox: opts.sandbox ?? false,
     models: readCustomModels(opts.models ?? [], 'test.json'),
     modelEngines: opts.modelEngines ?? {},
+    ...(opts.workerOutputMaxBytes !== undefined ? { workerOutputMaxBytes: opts.workerOutputMaxBytes } : {}),
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
   };

@@ -30,6 +30,7 @@ export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
   runAfter: r.run_after === null ? null : Number(r.run_after),
   faultCount: Number(r.fault_count),
   createdBy: r.created_by,
+  progress: r.progress === null ? null : Number(r.progress),
 });
 
 /** The columns of a JobSummary: a list reads no request body (up to the body limit each) it would throw away. */
