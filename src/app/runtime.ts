@@ -90,6 +90,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     inspect: assetInspector(mediaLimits(config)),
     assets: { maxBytes: config.assetMaxBytes, quotaBytes: config.assetQuotaBytes },
     bindings,
+    waits: { pollMs: config.pollIntervalMs },
   });
   // The HTTP app, the workers and the engines are loaded on first use: `mediagen admin` starts in
   // a fraction of the time without Fastify, undici, sharp and ffmpeg's wrappers.
