@@ -22,7 +22,10 @@ export const TRANSITIONS_MIGRATION: Migration = {
     await db.schema.alterTable('jobs').addColumn('request_id', 'text').execute();
     await db.schema
       .createTable('job_transitions')
-      .addColumn('id', postgres ? 'bigserial' : 'integer', (c) => (postgres ? c.primaryKey() : c.primaryKey().autoIncrement()))
+      // SQLite: the rowid, without AUTOINCREMENT (one B-tree write fewer per change). A job's rows go
+      // only with the job, so each new row of a job is above all its others: the ids a job's stream
+      // gives still increase, which is all Last-Event-ID needs.
+      .addColumn('id', postgres ? 'bigserial' : 'integer', (c) => c.primaryKey())
       // Deleted with its job (SQLite runs with foreign_keys = ON): a deleted job has no history.
       .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
       .addColumn('status', 'text', (c) => c.notNull())
