@@ -126,6 +126,11 @@ export class JobWaits {
     }
   }
 
+  /** How many waits and streams the workspace holds in this process now. */
+  holding(workspaceId: string): { readonly waits: number; readonly streams: number } {
+    return { waits: this.#held.wait.get(workspaceId) ?? 0, streams: this.#held.stream.get(workspaceId) ?? 0 };
+  }
+
   /** Stops hearing other processes (the HTTP app's close). */
   async close(): Promise<void> {
     const others = this.#others;
