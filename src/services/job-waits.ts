@@ -119,7 +119,15 @@ export class JobWaits {
           retryAfterSeconds: STREAMS_RETRY_AFTER_S,
         });
       }
-      return this.#events(auth, jobId, first, watch, release, signal);
+      // Let go when the generator ends, and also when the signal aborts: a generator closed before
+      // its first step never runs its `finally`.
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        watch.close();
+        release();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      return this.#events(auth, jobId, first, watch, done, signal);
     } catch (err) {
       watch.close();
       throw err;
@@ -143,7 +151,7 @@ export class JobWaits {
     jobId: string,
     first: History,
     watch: Watch,
-    release: () => void,
+    done: () => void,
     signal: AbortSignal,
   ): AsyncGenerator<JobStreamEvent> {
     const { pollMs, heartbeatMs } = this.#opts;
@@ -176,8 +184,7 @@ export class JobWaits {
         history = await this.#history(auth, jobId, afterId);
       }
     } finally {
-      watch.close();
-      release();
+      done();
     }
   }
 
