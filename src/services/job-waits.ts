@@ -74,9 +74,9 @@ export class JobWaits {
    */
   async waitForEnd(auth: AuthContext, id: string, ms: number, signal: AbortSignal, onChange?: (job: JobView) => Promise<void>): Promise<Waited> {
     const jobId = jobIdOf(id);
+    const watch = await this.#watch(jobId);
     const release = this.#hold('wait', auth.workspace.id);
     const deadline = this.#clock.nowMs() + (release ? ms : 0);
-    const watch = await this.#watch(jobId);
     try {
       let seen: JobView | undefined;
       for (;;) {
