@@ -9,6 +9,7 @@ import { stepPreparer } from '../services/node-app-steps.js';
 import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
 import { createInputLoader } from '../worker/input-loader.js';
+import { sandboxEngine } from './sandbox.js';
 import { WebhookSender } from '../worker/webhook-sender.js';
 import { Worker } from '../worker/worker.js';
 
@@ -60,7 +61,12 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
   const worker = new Worker(
     {
       runs: services.runs,
-      engine: new NodeAppEngine({ steps: parts.engine, prepare: stepPreparer(services.catalog) }),
+      // In sandbox mode the job's statuses are held and its prompt's markers acted on around the whole job.
+      engine: sandboxEngine(
+        config,
+        new NodeAppEngine({ steps: parts.engine, prepare: stepPreparer(services.catalog, services.bindings.remote) }),
+        services.clock,
+      ),
       outputs: parts.outputs,
       clock: services.clock,
       signals: services.signals,
@@ -103,7 +109,7 @@ export async function startWorkers(parts: WorkerParts, log: Log, publicUrl: () =
   // whole request time, then its inspection.
   const graceMs = Math.max(OUTPUT_GRACE_MS, config.requestTimeoutMs + config.inputDecodeTimeoutMs + 60_000);
   const janitor = new OutputJanitor(store.jobs, parts.outputs, services.clock, log, { intervalMs: config.janitorIntervalMs, graceMs });
-  const stopListening = await store.listen?.((event) => services.signals.relay(event));
+  const stopListening = await services.signals.hearOthers();
   const { worker } = jobs;
   worker.start();
   webhooks.start();
@@ -116,7 +122,7 @@ export async function startWorkers(parts: WorkerParts, log: Log, publicUrl: () =
       // The worker before the sender: jobs ending in its grace period write events the sender then sends.
       await worker.stop(config.shutdownGraceMs);
       await webhooks.stop();
-      await stopListening?.();
+      await stopListening();
       await jobs.close();
       await dispatcher.close();
     },

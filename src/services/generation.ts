@@ -13,6 +13,7 @@ import type { GenerationPolicy } from './job-inputs.js';
 import { JobAdmission } from './job-admission.js';
 import type { CreatedJob } from './job-admission.js';
 import { isPlainObject } from '../lib/plain-object.js';
+import { checkSandboxMarkers } from '../domain/sandbox.js';
 
 export { FULL_RETRY_AFTER_S } from './job-admission.js';
 export type { CreatedJob } from './job-admission.js';
@@ -26,6 +27,8 @@ export interface GenerationOptions {
   readonly zeroDataRetention: boolean;
   /** Makes a retry safe (docs/errors.md); its shape was checked by the transport. */
   readonly idempotencyKey: string | null;
+  /** The transport's id of the request (HTTP's X-Request-Id), kept with the job for its log lines. */
+  readonly requestId?: string | null;
 }
 
 export interface GenerationRequest {
@@ -49,8 +52,10 @@ export class GenerationService {
   readonly #catalog: Catalog;
   readonly #billing: BillingService;
   readonly #admission: JobAdmission;
+  readonly #sandbox: boolean;
 
-  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService) {
+  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService, opts: { sandbox?: boolean } = {}) {
+    this.#sandbox = opts.sandbox === true;
     this.#store = store;
     this.#clock = clock;
     this.#catalog = catalog;
@@ -75,6 +80,8 @@ export class GenerationService {
   async create(req: GenerationRequest, policy: GenerationPolicy): Promise<CreatedJob> {
     const entry = this.available(req.model, policy.publicUrl);
     const body = this.#checkedBody(entry, req.body);
+    // In sandbox mode a prompt's markers are part of the request: a bad one is a 400 now, not a surprise later.
+    if (this.#sandbox) checkSandboxMarkers(body);
     const { webhookUrl, zeroDataRetention, idempotencyKey } = req.options;
     const assets = await checkJobInputs(
       this.#store,
@@ -90,6 +97,7 @@ export class GenerationService {
       zeroDataRetention,
       assets,
       idempotency: idempotencyKey ? { key: idempotencyKey, endpoint: entry.route ?? `/generate/${entry.path}`, body } : null,
+      requestId: req.options.requestId ?? null,
     };
     return this.#admission.admit(req.caller, job, policy.publicUrl);
   }

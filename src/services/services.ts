@@ -14,6 +14,8 @@ import type { IdentityLimits } from './identity.js';
 import { JobRuns } from './job-runs.js';
 import type { RunPolicy } from './job-runs.js';
 import { JobSignals } from './job-signals.js';
+import { JobWaits } from './job-waits.js';
+import type { JobWaitOptions } from './job-waits.js';
 import { JobService } from './jobs.js';
 import { ModelService } from './models.js';
 import { NodeAppExecution } from './node-app-execution.js';
@@ -21,6 +23,7 @@ import { NodeAppService } from './node-apps.js';
 import { Readiness } from './readiness.js';
 import { StyleService } from './styles.js';
 import { WebhookService } from './webhooks.js';
+import { WorkerTokenService } from './worker-tokens.js';
 
 export interface Services {
   readonly identity: IdentityService;
@@ -37,7 +40,11 @@ export interface Services {
   /** Styles: list, read, change, share; a running job's style artifacts. */
   readonly styles: StyleService;
   readonly webhooks: WebhookService;
+  /** Worker tokens, their authentication, and the presence of remote workers. */
+  readonly workerTokens: WorkerTokenService;
   readonly signals: JobSignals;
+  /** Waiting for a job's changes: Prefer: wait, its event stream, the MCP tools' wait. */
+  readonly waits: JobWaits;
   readonly readiness: Readiness;
   readonly outputs: OutputStore;
   readonly catalog: Catalog;
@@ -59,29 +66,36 @@ export interface ServiceOptions {
   readonly inspect: Inspector;
   readonly assets: AssetPolicy;
   readonly bindings: EngineBindings;
+  /** Sandbox mode (docs/sandbox.md): job creation checks the prompt's sandbox markers. */
+  readonly sandbox?: boolean;
+  /** The waiters' backstop poll and limits. */
+  readonly waits: JobWaitOptions;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
-  const signals = new JobSignals();
+  const signals = new JobSignals(store.listen);
   // Every committed change that wakes someone reaches this process's waiters through the store.
   store.onEvent((event) => signals.relay(event));
   const identity = new IdentityService(store, clock, opts.limits);
   const billing = new BillingService(store, clock, opts.prices, identity);
   const webhooks = new WebhookService(store, clock, identity);
+  const workerTokens = new WorkerTokenService(store, clock, opts.bindings.remote);
   return {
     identity,
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks),
-    generation: new GenerationService(store, clock, catalog, billing),
+    generation: new GenerationService(store, clock, catalog, billing, { sandbox: opts.sandbox === true }),
     models: new ModelService(catalog, opts.prices, clock),
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog),
     billing,
-    nodeApps: new NodeAppService(store, clock, catalog),
-    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing),
+    nodeApps: new NodeAppService(store, clock, catalog, opts.bindings.remote),
+    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing, opts.bindings.remote),
     assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets),
     styles: new StyleService(store, clock),
     webhooks,
+    workerTokens,
     signals,
-    readiness: new Readiness(store, clock, opts.disk),
+    waits: new JobWaits(store, signals, clock, opts.waits),
+    readiness: new Readiness(store, clock, opts.disk, workerTokens),
     outputs: opts.outputs,
     catalog,
     bindings: opts.bindings,

@@ -1,4 +1,8 @@
+import type { Generated } from 'kysely';
 import type { JobStatus } from '../domain/states.js';
+import type { RemoteWorkersTable, WorkerTokensTable } from './worker-schema.js';
+
+export type { RemoteWorkersTable, WorkerTokensTable } from './worker-schema.js';
 
 /**
  * Table shapes shared by every backend. Times are integer microseconds since the epoch; booleans
@@ -70,6 +74,22 @@ export interface JobsTable {
   fault_count: number;
   /** The member whose token created the job (0013); null for older jobs. A trained style is theirs. */
   created_by: string | null;
+  /** A remote worker's last reported fraction done, 0..1 (0014); null when none was reported. */
+  progress: number | null;
+  /** The X-Request-Id of the request that created the job (0015); null for older jobs and other transports. */
+  request_id: string | null;
+}
+
+/**
+ * Every status a job has had (0015), written by triggers on `jobs` with its insert and with every
+ * status change; deleted with the job. Ids increase with each row, so a job's rows are in order.
+ */
+export interface JobTransitionsTable {
+  id: Generated<number>;
+  job_id: string;
+  status: JobStatus;
+  /** The job's updated_at of that change. */
+  at: number;
 }
 
 /** One row per probe name, rewritten by each readiness check to prove the store takes writes. */
@@ -276,6 +296,7 @@ export interface Database {
   api_users: ApiUsersTable;
   api_tokens: ApiTokensTable;
   jobs: JobsTable;
+  job_transitions: JobTransitionsTable;
   ledger_entries: LedgerEntriesTable;
   balances: BalancesTable;
   webhook_secrets: WebhookSecretsTable;
@@ -287,4 +308,6 @@ export interface Database {
   assets: AssetsTable;
   styles: StylesTable;
   health_probes: HealthProbesTable;
+  worker_tokens: WorkerTokensTable;
+  remote_workers: RemoteWorkersTable;
 }

@@ -3,12 +3,17 @@ import type { Micros } from '../lib/time.js';
 import type { AssetStore } from './asset-store.js';
 import type { BillingStore } from './billing-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
+import type { JobHistory } from './job-history.js';
 import type { LockedWorkspace } from './locked-workspace.js';
+import type { NewClaim, OverdueCutoff } from './queue-inputs.js';
 import type { NodeAppStore } from './node-app-store.js';
 import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
+import type { WorkerTokenStore } from './worker-token-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
+export type { ClaimTypes, NewClaim, OverdueCutoff } from './queue-inputs.js';
+export type { JobHistory, JobTransition } from './job-history.js';
 
 /**
  * The narrow interfaces the services use. Every backend (sqlite/, postgres/) implements the same
@@ -73,6 +78,10 @@ export interface JobRecord {
   readonly faultCount: number;
   /** The member whose token created the job; null for jobs stored before it was recorded. */
   readonly createdBy: string | null;
+  /** A remote worker's last reported fraction done, 0..1, of the current attempt; null: none reported. */
+  readonly progress: number | null;
+  /** The X-Request-Id of the request that created it; null when none (older jobs, other transports). */
+  readonly requestId: string | null;
 }
 
 export interface NewWorkspace {
@@ -129,6 +138,8 @@ export interface NewJob {
   readonly zeroDataRetention: boolean;
   /** The member whose token created it (AuthContext.memberEmail): every job is some member's. */
   readonly createdBy: string;
+  /** The creating request's X-Request-Id, for the worker's log lines about the job. */
+  readonly requestId?: string | null;
 }
 
 export interface JobQuery {
@@ -155,9 +166,11 @@ export interface JobStore {
   /** Newest first; the view's columns only. */
   listJobs(query: JobQuery): Promise<JobSummary[]>;
   deleteJob(apiUserId: string, id: string): Promise<boolean>;
+  /** The API user's job and its status changes with an id above `afterId` (at most `limit`); undefined: no such job. */
+  transitions(apiUserId: string, id: string, afterId: number, limit: number): Promise<JobHistory<JobSummary> | undefined>;
   /**
-   * Which of `keys` name files that must be kept: the output key of any job but a failed one (its
-   * files are removed with its end), a style's (its training job's, holding its cover), a live
+   * Which of `keys` name files that must be kept: the output key of any job neither failed nor
+   * cancelled (their files are removed with their end), a style's (its training job's, holding its cover), a live
    * asset's key, and a deleted asset's key while a job of its workspace that existed at the
    * deletion has not ended (the job may still read the file). Keys of deleted jobs no style
    * holds, of assets no job needs any more, and keys nothing ever had, are absent.
@@ -166,27 +179,11 @@ export interface JobStore {
   outputKeysInUse(keys: readonly string[]): Promise<Set<string>>;
   /**
    * Which of `keys` are the output key of a job whose files may be served under /outputs: any job
-   * but a failed one, and a style's (its cover outlives a deleted training job). Asset keys are
+   * neither failed nor cancelled, and a style's (its cover outlives a deleted training job). Asset keys are
    * not: asset files are served only at their own URL.
    */
   jobOutputKeysServed(keys: readonly string[]): Promise<Set<string>>;
 }
-
-export interface NewClaim {
-  readonly leaseId: string;
-  readonly leaseExpiresAt: Micros;
-  /** Used only if the job has no output key yet (its first claim). */
-  readonly outputKey: string;
-  readonly now: Micros;
-  /**
-   * Which job types this claimer runs: `only` these (a remote worker's models), or all `except`
-   * these (an in-process worker leaves remote-bound models to remote workers). Absent: any.
-   */
-  readonly types?: ClaimTypes;
-}
-
-/** A claim's filter on job types (NewClaim.types). */
-export type ClaimTypes = { readonly only: readonly string[] } | { readonly except: readonly string[] };
 
 /**
  * What a move writes besides the status. Absent fields are left as they are. What follows from the
@@ -233,9 +230,10 @@ export interface QueueStore {
   claim(claim: NewClaim): Promise<JobRecord | undefined>;
   /**
    * False when the lease is gone: the job was cancelled, deleted, finished or reaped. A lease
-   * exists only while its job runs: every move out of a running status clears it.
+   * exists only while its job runs: every move out of a running status clears it. `progress`, a
+   * remote worker's fraction done, is stored with it (a claim starts the attempt at null).
    */
-  extendLease(id: string, leaseId: string, expiresAt: Micros): Promise<boolean>;
+  extendLease(id: string, leaseId: string, expiresAt: Micros, progress?: number): Promise<boolean>;
   /**
    * Makes the named move (domain/states.ts `MOVES`): one UPDATE guarded by the move's `from`
    * statuses (and the lease, for a holder's move) that returns the row only if the guard held.
@@ -243,6 +241,11 @@ export interface QueueStore {
   move<N extends JobMoveName>(name: N, move: JobMove<N>): Promise<JobRecord | undefined>;
   /** Running jobs whose lease ran out before `now`, oldest lease first. */
   expiredLeases(now: Micros, limit: number): Promise<JobRecord[]>;
+  /**
+   * Queued and running jobs of each cutoff's type that have outlived it: first claimed before
+   * `before`, or waiting in the queue since before it (their last status change). Oldest first.
+   */
+  overdueJobs(cutoffs: readonly OverdueCutoff[], limit: number): Promise<JobRecord[]>;
   /** Ids of the workspace's oldest backlogged jobs, in creation order. */
   oldestBacklogged(workspaceId: string, limit: number): Promise<string[]>;
   workspacesWithBacklog(): Promise<string[]>;
@@ -260,6 +263,8 @@ export interface QueueStore {
 export type JobEvent =
   | { readonly kind: 'queued' }
   | { readonly kind: 'cancelled'; readonly jobId: string }
+  /** The job's status changed, or it was deleted: its waiters read it again. */
+  | { readonly kind: 'changed'; readonly jobId: string }
   /** A webhook event was written to the outbox. */
   | { readonly kind: 'webhook' };
 
@@ -281,6 +286,7 @@ export interface StoreTx {
   readonly idempotency: IdempotencyStore;
   readonly assets: AssetStore;
   readonly styles: StyleStore;
+  readonly workerTokens: WorkerTokenStore;
 }
 
 export interface Store extends StoreTx {

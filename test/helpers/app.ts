@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createRuntime } from '../../src/app/runtime.js';
 import type { JobWorker } from '../../src/app/workers.js';
 import type { AppDeps } from '../../src/http/app.js';
@@ -13,7 +13,9 @@ import type { Store } from '../../src/store/store.js';
 import type { Engine } from '../../src/engines/engine.js';
 import { MODELS } from '../../src/models/registry.js';
 import type { RunPolicy } from '../../src/services/job-runs.js';
+import type { JobWaitOptions } from '../../src/services/job-waits.js';
 import { loadConfig } from '../../src/config/config.js';
+import { readCustomModels } from '../../src/config/custom-models.js';
 import type { Log } from '../../src/lib/log.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { sqliteBackend } from './backends.js';
@@ -79,8 +81,20 @@ export async function createTestApp(
     assets?: { maxBytes?: number; quotaBytes?: number };
     /** The public URL the app builds output and asset URLs on (default PUBLIC_URL). */
     publicUrl?: string;
-    /** Runs jobs in this process with this engine (default: none, jobs stay queued). */
-    worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean };
+    /** `--sandbox` (docs/sandbox.md): markers checked at creation, and acted on by the worker. */
+    sandbox?: boolean;
+    /** The config file's `models` (custom model declarations, as written in the file). */
+    models?: unknown[];
+    /** The config file's `model_engines`: model path or pattern -> engine id or remote:<pool>. */
+    modelEngines?: Record<string, string>;
+    /** `worker_output_max_bytes`: the largest file a remote worker may upload (default 2 GiB). */
+    workerOutputMaxBytes?: number;
+    /** Runs jobs in this process with this engine (default: none, jobs stay queued); `log` gets the worker's lines. */
+    worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean; log?: Log };
+    /** The HTTP app's logger (default: none). */
+    logger?: FastifyBaseLogger;
+    /** The job waiters' settings (stream cap, heartbeat). */
+    waits?: Partial<JobWaitOptions>;
   } = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mediagen-test-'));
@@ -98,13 +112,24 @@ export async function createTestApp(
     maxBackloggedJobs: limits.maxBackloggedJobs,
     deprecations: opts.deprecations ?? [],
     prices: opts.prices ?? {},
+    sandbox: opts.sandbox ?? false,
+    models: readCustomModels(opts.models ?? [], 'test.json'),
+    modelEngines: opts.modelEngines ?? {},
+    ...(opts.workerOutputMaxBytes !== undefined ? { workerOutputMaxBytes: opts.workerOutputMaxBytes } : {}),
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
   };
-  const runtime = await createRuntime(config, { clock, store, outputs, ...(opts.runPolicy ? { runPolicy: opts.runPolicy } : {}) });
+  const runtime = await createRuntime(config, {
+    clock,
+    store,
+    outputs,
+    ...(opts.runPolicy ? { runPolicy: opts.runPolicy } : {}),
+    ...(opts.waits ? { waits: opts.waits } : {}),
+  });
   const { services } = runtime;
   const app = await runtime.buildHttp({
     publicUrl: () => opts.publicUrl ?? PUBLIC_URL,
+    ...(opts.logger ? { logger: opts.logger } : {}),
     http: {
       ...(opts.bodyLimitBytes ? { bodyLimitBytes: opts.bodyLimitBytes } : {}),
       allowPrivateUrls: opts.allowPrivateUrls ?? false,
@@ -115,7 +140,7 @@ export async function createTestApp(
   const boot = (await services.identity.bootstrap(balanceMicros))!;
   let jobs: JobWorker | undefined;
   if (opts.worker) {
-    jobs = await runtime.createJobWorker(silentLog, {
+    jobs = await runtime.createJobWorker(opts.worker.log ?? silentLog, {
       engine: opts.worker.engine,
       concurrency: opts.worker.concurrency ?? 2,
       pollMs: opts.worker.pollMs ?? 1000,

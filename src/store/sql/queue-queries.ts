@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import type { Kysely, UpdateObject } from 'kysely';
-import { MOVES, RUNNING_STATUSES, isTerminal } from '../../domain/states.js';
+import { ACTIVE_STATUSES, MOVES, RUNNING_STATUSES, isTerminal } from '../../domain/states.js';
 import type { JobStatus, MoveRule } from '../../domain/states.js';
 import { sealLock } from '../locked-workspace.js';
 import type { LockedWorkspace } from '../locked-workspace.js';
 import type { Database } from '../schema.js';
-import type { JobEvent, JobMove, JobMoveName, JobRecord, NewClaim, QueueStore } from '../store.js';
+import type { JobEvent, JobMove, JobMoveName, JobRecord, NewClaim, OverdueCutoff, QueueStore } from '../store.js';
 import { toJobRecord } from './job-queries.js';
 
 /** Sends an event to other processes, delivered when the transaction `db` belongs to commits. */
@@ -90,6 +90,8 @@ export class SqlQueueStore implements QueueStore {
         started_at: sql<number>`COALESCE(started_at, ${c.now})`,
         output_key: sql<string>`COALESCE(output_key, ${c.outputKey})`,
         run_after: null,
+        // A new attempt reports its own progress.
+        progress: null,
         updated_at: c.now,
       })
       .where('id', '=', (eb) => {
@@ -105,6 +107,8 @@ export class SqlQueueStore implements QueueStore {
             if ('only' in t) return q.where('type', 'in', t.only.length > 0 ? [...t.only] : ['\u0000none']);
             return t.except.length > 0 ? q.where('type', 'not in', [...t.except]) : q;
           })
+          // A status change sets updated_at, so a queued job's updated_at is when it became queued.
+          .$call((q) => (c.queuedBefore === undefined ? q : q.where('updated_at', '<=', c.queuedBefore)))
           .orderBy('created_at')
           .orderBy('id')
           .limit(1);
@@ -113,13 +117,14 @@ export class SqlQueueStore implements QueueStore {
       .where('status', 'in', from)
       .returningAll()
       .executeTakeFirst();
+    if (r) this.#changed(r.id);
     return r && toJobRecord(r);
   }
 
-  async extendLease(id: string, leaseId: string, expiresAt: number): Promise<boolean> {
+  async extendLease(id: string, leaseId: string, expiresAt: number, progress?: number): Promise<boolean> {
     const r = await this.#db
       .updateTable('jobs')
-      .set({ lease_expires_at: expiresAt })
+      .set({ lease_expires_at: expiresAt, ...(progress === undefined ? {} : { progress }) })
       .where('id', '=', id)
       .where('lease_id', '=', leaseId)
       .executeTakeFirst();
@@ -153,7 +158,17 @@ export class SqlQueueStore implements QueueStore {
       q = q.where('lease_id', '=', m.leaseId);
     }
     const r = await q.returningAll().executeTakeFirst();
+    if (r) this.#changed(r.id);
     return r && toJobRecord(r);
+  }
+
+  /**
+   * A status changed: its waiters (Prefer: wait, SSE) hear it. This process's at the commit; the
+   * other processes' through SQLite's wake sockets (the store's `publish`) or, on PostgreSQL, the
+   * NOTIFY the status trigger sends in the same transaction (migration 0015), so no extra round trip.
+   */
+  #changed(jobId: string): void {
+    this.#announce({ kind: 'changed', jobId });
   }
 
   async expiredLeases(now: number, limit: number): Promise<JobRecord[]> {
@@ -162,6 +177,30 @@ export class SqlQueueStore implements QueueStore {
       .selectAll()
       .where('lease_expires_at', '<', now)
       .orderBy('lease_expires_at')
+      .limit(limit)
+      .execute();
+    return rows.map(toJobRecord);
+  }
+
+  async overdueJobs(cutoffs: readonly OverdueCutoff[], limit: number): Promise<JobRecord[]> {
+    if (cutoffs.length === 0) return [];
+    // The status index narrows to active jobs; the few remote-bound types are then tested one by one.
+    const rows = await this.#db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('status', 'in', [...ACTIVE_STATUSES])
+      .where((w) =>
+        w.or(
+          cutoffs.map((c) =>
+            w.and([
+              w('type', '=', c.type),
+              w.or([w('started_at', '<', c.before), w.and([w('status', '=', 'queued'), w('updated_at', '<', c.before)])]),
+            ]),
+          ),
+        ),
+      )
+      .orderBy('created_at')
+      .orderBy('id')
       .limit(limit)
       .execute();
     return rows.map(toJobRecord);
