@@ -8,6 +8,7 @@ Usage:
   mediagen serve [options]        run the HTTP API (mediagen serve --help)
   mediagen admin <command> ...    manage workspaces, members and tokens (mediagen admin --help)
   mediagen mcp --url URL          the server's MCP tools over stdio, for desktop assistants (mediagen mcp --help)
+  mediagen --version              print the version
 `;
 
 async function main(argv: string[]): Promise<void> {
@@ -20,6 +21,10 @@ async function main(argv: string[]): Promise<void> {
       return (await import('./cli/admin.js')).admin(rest);
     case 'mcp':
       return (await import('./cli/mcp.js')).mcp(rest);
+    case '--version':
+    case '-V':
+      process.stdout.write(`${(await import('./cli/version.js')).packageVersion()}\n`);
+      return;
     case undefined:
     case '-h':
     case '--help':
