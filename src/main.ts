@@ -10,6 +10,7 @@ Usage:
   mediagen mcp --url URL          the server's MCP tools over stdio, for desktop assistants (mediagen mcp --help)
   mediagen generate MODEL ...     create a job on a running server, follow it, download its outputs (see below)
   mediagen jobs|assets|models|usage ...   the server's jobs, uploads, models and usage (see below)
+  mediagen --version              print the version
 `;
 
 async function main(argv: string[]): Promise<void> {
@@ -29,6 +30,10 @@ async function main(argv: string[]): Promise<void> {
     case 'usage':
       // The client commands set their own exit status (docs/clients.md).
       return (await import('./cli/client.js')).runClient(command, rest);
+    case '--version':
+    case '-V':
+      process.stdout.write(`${(await import('./cli/version.js')).packageVersion()}\n`);
+      return;
     case undefined:
     case '-h':
     case '--help':

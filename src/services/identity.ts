@@ -2,7 +2,7 @@ import type { Clock } from '../lib/clock.js';
 import { hashToken, isUuid, newId, newToken } from '../lib/ids.js';
 import { MICROS_PER_USD } from '../domain/money.js';
 import { msToMicros } from '../lib/time.js';
-import type { ApiToken, Role, Store, Workspace, WorkspacePatch } from '../store/store.js';
+import type { ApiToken, Member, Role, Store, Workspace, WorkspacePatch } from '../store/store.js';
 import { WORKSPACE_LIMITS } from '../config/options.js';
 import { DomainError, forbidden, invalid, notFound } from '../domain/errors.js';
 import { TokenCache } from './token-cache.js';
@@ -107,6 +107,16 @@ export class IdentityService {
     const ws = await this.#store.identity.findWorkspace(idOrName);
     if (!ws) throw notFound(`workspace '${idOrName}' not found`);
     return ws;
+  }
+
+  /** Every workspace, oldest first (operators only: no API route lists other workspaces). */
+  listWorkspaces(): Promise<Workspace[]> {
+    return this.#store.identity.listWorkspaces();
+  }
+
+  async listMembers(workspace: string): Promise<Member[]> {
+    const ws = await this.workspace(workspace);
+    return this.#store.identity.listMembers(ws.id);
   }
 
   /** Refuses `email` unless it is a member of `ws` with one of `roles`; `action` completes "only owners can ...". */

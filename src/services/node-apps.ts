@@ -2,7 +2,7 @@ import type { Clock } from '../lib/clock.js';
 import { isUuid, newId } from '../lib/ids.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
-import type { JsonObject, NodeAppRecord, NodeAppVersionRecord } from '../store/node-app-store.js';
+import type { JsonObject, NodeAppListItem, NodeAppRecord, NodeAppVersionRecord } from '../store/node-app-store.js';
 import type { Store, Workspace } from '../store/store.js';
 import type { Catalog } from '../models/catalog.js';
 import { forbidden, invalid, notFound } from '../domain/errors.js';
@@ -136,6 +136,13 @@ export class NodeAppService {
     });
     if (!app) throw invalid(`workspace '${ws.name}' already has a node app with slug '${slug}'; choose another slug`);
     return app;
+  }
+
+  /** The workspace's apps, oldest first, each with its newest version's number (the operator's list). */
+  async list(workspace: string): Promise<NodeAppListItem[]> {
+    const ws = await this.#store.identity.findWorkspace(workspace);
+    if (!ws) throw notFound(`workspace '${workspace}' not found`);
+    return this.#store.nodeApps.listNodeApps(ws.id);
   }
 
   /** The next version: number and time are taken from the app's row in the same transaction. */

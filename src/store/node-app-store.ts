@@ -35,6 +35,9 @@ export interface NodeAppVersionRecord {
   readonly graph: JsonObject | null;
 }
 
+/** An app as the operator's list shows it: with the number of its newest version (0: none published). */
+export type NodeAppListItem = NodeAppRecord & { readonly lastVersion: number };
+
 /** A new app: the record's fields, with both of its times `now`. */
 export type NewNodeApp = Omit<NodeAppRecord, 'createdAt' | 'updatedAt'> & { readonly now: Micros };
 
@@ -62,6 +65,8 @@ export interface NodeAppStore {
   createNodeApp(input: NewNodeApp): Promise<NodeAppRecord | undefined>;
   /** The app if it belongs to the workspace. */
   getNodeApp(workspaceId: string, id: string): Promise<NodeAppRecord | undefined>;
+  /** The workspace's apps, oldest first. */
+  listNodeApps(workspaceId: string): Promise<NodeAppListItem[]>;
   /** The app whatever its workspace (the operator's view). */
   findNodeApp(id: string): Promise<NodeAppRecord | undefined>;
   /**

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Store } from './store.js';
 
@@ -14,4 +15,17 @@ export async function openStore(opts: { databaseUrl?: string; dataDir: string })
   }
   const { openSqliteStore } = await import('./sqlite/sqlite-store.js');
   return openSqliteStore(join(opts.dataDir, SQLITE_FILE));
+}
+
+/**
+ * Whether a store is already there, found without making one: the SQLite file in the data dir, or
+ * the migrations table in the PostgreSQL database. `openStore` creates and migrates whatever it
+ * opens, so a caller that must not create one (the admin CLI, against a mistyped --data-dir) asks first.
+ */
+export async function storeExists(opts: { databaseUrl?: string; dataDir: string }): Promise<boolean> {
+  if (opts.databaseUrl) {
+    const { postgresStoreExists } = await import('./postgres/postgres-store.js');
+    return postgresStoreExists(opts.databaseUrl);
+  }
+  return existsSync(join(opts.dataDir, SQLITE_FILE));
 }

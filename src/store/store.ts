@@ -113,9 +113,13 @@ export interface IdentityStore {
   /** Creates the workspace, its owner and its API user together; undefined if the name is taken. */
   createWorkspace(input: NewWorkspace): Promise<Workspace | undefined>;
   findWorkspace(idOrName: string): Promise<Workspace | undefined>;
+  /** Every workspace, oldest first (the operator's view: `mediagen admin workspace list`). */
+  listWorkspaces(): Promise<Workspace[]>;
   countWorkspaces(): Promise<number>;
   updateWorkspace(id: string, patch: WorkspacePatch): Promise<Workspace | undefined>;
   getMember(workspaceId: string, email: string): Promise<Member | undefined>;
+  /** The workspace's members, oldest first (the owner, who came with the workspace, leads). */
+  listMembers(workspaceId: string): Promise<Member[]>;
   /** Adds or changes a member's role. */
   putMember(member: Member): Promise<Member>;
   insertToken(token: NewToken): Promise<ApiToken>;

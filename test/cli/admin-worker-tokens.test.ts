@@ -19,12 +19,19 @@ interface TokenJson {
 
 const admin = (dir: string, ...args: string[]) => run(['admin', ...args, '--data-dir', dir]);
 
+/** A data dir holding an empty store: worker-token commands refuse a dir with none (they never make one). */
+async function storeDir(): Promise<string> {
+  const dir = tempDir();
+  await (await openSqliteStore(join(dir, 'mediagen.db'))).close();
+  return dir;
+}
+
 // Each CLI run starts a node process (most of a second), so tests get more than the default time.
 describe('mediagen admin worker-token (compiled binary)', { timeout: 90_000 }, () => {
   afterEach(cleanup);
 
   it('create prints the secret once (only its hash is stored); list shows the tokens without it; revoke marks one', async () => {
-    const dir = tempDir();
+    const dir = await storeDir();
     const created = await adminJson<TokenJson>(dir, ['worker-token', 'create', '--name', 'gpu box 1', '--models', 'video/*', '--models', 'image/vendor-b/model-b-1']);
     expect(created).toEqual({
       token_id: expect.any(String),
@@ -69,7 +76,7 @@ describe('mediagen admin worker-token (compiled binary)', { timeout: 90_000 }, (
   });
 
   it('refuses a missing name, a bad pattern and an unknown token id in one line', async () => {
-    const dir = tempDir();
+    const dir = await storeDir();
     expect(oneLineError(await admin(dir, 'worker-token', 'create'))).toBe('mediagen: --name is required');
     expect(oneLineError(await admin(dir, 'worker-token', 'create', '--name', 'gpu', '--models', 'video/[ab]'))).toMatch(
       /^mediagen: models: 'video\/\[ab\]' is not a model pattern; a pattern is 1 to 200 of /,

@@ -269,7 +269,7 @@ describe('mediagen admin (compiled binary)', { timeout: 60_000 }, () => {
       ['an unknown admin subcommand', ['admin', 'token', 'delete'], /unknown admin command 'token delete'/],
       ['no admin command', ['admin'], /missing admin command/],
       ['an unknown top-level command', ['frobnicate'], /unknown command 'frobnicate'/],
-      ['an unknown admin flag', ['admin', 'token', 'list', '--workspace', 'acme', '--colour'], /Unknown option '--colour'/],
+      ['an unknown admin flag', ['admin', 'token', 'list', '--workspace', 'acme', '--colour'], /unknown option '--colour' for 'admin token list'; its options are --workspace, /],
       ['an unknown serve flag', ['serve', '--colour'], /Unknown option '--colour'/],
       ['a missing --workspace', ['admin', 'token', 'list'], /--workspace is required/],
       ['a missing --as', ['admin', 'token', 'create', '--workspace', 'acme', '--name', 'n'], /--as is required/],
@@ -284,6 +284,7 @@ describe('mediagen admin (compiled binary)', { timeout: 60_000 }, () => {
 
     it('an unknown workspace exits 1 with a one-line message', async () => {
       const dir = tempDir();
+      await adminJson(dir, ['workspace', 'create', '--name', 'acme', '--owner', OWNER]);
       const r = await admin(dir, 'token', 'list', '--workspace', 'nope');
       expect(oneLineError(r)).toBe("mediagen: workspace 'nope' not found");
     });

@@ -192,4 +192,22 @@ describe.each(backends)('node app store contract: $name', (backend) => {
     await store.nodeApps.publishVersion(version(a.id), T0);
     expect(await store.nodeApps.listVersions({ workspaceId: other, nodeAppId: a.id, limit: 100 })).toEqual([]);
   });
+
+  it("lists a workspace's apps oldest first with their newest version number (0 before the first publish)", async () => {
+    const ws = await workspace('alpha');
+    const other = await workspace('beta');
+    expect(await store.nodeApps.listNodeApps(ws)).toEqual([]);
+    const a = await app(ws, 'a');
+    const b = await app(ws, 'b');
+    await app(other, 'c');
+    await store.nodeApps.publishVersion(version(a.id), T0 + 1000);
+    await store.nodeApps.publishVersion(version(a.id), T0 + 2000);
+    const listed = await store.nodeApps.listNodeApps(ws);
+    expect(listed.map((x) => [x.slug, x.lastVersion])).toEqual([
+      ['a', 2],
+      ['b', 0],
+    ]);
+    expect(listed[1]).toEqual({ ...b, lastVersion: 0 });
+    expect(listed[0]).toMatchObject({ id: a.id, workspaceId: ws, createdAt: T0, updatedAt: T0 + 2000 });
+  });
 });

@@ -80,6 +80,26 @@ describe.each(backends)('store contract: $name', (backend) => {
     expect(await store.identity.getMember(ws.id, 'a@b.c')).toMatchObject({ role: 'admin' });
   });
 
+  it('lists workspaces oldest first (then by name) and members oldest first (then by email)', async () => {
+    expect(await store.identity.listWorkspaces()).toEqual([]);
+    const { ws: b } = await workspace('beta');
+    const { ws: a } = await workspace('alpha');
+    expect((await store.identity.listWorkspaces()).map((w) => w.name)).toEqual(['alpha', 'beta']);
+    expect(await store.identity.listWorkspaces()).toEqual([a, b]);
+    await store.identity.putMember({ workspaceId: a.id, email: 'z@b.c', role: 'member', createdAt: T0 + 2 });
+    await store.identity.putMember({ workspaceId: a.id, email: 'y@b.c', role: 'admin', createdAt: T0 + 1 });
+    await store.identity.putMember({ workspaceId: a.id, email: 'x@b.c', role: 'admin', createdAt: T0 + 1 });
+    const members = await store.identity.listMembers(a.id);
+    expect(members.map((m) => [m.email, m.role])).toEqual([
+      ['owner@alpha.test', 'owner'],
+      ['x@b.c', 'admin'],
+      ['y@b.c', 'admin'],
+      ['z@b.c', 'member'],
+    ]);
+    expect(members[0]).toEqual({ workspaceId: a.id, email: 'owner@alpha.test', role: 'owner', createdAt: T0 });
+    expect((await store.identity.listMembers(b.id)).map((m) => m.email)).toEqual(['owner@beta.test']);
+  });
+
   it('finds tokens only by hash, records use and revocation', async () => {
     const { ws, token } = await workspace();
     expect(await store.identity.findTokenByHash(hashToken('wrong'))).toBeUndefined();

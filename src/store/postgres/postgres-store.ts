@@ -38,3 +38,17 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
     closeExtra: () => listener.close(),
   });
 }
+
+/** Whether the database holds a store: Kysely's migrations table (created by the first migration run) is there. */
+export async function postgresStoreExists(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  // A connection dropped later must not end the process (as for the pool).
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    const r = await client.query<{ present: boolean }>(`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`);
+    return r.rows[0]?.present === true;
+  } finally {
+    await client.end();
+  }
+}

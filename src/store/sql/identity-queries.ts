@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database, ApiTokensTable, WorkspacesTable } from '../schema.js';
+import type { Database, ApiTokensTable, MembersTable, WorkspacesTable } from '../schema.js';
 import type {
   ApiToken,
   IdentityStore,
@@ -19,6 +19,13 @@ const toWorkspace = (r: Selectable<WorkspacesTable>): Workspace => ({
   apiAccess: Number(r.api_access) === 1,
   maxConcurrentJobs: Number(r.max_concurrent_jobs),
   maxBackloggedJobs: Number(r.max_backlogged_jobs),
+  createdAt: Number(r.created_at),
+});
+
+const toMember = (r: Selectable<MembersTable>): Member => ({
+  workspaceId: r.workspace_id,
+  email: r.email,
+  role: r.role as Role,
   createdAt: Number(r.created_at),
 });
 
@@ -79,6 +86,11 @@ export class SqlIdentityStore implements IdentityStore {
     return row && toWorkspace(row);
   }
 
+  async listWorkspaces(): Promise<Workspace[]> {
+    const rows = await this.#db.selectFrom('workspaces').selectAll().orderBy('created_at', 'asc').orderBy('name', 'asc').execute();
+    return rows.map(toWorkspace);
+  }
+
   async countWorkspaces(): Promise<number> {
     const r = await this.#db
       .selectFrom('workspaces')
@@ -105,14 +117,18 @@ export class SqlIdentityStore implements IdentityStore {
       .where('workspace_id', '=', workspaceId)
       .where('email', '=', email)
       .executeTakeFirst();
-    return (
-      r && {
-        workspaceId: r.workspace_id,
-        email: r.email,
-        role: r.role as Role,
-        createdAt: Number(r.created_at),
-      }
-    );
+    return r && toMember(r);
+  }
+
+  async listMembers(workspaceId: string): Promise<Member[]> {
+    const rows = await this.#db
+      .selectFrom('members')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('created_at', 'asc')
+      .orderBy('email', 'asc')
+      .execute();
+    return rows.map(toMember);
   }
 
   async putMember(m: Member): Promise<Member> {

@@ -5,6 +5,7 @@ import type {
   JsonObject,
   NewNodeApp,
   NewNodeAppVersion,
+  NodeAppListItem,
   NodeAppRecord,
   NodeAppStore,
   NodeAppVersionQuery,
@@ -77,6 +78,17 @@ export class SqlNodeAppStore implements NodeAppStore {
       .where('id', '=', id)
       .executeTakeFirst();
     return r && toNodeApp(r);
+  }
+
+  async listNodeApps(workspaceId: string): Promise<NodeAppListItem[]> {
+    const rows = await this.#db
+      .selectFrom('node_apps')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('created_at', 'asc')
+      .orderBy('slug', 'asc')
+      .execute();
+    return rows.map((r) => ({ ...toNodeApp(r), lastVersion: Number(r.last_version) }));
   }
 
   async findNodeApp(id: string): Promise<NodeAppRecord | undefined> {
