@@ -8,6 +8,7 @@ Usage:
   mediagen serve [options]        run the HTTP API (mediagen serve --help)
   mediagen admin <command> ...    manage workspaces, members and tokens (mediagen admin --help)
   mediagen mcp --url URL          the server's MCP tools over stdio, for desktop assistants (mediagen mcp --help)
+  mediagen remote-worker ...      run jobs for a server from another machine (mediagen remote-worker --help)
 `;
 
 async function main(argv: string[]): Promise<void> {
@@ -20,12 +21,19 @@ async function main(argv: string[]): Promise<void> {
       return (await import('./cli/admin.js')).admin(rest);
     case 'mcp':
       return (await import('./cli/mcp.js')).mcp(rest);
+    case 'remote-worker':
+      return (await import('./cli/remote-worker.js')).remoteWorker(rest);
     case undefined:
     case '-h':
     case '--help':
     case 'help': {
-      const [{ SERVE_HELP }, { ADMIN_HELP }, { MCP_HELP }] = await Promise.all([import('./cli/serve.js'), import('./cli/admin.js'), import('./cli/mcp.js')]);
-      process.stdout.write(`${HELP}\n${SERVE_HELP}\n${ADMIN_HELP}\n${MCP_HELP}`);
+      const [{ SERVE_HELP }, { ADMIN_HELP }, { MCP_HELP }, { REMOTE_WORKER_HELP }] = await Promise.all([
+        import('./cli/serve.js'),
+        import('./cli/admin.js'),
+        import('./cli/mcp.js'),
+        import('./cli/remote-worker.js'),
+      ]);
+      process.stdout.write(`${HELP}\n${SERVE_HELP}\n${ADMIN_HELP}\n${MCP_HELP}\n${REMOTE_WORKER_HELP}`);
       return;
     }
     default:
