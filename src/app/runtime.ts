@@ -105,14 +105,19 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     prices,
     services,
     engine: engineOf,
-    buildHttp: async (opts) =>
-      (await import('../http/app.js')).buildApp({
+    buildHttp: async (opts) => {
+      const [{ buildApp }, { remoteDuties }] = await Promise.all([import('../http/app.js'), import('./remote-duties.js')]);
+      const remote = remoteDuties(config, store, services, opts.logger);
+      return buildApp({
         ...services,
         ...httpOptionsFor(config),
         ...opts.http,
         publicUrl: opts.publicUrl,
         ...(opts.logger ? { logger: opts.logger } : {}),
-      }),
+        remote: remote.protocol,
+        background: remote.background,
+      });
+    },
     createJobWorker: async (log, opts) => (await import('./workers.js')).createJobWorker(await parts(opts?.engine), log, opts),
     startWorkers: async (log, publicUrl) => (await import('./workers.js')).startWorkers(await parts(), log, publicUrl),
     close: () => store.close(),

@@ -7,6 +7,7 @@ import type { Command } from './admin-args.js';
 import { BALANCE_COMMANDS, BALANCE_HELP } from './admin-balance.js';
 import { NODE_APP_COMMANDS, NODE_APP_HELP } from './admin-node-apps.js';
 import { WEBHOOK_COMMANDS, WEBHOOK_HELP } from './admin-webhooks.js';
+import { WORKER_TOKEN_COMMANDS, WORKER_TOKEN_HELP } from './admin-worker-tokens.js';
 import { openRuntime } from './context.js';
 
 export const ADMIN_HELP = `Usage: mediagen admin <command> [options] [--data-dir DIR | --database-url URL] [--config FILE] [--json]
@@ -19,7 +20,7 @@ Works on the same store as a running server.
   token create --workspace W --name N --as EMAIL                          (owners and admins)
   token list --workspace W
   token revoke --workspace W --token-id T --as EMAIL                      (owners and admins)
-${BALANCE_HELP}${WEBHOOK_HELP}${NODE_APP_HELP}
+${BALANCE_HELP}${WEBHOOK_HELP}${NODE_APP_HELP}${WORKER_TOKEN_HELP}
 W is a workspace id or name. --json prints the result as JSON. A refused command exits 1.
 `;
 
@@ -44,6 +45,7 @@ const COMMANDS: Record<string, Command> = {
   ...BALANCE_COMMANDS,
   ...NODE_APP_COMMANDS,
   ...WEBHOOK_COMMANDS,
+  ...WORKER_TOKEN_COMMANDS,
   'workspace create': async (s, f) => {
     const owner = normalizeEmail(need(f, 'owner'));
     const ws = await s.identity.createWorkspace(need(f, 'name'), owner);
@@ -121,6 +123,7 @@ export async function admin(argv: string[]): Promise<void> {
       'output-schema': { type: 'string' },
       'example-output': { type: 'string', multiple: true },
       graph: { type: 'string' },
+      models: { type: 'string', multiple: true },
     },
     strict: true,
     allowPositionals: true,

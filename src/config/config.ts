@@ -40,6 +40,8 @@ export interface Config {
   readonly assetMaxBytes: number;
   /** Bytes of live assets one workspace may keep; 0: no quota. */
   readonly assetQuotaBytes: number;
+  /** Largest output file a remote worker may upload. */
+  readonly workerOutputMaxBytes: number;
   readonly inputTimeoutMs: number;
   /** What an input may claim and cost to decode (docs/inputs.md). */
   readonly inputMaxVideoSeconds: number;
@@ -260,6 +262,7 @@ export function loadConfig(opts: {
     inputMaxBytes: values.input_max_bytes as number,
     assetMaxBytes: values.asset_max_bytes as number,
     assetQuotaBytes: values.asset_quota_bytes as number,
+    workerOutputMaxBytes: values.worker_output_max_bytes as number,
     inputTimeoutMs: values.input_timeout_ms as number,
     inputMaxVideoSeconds: values.input_max_video_seconds as number,
     inputMaxVideoFrames: values.input_max_video_frames as number,

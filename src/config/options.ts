@@ -69,6 +69,7 @@ export const OPTIONS = [
   { key: 'input_decode_timeout_ms', flag: 'input-decode-timeout-ms', env: 'MEDIAGEN_INPUT_DECODE_TIMEOUT_MS', type: 'integer', min: 100, max: 3_600_000, help: 'wall time of one ffmpeg run that reads an input' },
   { key: 'input_decode_cpu_seconds', flag: 'input-decode-cpu-seconds', env: 'MEDIAGEN_INPUT_DECODE_CPU_SECONDS', type: 'integer', min: 1, max: 86_400, help: 'CPU time of one ffmpeg run that reads an input' },
   { key: 'asset_max_bytes', flag: 'asset-max-bytes', env: 'MEDIAGEN_ASSET_MAX_BYTES', type: 'integer', min: 1024, max: 4 * 1024 * 1024 * 1024, help: 'largest file POST /assets accepts; a larger upload answers 413' },
+  { key: 'worker_output_max_bytes', flag: 'worker-output-max-bytes', env: 'MEDIAGEN_WORKER_OUTPUT_MAX_BYTES', type: 'integer', min: 1024, max: 2 ** 40, help: 'largest output file a remote worker may upload (PUT /worker/v1/jobs/{id}/outputs/{name}); a larger one answers 413' },
   { key: 'asset_quota_bytes', flag: 'asset-quota-bytes', env: 'MEDIAGEN_ASSET_QUOTA_BYTES', type: 'integer', min: 0, max: 2 ** 50, help: "bytes of assets one workspace may keep; an upload past it answers 413 (0: no quota)" },
   { key: 'max_fault_retries', flag: 'max-fault-retries', env: 'MEDIAGEN_MAX_FAULT_RETRIES', type: 'integer', min: 0, max: 20, help: 'infrastructure faults (disk full, EMFILE, read-only, database lost) a job is handed back for before it fails with server_unavailable' },
   { key: 'min_free_disk_bytes', flag: 'min-free-disk-bytes', env: 'MEDIAGEN_MIN_FREE_DISK_BYTES', type: 'integer', min: 0, max: 2 ** 50, help: 'below this much free space in the data dir, job creation answers 503 and /readyz is not ready' },
@@ -110,6 +111,7 @@ export const DEFAULTS = {
   // The original API's limit per asset: 75 MB.
   asset_max_bytes: 75 * 1024 * 1024,
   asset_quota_bytes: 10 * 1024 * 1024 * 1024,
+  worker_output_max_bytes: 2 * 1024 * 1024 * 1024,
   max_fault_retries: 3,
   min_free_disk_bytes: 256 * 1024 * 1024,
   log_level: 'info',

@@ -22,6 +22,8 @@ export const ERROR_CODES = {
   idempotency_key_reused: 'the idempotency key was used with a different request',
   too_many_jobs: "the workspace's concurrency and backlog are full",
   headers_too_large: 'the request headers are too large',
+  worker_conflict: "a remote worker's call does not fit the job's state: the worker no longer holds the job (`reason` says why) or reports a status behind the job's",
+  input_unavailable: "a remote worker's input URL could not be served: the input could not be fetched or read (`code` says which job error it is)",
   internal: 'a bug',
   unavailable: 'the server cannot serve this right now (shutting down, storage failing)',
 } as const;

@@ -14,13 +14,16 @@ import type { NodeAppService } from '../services/node-apps.js';
 import type { NodeAppExecution } from '../services/node-app-execution.js';
 import type { StyleService } from '../services/styles.js';
 import type { WebhookService } from '../services/webhooks.js';
+import type { WorkerTokenService } from '../services/worker-tokens.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import type { Readiness } from '../services/readiness.js';
+import type { RemoteProtocol } from '../services/remote-protocol.js';
 import { registerAuth } from './plugins/auth.js';
 import { edgeOptions, registerEdgeHooks } from './plugins/edge.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerJsonBody } from './plugins/json-body.js';
 import { registerStorageGuard } from './plugins/storage-guard.js';
+import { registerWorkerAuth } from './plugins/worker-auth.js';
 import { registerAssetRoutes } from './routes/assets.js';
 import { registerGenerateRoutes } from './routes/generate.js';
 import { registerHealth } from './routes/health.js';
@@ -33,6 +36,7 @@ import { registerOutputRoutes } from './routes/outputs.js';
 import { registerStyleRoutes } from './routes/styles.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerWebhookDeliveryRoutes } from './routes/webhook-deliveries.js';
+import { registerWorkerRoutes } from './routes/worker.js';
 import { applyConnectionCap, DEFAULT_SERVER_LIMITS, serverOptions } from './server-limits.js';
 import type { ServerLimits } from './server-limits.js';
 import { validatorCompiler } from './validation.js';
@@ -40,6 +44,12 @@ import { swaggerOptions } from './openapi.js';
 import { compileQueryCheck } from './query.js';
 import { recordRoutes } from './route-table.js';
 import { declareCommonErrors } from './plugins/declared-errors.js';
+
+/** Something that runs as long as the app: started when it is ready, stopped when it closes. */
+export interface BackgroundTask {
+  start(): void;
+  stop(): Promise<void>;
+}
 
 /** Routes that take no body (GET, DELETE) still get one parsed if sent; it may not be big. */
 const NO_BODY_LIMIT_BYTES = 1024;
@@ -56,6 +66,8 @@ export interface AppDeps {
   readonly assets: AssetService;
   readonly styles: StyleService;
   readonly webhooks: WebhookService;
+  /** Worker tokens: the authentication of the worker protocol's routes (/worker/v1). */
+  readonly workerTokens: WorkerTokenService;
   /** /healthz, /readyz and the storage guard on job creation. */
   readonly readiness: Readiness;
   readonly catalog: Catalog;
@@ -77,6 +89,10 @@ export interface AppDeps {
    * those routes and the asset routes are not registered.
    */
   readonly outputs?: OutputStore;
+  /** The worker protocol's use cases (/worker/v1, docs/workers.md); absent, its routes are not registered. */
+  readonly remote?: RemoteProtocol;
+  /** Tasks living with the app (remote-job maintenance). */
+  readonly background?: readonly BackgroundTask[];
 }
 
 /** The HTTP API as an un-listened Fastify instance: main.ts listens, tests use inject(). */
@@ -103,6 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerJsonBody(app);
   registerAuth(app, deps.identity);
+  registerWorkerAuth(app, deps.workerTokens);
   registerStorageGuard(app, deps.readiness);
   registerHealth(app, deps.readiness);
   registerJobRoutes(app, deps.jobs, deps.catalog, deps.publicUrl);
@@ -129,6 +146,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key));
     registerAssetRoutes(app, deps.assets, deps.outputs, deps.publicUrl);
   }
+  if (deps.remote) registerWorkerRoutes(app, deps.remote, deps.publicUrl);
+  const background = deps.background ?? [];
+  app.addHook('onReady', async () => background.forEach((task) => task.start()));
+  app.addHook('onClose', async () => {
+    await Promise.all(background.map((task) => task.stop()));
+  });
   await app.ready();
   return app;
 }

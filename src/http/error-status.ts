@@ -20,6 +20,8 @@ export const HTTP_STATUS = {
   idempotency_key_reused: 422,
   too_many_jobs: 429,
   headers_too_large: 431,
+  worker_conflict: 409,
+  input_unavailable: 502,
   internal: 500,
   unavailable: 503,
 } as const satisfies Record<ErrorCode, number>;

@@ -31,6 +31,9 @@ export const BODY_COMPONENT = 'x-body-component';
 export const RESULT_URLS = 'x-result-urls';
 
 
+/** The security of the worker protocol's operations (/worker/v1): a worker token, not an API token. */
+export const WORKER_SECURITY = [{ workerToken: [] }];
+
 /** Collects components while route schemas are rewritten to reference them. */
 class Components {
   readonly schemas = new Map<string, Schema>();
@@ -177,7 +180,10 @@ export function swaggerOptions(): FastifyDynamicSwaggerOptions {
           'and answers at once; read the outcome with GET /jobs/{id} or receive it at an X-Webhook-URL (see `webhooks`).',
       },
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token: `Authorization: Bearer <API_TOKEN>`' } },
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token: `Authorization: Bearer <API_TOKEN>`' },
+          workerToken: { type: 'http', scheme: 'bearer', description: 'A worker token (`mgw_...`, docs/workers.md): `Authorization: Bearer <WORKER_TOKEN>`; only the /worker/v1 routes take it' },
+        },
       },
       security: [{ bearerAuth: [] }],
       webhooks: WEBHOOKS,

@@ -13,8 +13,11 @@ export function isUuid(text: string): boolean {
 /** API tokens: a recognisable prefix (so secret scanners can find leaks) and 256 random bits. */
 export const TOKEN_PREFIX = 'mg_';
 
-export function newToken(): string {
-  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+/** Worker tokens (docs/workers.md) look different, so a leak's scanner and a reader tell them apart. */
+export const WORKER_TOKEN_PREFIX = 'mgw_';
+
+export function newToken(prefix: string = TOKEN_PREFIX): string {
+  return prefix + randomBytes(32).toString('base64url');
 }
 
 /** Tokens are stored only as this digest; a fast hash is right for 256-bit random secrets. */

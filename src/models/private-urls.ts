@@ -52,6 +52,14 @@ export function urlInputsOf(schema: object | undefined, body: unknown): UrlInput
   return out;
 }
 
+/**
+ * The http(s) URLs a body gives, with their fields, in schema order: what a remote worker is handed
+ * signed URLs for (docs/workers.md). `data:` URIs are left out: they travel inline in the request.
+ */
+export function httpUrlInputsOf(schema: object | undefined, body: unknown): UrlInput[] {
+  return urlInputsOf(schema, body).filter((i) => /^https?:\/\//i.test(i.url));
+}
+
 /** The URL fields a schema declares, arrays written `[]`: `image_style_references[].url`. */
 export function urlFieldsOf(schema: object): string[] {
   const out: string[] = [];

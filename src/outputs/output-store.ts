@@ -102,12 +102,19 @@ export interface OutputScratch {
   dispose(): Promise<void>;
 }
 
+export interface ScratchOptions {
+  /** Keep the key's stored files; fail if the key was never started or has been removed. */
+  readonly keep?: boolean;
+}
+
 export interface OutputStore {
   /**
    * Starts a run of `key`: removes what an earlier attempt stored under it (a job reclaimed after
-   * a crash starts clean) and hands out a fresh scratch directory on a local disk.
+   * a crash starts clean) and hands out a fresh scratch directory on a local disk. With `keep`,
+   * what the key holds stays (a remote worker's files arrive one upload at a time) and the key
+   * must have been started before: for a removed key this fails, so it stays removed.
    */
-  scratch(key: string): Promise<OutputScratch>;
+  scratch(key: string, opts?: ScratchOptions): Promise<OutputScratch>;
   /**
    * Stores the local file `fromPath` as `name` of `key`, replacing a file of that name. The source
    * is consumed (on disk it is renamed). Fails if the key was removed meanwhile, so a deleted

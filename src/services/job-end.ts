@@ -15,7 +15,10 @@ export interface JobError {
   readonly message: string;
 }
 
-/** How a job ends: its worker completes or fails it (under its lease), or DELETE cancels it. */
+/**
+ * How a job ends: its worker completes or fails it (under its lease), DELETE cancels it, or remote
+ * maintenance fails a job that waited in the queue longer than its model's timeout.
+ */
 export type JobEnding =
   | {
       readonly move: 'complete';
@@ -28,7 +31,9 @@ export type JobEnding =
       readonly style?: StyleArtifact;
     }
   | { readonly move: 'fail'; readonly id: string; readonly leaseId: string; readonly error: JobError }
-  | { readonly move: 'cancel'; readonly id: string };
+  | { readonly move: 'cancel'; readonly id: string }
+  /** A remote-bound job no worker claimed in time (remote maintenance): failed from `queued`. */
+  | { readonly move: 'expire'; readonly id: string; readonly error: JobError };
 
 /** The services a job's end writes through. */
 export interface JobEndDeps {
@@ -82,6 +87,8 @@ function moveToEnd(tx: StoreTx, e: JobEnding, completedAt: Micros, now: Micros):
       return tx.queue.move('fail', { id: e.id, leaseId: e.leaseId, patch: { result: null, error: e.error, completedAt }, now });
     case 'cancel':
       return tx.queue.move('cancel', { id: e.id, patch: { completedAt }, now });
+    case 'expire':
+      return tx.queue.move('expire', { id: e.id, patch: { result: null, error: e.error, completedAt }, now });
   }
 }
 

@@ -95,8 +95,14 @@ export class JobRuns {
     return job as ClaimedJob | undefined;
   }
 
-  heartbeat(job: ClaimedJob): Promise<boolean> {
-    return this.#store.queue.extendLease(job.id, job.leaseId, this.#now() + this.policy.leaseMs * 1000);
+  /** Renews the lease (and stores a remote worker's `progress`); false when the worker lost the job. */
+  heartbeat(job: ClaimedJob, progress?: number): Promise<boolean> {
+    return this.#store.queue.extendLease(job.id, job.leaseId, this.leaseEnd(), progress);
+  }
+
+  /** When a lease taken or renewed now runs out. */
+  leaseEnd(): Micros {
+    return this.#now() + this.policy.leaseMs * 1000;
   }
 
   /** Moves a running job one engine stage on; undefined when the worker no longer holds it. */
@@ -169,6 +175,23 @@ export class JobRuns {
     return back && { retryInMs };
   }
 
+  /**
+   * The worker gave up on the job but says another attempt may succeed (a remote worker's
+   * retryable failure): back to the queue while it has claims left, else failed with `error`.
+   */
+  async retryOrFail(job: ClaimedJob, error: JobError): Promise<'queued' | 'failed' | undefined> {
+    if (job.attempts - job.faultCount < this.policy.maxAttempts) return (await this.handBack(job)) ? 'queued' : undefined;
+    return (await this.fail(job, error)) ? 'failed' : undefined;
+  }
+
+  /**
+   * Fails a queued job nobody claimed in time (remote maintenance: no remote worker took it). Its
+   * hold is released like any failure's. Undefined when it was no longer queued.
+   */
+  expire(job: JobRecord, error: JobError): Promise<JobRecord | undefined> {
+    return this.#end(job, { move: 'expire', id: job.id, error });
+  }
+
   /** The job as it is now, whoever holds it. */
   find(id: string): Promise<JobRecord | undefined> {
     return this.#store.queue.findJob(id);
@@ -205,7 +228,7 @@ export class JobRuns {
     return moved;
   }
 
-  async #end(job: ClaimedJob, ending: JobEnding): Promise<JobRecord | undefined> {
+  async #end(job: Pick<JobRecord, 'workspaceId'>, ending: JobEnding): Promise<JobRecord | undefined> {
     const now = this.#now();
     const deps = { billing: this.#billing, webhooks: this.#webhooks };
     try {

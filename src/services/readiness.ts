@@ -1,9 +1,11 @@
 import type { Clock } from '../lib/clock.js';
+import type { Log } from '../lib/log.js';
 import { describeFault, infraFault } from '../lib/infra-fault.js';
 import { msToMicros } from '../lib/time.js';
 import type { DiskCheck, DiskState } from '../outputs/disk/disk-check.js';
 import type { Store } from '../store/store.js';
 import { DomainError } from '../domain/errors.js';
+import type { RemoteWaiting, WorkerTokenService } from './worker-tokens.js';
 
 /** Seconds a client is told to wait when the server cannot store what it sends. */
 export const STORAGE_RETRY_AFTER_S = 30;
@@ -14,6 +16,12 @@ export interface ReadinessReport {
   readonly ready: boolean;
   /** Each check's verdict: `ok` or a short reason, never a server path. */
   readonly checks: { readonly store: string; readonly migrations: string; readonly disk: string };
+  /**
+   * Only when some model is bound to a remote pool and the store answers: how many remote workers
+   * are live, and the remote-bound models whose queued jobs no live worker can claim. Never
+   * makes the process unready: the API still takes jobs, which wait for a worker.
+   */
+  readonly remote?: { readonly liveWorkers: number; readonly waiting: readonly RemoteWaiting[] };
 }
 
 /**
@@ -25,17 +33,33 @@ export class Readiness {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #disk: Pick<DiskCheck, 'check'>;
+  readonly #remote: Pick<WorkerTokenService, 'unserved'> | undefined;
 
-  constructor(store: Store, clock: Clock, disk: Pick<DiskCheck, 'check'>) {
+  /** `remote`: the remote workers' presence; absent, no remote detail is reported. */
+  constructor(store: Store, clock: Clock, disk: Pick<DiskCheck, 'check'>, remote?: Pick<WorkerTokenService, 'unserved'>) {
     this.#store = store;
     this.#clock = clock;
     this.#disk = disk;
+    this.#remote = remote;
   }
 
-  async check(): Promise<ReadinessReport> {
+  /** `log`: where models waiting for a remote worker are warned about (at most once a minute each). */
+  async check(log?: Log): Promise<ReadinessReport> {
     const [store, disk] = await Promise.all([this.#probeStore(), this.#disk.check()]);
     const checks = { store: store.store, migrations: store.migrations, disk: diskVerdict(disk) };
-    return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
+    const ready = Object.values(checks).every((v) => v === 'ok');
+    const remote = ready ? await this.#remoteDetail(log) : undefined;
+    return { ready, checks, ...(remote ? { remote } : {}) };
+  }
+
+  async #remoteDetail(log: Log | undefined): Promise<ReadinessReport['remote']> {
+    try {
+      // Undefined when no model is bound to a remote pool: the report stays as it always was.
+      return await this.#remote?.unserved(log);
+    } catch {
+      // A detail: the store just answered the probe, and a failure here must not fail /readyz.
+      return undefined;
+    }
   }
 
   /** Whether the data dir can take writes now (cached for a second); a worker claims nothing while not. */

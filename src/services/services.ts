@@ -21,6 +21,7 @@ import { NodeAppService } from './node-apps.js';
 import { Readiness } from './readiness.js';
 import { StyleService } from './styles.js';
 import { WebhookService } from './webhooks.js';
+import { WorkerTokenService } from './worker-tokens.js';
 
 export interface Services {
   readonly identity: IdentityService;
@@ -37,6 +38,8 @@ export interface Services {
   /** Styles: list, read, change, share; a running job's style artifacts. */
   readonly styles: StyleService;
   readonly webhooks: WebhookService;
+  /** Worker tokens, their authentication, and the presence of remote workers. */
+  readonly workerTokens: WorkerTokenService;
   readonly signals: JobSignals;
   readonly readiness: Readiness;
   readonly outputs: OutputStore;
@@ -68,6 +71,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   const identity = new IdentityService(store, clock, opts.limits);
   const billing = new BillingService(store, clock, opts.prices, identity);
   const webhooks = new WebhookService(store, clock, identity);
+  const workerTokens = new WorkerTokenService(store, clock, opts.bindings.remote);
   return {
     identity,
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks),
@@ -80,8 +84,9 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets),
     styles: new StyleService(store, clock),
     webhooks,
+    workerTokens,
     signals,
-    readiness: new Readiness(store, clock, opts.disk),
+    readiness: new Readiness(store, clock, opts.disk, workerTokens),
     outputs: opts.outputs,
     catalog,
     bindings: opts.bindings,

@@ -1,4 +1,7 @@
 import type { JobStatus } from '../domain/states.js';
+import type { RemoteWorkersTable, WorkerTokensTable } from './worker-schema.js';
+
+export type { RemoteWorkersTable, WorkerTokensTable } from './worker-schema.js';
 
 /**
  * Table shapes shared by every backend. Times are integer microseconds since the epoch; booleans
@@ -70,6 +73,8 @@ export interface JobsTable {
   fault_count: number;
   /** The member whose token created the job (0013); null for older jobs. A trained style is theirs. */
   created_by: string | null;
+  /** A remote worker's last reported fraction done, 0..1 (0014); null when none was reported. */
+  progress: number | null;
 }
 
 /** One row per probe name, rewritten by each readiness check to prove the store takes writes. */
@@ -287,4 +292,6 @@ export interface Database {
   assets: AssetsTable;
   styles: StylesTable;
   health_probes: HealthProbesTable;
+  worker_tokens: WorkerTokensTable;
+  remote_workers: RemoteWorkersTable;
 }

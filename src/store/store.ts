@@ -7,6 +7,7 @@ import type { LockedWorkspace } from './locked-workspace.js';
 import type { NodeAppStore } from './node-app-store.js';
 import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
+import type { WorkerTokenStore } from './worker-token-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
 
@@ -73,6 +74,8 @@ export interface JobRecord {
   readonly faultCount: number;
   /** The member whose token created the job; null for jobs stored before it was recorded. */
   readonly createdBy: string | null;
+  /** A remote worker's last reported fraction done, 0..1, of the current attempt; null: none reported. */
+  readonly progress: number | null;
 }
 
 export interface NewWorkspace {
@@ -185,6 +188,12 @@ export interface NewClaim {
   readonly types?: ClaimTypes;
 }
 
+/** One job type's cutoff for `QueueStore.overdueJobs`: now minus its model's timeout. */
+export interface OverdueCutoff {
+  readonly type: string;
+  readonly before: Micros;
+}
+
 /** A claim's filter on job types (NewClaim.types). */
 export type ClaimTypes = { readonly only: readonly string[] } | { readonly except: readonly string[] };
 
@@ -233,9 +242,10 @@ export interface QueueStore {
   claim(claim: NewClaim): Promise<JobRecord | undefined>;
   /**
    * False when the lease is gone: the job was cancelled, deleted, finished or reaped. A lease
-   * exists only while its job runs: every move out of a running status clears it.
+   * exists only while its job runs: every move out of a running status clears it. `progress`, a
+   * remote worker's fraction done, is stored with it (a claim starts the attempt at null).
    */
-  extendLease(id: string, leaseId: string, expiresAt: Micros): Promise<boolean>;
+  extendLease(id: string, leaseId: string, expiresAt: Micros, progress?: number): Promise<boolean>;
   /**
    * Makes the named move (domain/states.ts `MOVES`): one UPDATE guarded by the move's `from`
    * statuses (and the lease, for a holder's move) that returns the row only if the guard held.
@@ -243,6 +253,11 @@ export interface QueueStore {
   move<N extends JobMoveName>(name: N, move: JobMove<N>): Promise<JobRecord | undefined>;
   /** Running jobs whose lease ran out before `now`, oldest lease first. */
   expiredLeases(now: Micros, limit: number): Promise<JobRecord[]>;
+  /**
+   * Queued and running jobs of each cutoff's type that have outlived it: first claimed before
+   * `before`, or waiting in the queue since before it (their last status change). Oldest first.
+   */
+  overdueJobs(cutoffs: readonly OverdueCutoff[], limit: number): Promise<JobRecord[]>;
   /** Ids of the workspace's oldest backlogged jobs, in creation order. */
   oldestBacklogged(workspaceId: string, limit: number): Promise<string[]>;
   workspacesWithBacklog(): Promise<string[]>;
@@ -281,6 +296,7 @@ export interface StoreTx {
   readonly idempotency: IdempotencyStore;
   readonly assets: AssetStore;
   readonly styles: StyleStore;
+  readonly workerTokens: WorkerTokenStore;
 }
 
 export interface Store extends StoreTx {

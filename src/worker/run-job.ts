@@ -8,6 +8,7 @@ import type { JobSignals } from '../services/job-signals.js';
 import { INFRA_FAULT_ALERT, infraFault } from '../lib/infra-fault.js';
 import type { InfraFault } from '../lib/infra-fault.js';
 import { timeoutError } from '../services/job-runs.js';
+import { resultUrls } from '../services/result-urls.js';
 import type { ClaimedJob, JobError, JobRuns } from '../services/job-runs.js';
 import { clientJobError, errorDetail } from './job-errors.js';
 import { styleOf } from './style-artifact.js';
@@ -222,17 +223,4 @@ async function settleFault(job: ClaimedJob, deps: RunDeps, reason: unknown, faul
 async function letGo(job: ClaimedJob, deps: RunDeps): Promise<void> {
   const now = await deps.runs.find(job.id);
   if (!now || now.status === 'cancelled') await deps.outputs.remove(job.outputKey);
-}
-
-type ResultUrls = string[] | Array<{ type: 'model' | 'preview'; url: string }> | Record<string, string>;
-
-/**
- * The result's `urls` (spec 2.2): an object of named URLs when the engine gave its files keys (a
- * node app's outputs), `{type, url}` objects when it gave them a model or preview role (3D), else
- * bare URLs.
- */
-function resultUrls(files: readonly OutputFile[], url: (name: string) => string): ResultUrls {
-  if (files.some((f) => f.key !== undefined)) return Object.fromEntries(files.flatMap((f) => (f.key === undefined ? [] : [[f.key, url(f.name)]])));
-  if (!files.some((f) => f.role === 'model' || f.role === 'preview')) return files.map((f) => url(f.name));
-  return files.map((f) => ({ type: f.role === 'preview' ? ('preview' as const) : ('model' as const), url: url(f.name) }));
 }

@@ -79,6 +79,8 @@ export async function createTestApp(
     assets?: { maxBytes?: number; quotaBytes?: number };
     /** The public URL the app builds output and asset URLs on (default PUBLIC_URL). */
     publicUrl?: string;
+    /** The config file's `model_engines`: model path -> `local` or `remote:<pool>` (default none). */
+    modelEngines?: Record<string, string>;
     /** Runs jobs in this process with this engine (default: none, jobs stay queued). */
     worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean };
   } = {},
@@ -98,6 +100,7 @@ export async function createTestApp(
     maxBackloggedJobs: limits.maxBackloggedJobs,
     deprecations: opts.deprecations ?? [],
     prices: opts.prices ?? {},
+    ...(opts.modelEngines ? { modelEngines: opts.modelEngines } : {}),
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
   };

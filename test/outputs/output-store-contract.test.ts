@@ -60,6 +60,22 @@ describe.each(STORES)('output store contract: $name', ({ make }) => {
     expect(await store.stat(key, 'preview.jpg')).toBeUndefined();
   });
 
+  it('keeps what a key holds for a scratch with keep (remote uploads), and refuses one for a removed or unstarted key', async () => {
+    const key = newOutputKey();
+    await stored(key, { 'a.png': 'first' });
+    const kept = await store.scratch(key, { keep: true });
+    expect(readdirSync(kept.dir)).toEqual([]);
+    writeFileSync(join(kept.dir, 'b.png'), 'second');
+    await store.put(key, 'b.png', join(kept.dir, 'b.png'));
+    await kept.dispose();
+    expect(await store.stat(key, 'a.png')).toMatchObject({ size: 5 });
+    expect(await store.stat(key, 'b.png')).toMatchObject({ size: 6 });
+    await store.remove(key);
+    await expect(store.scratch(key, { keep: true })).rejects.toThrow();
+    await expect(store.scratch(newOutputKey(), { keep: true })).rejects.toThrow();
+    expect(await store.stat(key, 'a.png')).toBeUndefined();
+  });
+
   it('refuses a put once the key was removed, so a late writer cannot bring a deleted job\'s files back', async () => {
     const key = newOutputKey();
     const scratch = await store.scratch(key);

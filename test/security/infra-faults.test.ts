@@ -69,6 +69,7 @@ function cuttableBackend(inner: Backend, cut: { down: boolean }): Backend {
             idempotency: store.idempotency,
             assets: store.assets,
             styles: store.styles,
+            workerTokens: store.workerTokens,
             queue: guard(store.queue),
             billing: guard(store.billing),
             transaction: (fn) => (cut.down ? Promise.reject(lost()) : store.transaction(fn)),

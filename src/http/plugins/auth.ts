@@ -16,7 +16,9 @@ declare module 'fastify' {
 export function registerAuth(app: FastifyInstance, identity: IdentityService): void {
   app.decorateRequest('auth', null);
   app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config.public || !request.routeOptions.url) return;
+    const config = request.routeOptions.config;
+    // Worker routes take worker tokens instead (worker-auth.ts): an API token is refused there.
+    if (config.public || config.worker || !request.routeOptions.url) return;
     request.auth = await identity.authenticate(headerValues(request.raw.rawHeaders, 'authorization'));
   });
 }

@@ -6,6 +6,15 @@ import type { Readiness } from '../../services/readiness.js';
 
 const Checks = Type.Object({ store: Type.String(), migrations: Type.String(), disk: Type.String() });
 
+/** Present when some model is bound to a remote pool (docs/workers.md); it never makes /readyz fail. */
+const Remote = Type.Object({
+  live_workers: Type.Integer({ minimum: 0, description: 'Remote workers seen in the last 60 s, with a token not revoked' }),
+  waiting: Type.Array(
+    Type.Object({ model: Type.String(), pool: Type.String(), queued: Type.Integer({ minimum: 1, description: 'Queued jobs, counted up to 1000' }) }),
+    { description: 'Remote-bound models with queued jobs that no live worker can claim' },
+  ),
+});
+
 /** 503 of /readyz: the first failing check in words, and every check's verdict. */
 const NotReady = Type.Object({ error: Type.String({ minLength: 1 }), checks: Checks }, { description: 'Not ready' });
 
@@ -28,13 +37,14 @@ export function registerHealth(fastify: FastifyInstance, readiness: Readiness): 
       schema: {
         hide: true,
         response: {
-          200: Type.Object({ status: Type.Literal('ready'), checks: Checks }),
+          200: Type.Object({ status: Type.Literal('ready'), checks: Checks, remote: Type.Optional(Remote) }),
           503: { ...NotReady, headers: { 'retry-after': { type: 'string', pattern: '^[0-9]+$' } } },
         },
       },
     },
-    async () => {
-      const report = await readiness.check();
+    async (request) => {
+      // The request's log: a model waiting for a remote worker is warned about (once a minute).
+      const report = await readiness.check(request.log);
       if (!report.ready) {
         const failing = Object.entries(report.checks).filter(([, v]) => v !== 'ok');
         const [name, verdict] = failing[0]!;
@@ -43,7 +53,8 @@ export function registerHealth(fastify: FastifyInstance, readiness: Readiness): 
           retryAfterSeconds: 5,
         });
       }
-      return { status: 'ready' as const, checks: report.checks };
+      const remote = report.remote && { live_workers: report.remote.liveWorkers, waiting: [...report.remote.waiting] };
+      return { status: 'ready' as const, checks: report.checks, ...(remote ? { remote } : {}) };
     },
   );
 }

@@ -5,7 +5,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { isOutputKey, isOutputName, outputUrlPath } from '../output-store.js';
-import type { ByteRange, OpenOutput, OutputEntry, OutputInfo, OutputScratch, OutputStore } from '../output-store.js';
+import type { ByteRange, OpenOutput, OutputEntry, OutputInfo, OutputScratch, OutputStore, ScratchOptions } from '../output-store.js';
 
 /**
  * Where a removed key's directory goes first: one atomic rename makes every URL of the key 404 at
@@ -64,8 +64,9 @@ export class DiskOutputStore implements OutputStore {
     return dir;
   }
 
-  async scratch(key: string): Promise<OutputScratch> {
-    const dir = join(await this.reset(key), `${SCRATCH_PREFIX}${randomBytes(8).toString('hex')}`);
+  async scratch(key: string, opts: ScratchOptions = {}): Promise<OutputScratch> {
+    // Kept: mkdir (not recursive) fails when the key's directory is gone, so a removed key stays removed.
+    const dir = join(opts.keep ? this.dir(key) : await this.reset(key), `${SCRATCH_PREFIX}${randomBytes(8).toString('hex')}`);
     await mkdir(dir);
     return { dir, dispose: () => rm(dir, { recursive: true, force: true }) };
   }

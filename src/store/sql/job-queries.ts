@@ -30,6 +30,7 @@ export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
   runAfter: r.run_after === null ? null : Number(r.run_after),
   faultCount: Number(r.fault_count),
   createdBy: r.created_by,
+  progress: r.progress === null ? null : Number(r.progress),
 });
 
 /** The columns of a JobSummary: a list reads no request body (up to the body limit each) it would throw away. */
@@ -80,6 +81,7 @@ export class SqlJobStore implements JobStore {
       run_after: null,
       fault_count: 0,
       created_by: job.createdBy,
+      progress: null,
     };
     // The API user's creation clock: one more than its newest job, or `now` if that is later. The
     // row lock (PostgreSQL) or write lock (SQLite) makes concurrent creations for one user take

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { REMOTE_WORKERS_MIGRATION } from './remote-workers-migration.js';
 import { STYLES_MIGRATION } from './style-migration.js';
 
 /**
@@ -283,6 +284,7 @@ const migrations: Record<string, Migration> = {
     },
   },
   '0013_styles': STYLES_MIGRATION,
+  '0014_remote_workers': REMOTE_WORKERS_MIGRATION,
 };
 
 /** The names of every migration this code knows, in order (readiness compares them with the store's). */

@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import type { Kysely, UpdateObject } from 'kysely';
-import { MOVES, RUNNING_STATUSES, isTerminal } from '../../domain/states.js';
+import { ACTIVE_STATUSES, MOVES, RUNNING_STATUSES, isTerminal } from '../../domain/states.js';
 import type { JobStatus, MoveRule } from '../../domain/states.js';
 import { sealLock } from '../locked-workspace.js';
 import type { LockedWorkspace } from '../locked-workspace.js';
 import type { Database } from '../schema.js';
-import type { JobEvent, JobMove, JobMoveName, JobRecord, NewClaim, QueueStore } from '../store.js';
+import type { JobEvent, JobMove, JobMoveName, JobRecord, NewClaim, OverdueCutoff, QueueStore } from '../store.js';
 import { toJobRecord } from './job-queries.js';
 
 /** Sends an event to other processes, delivered when the transaction `db` belongs to commits. */
@@ -90,6 +90,8 @@ export class SqlQueueStore implements QueueStore {
         started_at: sql<number>`COALESCE(started_at, ${c.now})`,
         output_key: sql<string>`COALESCE(output_key, ${c.outputKey})`,
         run_after: null,
+        // A new attempt reports its own progress.
+        progress: null,
         updated_at: c.now,
       })
       .where('id', '=', (eb) => {
@@ -116,10 +118,10 @@ export class SqlQueueStore implements QueueStore {
     return r && toJobRecord(r);
   }
 
-  async extendLease(id: string, leaseId: string, expiresAt: number): Promise<boolean> {
+  async extendLease(id: string, leaseId: string, expiresAt: number, progress?: number): Promise<boolean> {
     const r = await this.#db
       .updateTable('jobs')
-      .set({ lease_expires_at: expiresAt })
+      .set({ lease_expires_at: expiresAt, ...(progress === undefined ? {} : { progress }) })
       .where('id', '=', id)
       .where('lease_id', '=', leaseId)
       .executeTakeFirst();
@@ -162,6 +164,30 @@ export class SqlQueueStore implements QueueStore {
       .selectAll()
       .where('lease_expires_at', '<', now)
       .orderBy('lease_expires_at')
+      .limit(limit)
+      .execute();
+    return rows.map(toJobRecord);
+  }
+
+  async overdueJobs(cutoffs: readonly OverdueCutoff[], limit: number): Promise<JobRecord[]> {
+    if (cutoffs.length === 0) return [];
+    // The status index narrows to active jobs; the few remote-bound types are then tested one by one.
+    const rows = await this.#db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('status', 'in', [...ACTIVE_STATUSES])
+      .where((w) =>
+        w.or(
+          cutoffs.map((c) =>
+            w.and([
+              w('type', '=', c.type),
+              w.or([w('started_at', '<', c.before), w.and([w('status', '=', 'queued'), w('updated_at', '<', c.before)])]),
+            ]),
+          ),
+        ),
+      )
+      .orderBy('created_at')
+      .orderBy('id')
       .limit(limit)
       .execute();
     return rows.map(toJobRecord);

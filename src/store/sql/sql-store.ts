@@ -14,6 +14,7 @@ import { SqlStyleStore } from './style-queries.js';
 import type { EventSender, QueueCaps } from './queue-queries.js';
 import { SqlWebhookStore } from './webhook-queries.js';
 import type { Transact } from './transact.js';
+import { SqlWorkerTokenStore } from './worker-token-queries.js';
 
 export interface SqlBackend {
   readonly db: Kysely<Database>;
@@ -59,6 +60,7 @@ function bind(trx: Kysely<Database>, caps: BoundCaps, pending: JobEvent[]): Stor
     idempotency: new SqlIdempotencyStore(trx, joined, caps.skipLocked),
     assets: new SqlAssetStore(trx, joined, caps.rowLocks),
     styles: new SqlStyleStore(trx, joined, caps.rowLocks),
+    workerTokens: new SqlWorkerTokenStore(trx),
   };
 }
 
@@ -95,6 +97,7 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
     idempotency: new SqlIdempotencyStore(db, transact, caps.skipLocked),
     assets: new SqlAssetStore(db, transact, caps.rowLocks),
     styles: new SqlStyleStore(db, transact, caps.rowLocks),
+    workerTokens: new SqlWorkerTokenStore(db),
     async transaction(fn) {
       const pending: JobEvent[] = [];
       const out = await transact((trx) => fn(bind(trx, caps, pending)));

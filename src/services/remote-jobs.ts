@@ -1,0 +1,135 @@
+import { DomainError, forbidden, notFound } from '../domain/errors.js';
+import { RUNNING_STATUSES } from '../domain/states.js';
+import type { Clock } from '../lib/clock.js';
+import { isUuid } from '../lib/ids.js';
+import type { Log } from '../lib/log.js';
+import { msToMicros } from '../lib/time.js';
+import type { OutputStore } from '../outputs/output-store.js';
+import type { JobRecord } from '../store/store.js';
+import { timeoutError } from './job-runs.js';
+import type { ClaimedJob, JobError, JobRuns } from './job-runs.js';
+import { removeOrLeaveToJanitor } from './removal.js';
+import { matchesModel } from './worker-tokens.js';
+import type { WorkerPrincipal } from './worker-tokens.js';
+
+/**
+ * What the worker protocol's use cases share (docs/workers.md): which jobs a worker token may
+ * touch, the job a call names as the worker holds it, and why a worker must stop. Every state move
+ * goes through JobRuns, so guards, leases, billing and webhooks are those of in-process runs.
+ */
+
+/** Why a worker must stop working on a job: the `reason` of its 409. */
+export type StopReason = 'cancelled' | 'deleted' | 'lease_lost' | 'timeout';
+
+const STOP_WORDS: Readonly<Record<StopReason, string>> = {
+  cancelled: 'the job was cancelled',
+  deleted: 'the job no longer exists',
+  lease_lost: 'this worker no longer holds the job: its lease ran out, or the job was given to another worker or has ended',
+  timeout: "the job passed its deadline and failed with 'timeout'",
+};
+
+/** The 409 telling a worker to stop, with its reason. */
+export function mustStop(reason: StopReason): DomainError {
+  return new DomainError('worker_conflict', `${STOP_WORDS[reason]}; stop working on it`, { fields: { reason } });
+}
+
+/** Why a worker that sent a lease no longer holds the job, read from the job as it is now. */
+export function stopReasonOf(job: JobRecord | undefined): StopReason {
+  if (!job) return 'deleted';
+  if (job.status === 'cancelled') return 'cancelled';
+  if (job.status === 'failed' && job.error?.code === 'timeout') return 'timeout';
+  return 'lease_lost';
+}
+
+/** What the protocol's use cases are built from. */
+export interface RemoteDeps {
+  readonly runs: JobRuns;
+  /** Remote-bound models: path -> pool (services.bindings.remote). */
+  readonly remote: ReadonlyMap<string, string>;
+  readonly outputs: OutputStore;
+  readonly clock: Clock;
+  readonly log: Log;
+}
+
+/** Refuses (403) a job type the worker may not touch: not remote-bound, or not named by its token. */
+export function assertMayWork(remote: ReadonlyMap<string, string>, worker: WorkerPrincipal, type: string): void {
+  if (!remote.has(type)) throw forbidden(`jobs of ${type} are not run by remote workers on this server`);
+  if (!matchesModel(worker.models, type)) throw forbidden(`this worker token may not work on ${type}; its models are ${worker.models.join(', ')}`);
+}
+
+/**
+ * The remote-bound models a claim takes: of its pool (if given), named by its patterns (if given)
+ * and by its token's. A pattern of the claim that names a remote-bound model the token does not is
+ * refused (403): a claim's patterns narrow its token's, never widen them.
+ */
+export function claimTypes(remote: ReadonlyMap<string, string>, worker: WorkerPrincipal, scope: { models?: readonly string[]; pool?: string }): string[] {
+  const types: string[] = [];
+  for (const [model, pool] of remote) {
+    if (scope.pool !== undefined && pool !== scope.pool) continue;
+    const asked = scope.models !== undefined && scope.models.length > 0;
+    if (asked && !matchesModel(scope.models!, model)) continue;
+    if (!matchesModel(worker.models, model)) {
+      if (asked) throw forbidden(`this worker token may not work on ${model}, which the claim's models name; its models are ${worker.models.join(', ')}`);
+      continue;
+    }
+    types.push(model);
+  }
+  return types;
+}
+
+/** The job a worker's call is about, as it holds it; throws the 403, 404 or 409 the call answers. */
+export class HeldJobs {
+  readonly #deps: RemoteDeps;
+
+  constructor(deps: RemoteDeps) {
+    this.#deps = deps;
+  }
+
+  #nowUs(): number {
+    return msToMicros(this.#deps.clock.nowMs());
+  }
+
+  /** The job as it is now; 404 for an id that is no job id, 409 `deleted` for one that is gone. */
+  async find(worker: WorkerPrincipal, jobId: string): Promise<JobRecord> {
+    if (!isUuid(jobId)) throw notFound(`job '${jobId.slice(0, 100)}' not found`);
+    const job = await this.#deps.runs.find(jobId.toLowerCase());
+    if (!job) throw mustStop('deleted');
+    assertMayWork(this.#deps.remote, worker, job.type);
+    return job;
+  }
+
+  /**
+   * The job as the worker holding `leaseId` holds it. A job past its deadline is failed with
+   * `timeout` here, and the worker told to stop.
+   */
+  async held(worker: WorkerPrincipal, jobId: string, leaseId: string): Promise<ClaimedJob> {
+    const job = await this.find(worker, jobId);
+    if (job.leaseId !== leaseId || !RUNNING_STATUSES.includes(job.status) || job.outputKey === null || job.startedAt === null) {
+      throw mustStop(stopReasonOf(job));
+    }
+    const claimed = job as ClaimedJob;
+    if (this.#nowUs() >= this.#deps.runs.deadline(claimed)) {
+      await this.timeOut(claimed);
+      throw mustStop('timeout');
+    }
+    return claimed;
+  }
+
+  /** After a refused move: the 409 for the job as it is now. */
+  async lost(jobId: string): Promise<DomainError> {
+    return mustStop(stopReasonOf(await this.#deps.runs.find(jobId)));
+  }
+
+  /** Fails a held job past its deadline; its files go (a failed job's are never served). */
+  async timeOut(job: ClaimedJob): Promise<boolean> {
+    return this.failHeld(job, timeoutError(this.#deps.runs.policy.timeoutMs(job.type, job.request)));
+  }
+
+  /** Fails a held job and removes its files; false when it was no longer held. */
+  async failHeld(job: ClaimedJob, error: JobError): Promise<boolean> {
+    if (!(await this.#deps.runs.fail(job, error))) return false;
+    this.#deps.log.info({ jobId: job.id, model: job.type, attempt: job.attempts, code: error.code }, 'remote job failed');
+    await removeOrLeaveToJanitor(this.#deps.outputs, job.outputKey, this.#deps.log, { jobId: job.id }, "a failed remote job's outputs");
+    return true;
+  }
+}

@@ -1,0 +1,99 @@
+import { msToMicros } from '../lib/time.js';
+import { RUNNING_STATUSES } from '../domain/states.js';
+import type { QueueStore } from '../store/store.js';
+import { timeoutError } from './job-runs.js';
+import type { ClaimedJob, JobError } from './job-runs.js';
+import { removeOrLeaveToJanitor } from './removal.js';
+import { HeldJobs } from './remote-jobs.js';
+import type { RemoteDeps } from './remote-jobs.js';
+
+/** Jobs looked at per pass; more wait for the next. */
+const BATCH = 100;
+
+export interface MaintenanceReport {
+  /** Expired leases requeued or failed (JobRuns.reap). */
+  readonly reaped: number;
+  /** Running remote-bound jobs past their deadline, failed with `timeout`. */
+  readonly timedOut: number;
+  /** Queued remote-bound jobs no worker took within their model's timeout, failed with `timeout`. */
+  readonly expired: number;
+}
+
+/** The `timeout` of a queued job no remote worker took. */
+export function untakenError(timeoutMs: number): JobError {
+  return {
+    code: 'timeout',
+    message: `no worker took the job within its model's timeout of ${Math.round(timeoutMs / 1000)} s; submit it again later`,
+  };
+}
+
+/**
+ * Lease and timeout upkeep for jobs of remote-bound models, run by every process that serves the
+ * API (a deployment may run only `api` processes and remote workers, and no in-process worker then
+ * reaps): expired leases are reaped as an in-process worker's poll does (requeued, or failed with
+ * `timeout` or `worker_lost`), running jobs past their deadline fail with `timeout`, and so do
+ * queued ones that no worker took within their model's timeout. Every change is a guarded move
+ * through JobRuns, so several processes may do this at once. Waits on the injected clock.
+ */
+export class RemoteMaintenance {
+  readonly #deps: RemoteDeps;
+  readonly #queue: Pick<QueueStore, 'overdueJobs'>;
+  readonly #held: HeldJobs;
+  readonly #intervalMs: number;
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+
+  constructor(deps: RemoteDeps, queue: Pick<QueueStore, 'overdueJobs'>, intervalMs: number) {
+    this.#deps = deps;
+    this.#queue = queue;
+    this.#held = new HeldJobs(deps);
+    this.#intervalMs = intervalMs;
+  }
+
+  /** A pass now, then one every interval, until stop(); nothing when no model is remote-bound. */
+  start(): void {
+    if (this.#deps.remote.size === 0) return;
+    this.#loop ??= this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#loop;
+  }
+
+  /** One pass. */
+  async pass(): Promise<MaintenanceReport> {
+    const { runs, remote, clock } = this.#deps;
+    const reaped = await runs.reap(BATCH);
+    const nowMs = clock.nowMs();
+    const cutoffs = [...remote.keys()].map((type) => ({ type, before: msToMicros(nowMs - runs.policy.timeoutMs(type)) }));
+    let timedOut = 0;
+    let expired = 0;
+    for (const job of await this.#queue.overdueJobs(cutoffs, BATCH)) {
+      const timeoutMs = runs.policy.timeoutMs(job.type, job.request);
+      if (RUNNING_STATUSES.includes(job.status)) {
+        if (await this.#held.timeOut(job as ClaimedJob)) timedOut++;
+      } else if (job.status === 'queued') {
+        // Claimed before and handed back: it ran out of time; never claimed: nobody took it.
+        if (!(await runs.expire(job, job.startedAt === null ? untakenError(timeoutMs) : timeoutError(timeoutMs)))) continue;
+        expired++;
+        if (job.outputKey !== null) await removeOrLeaveToJanitor(this.#deps.outputs, job.outputKey, this.#deps.log, { jobId: job.id }, "a failed remote job's outputs");
+      }
+    }
+    return { reaped, timedOut, expired };
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#stop.signal;
+    const { clock, log } = this.#deps;
+    while (!signal.aborted) {
+      try {
+        const report = await this.pass();
+        if (report.reaped + report.timedOut + report.expired > 0) log.info({ ...report }, 'remote job maintenance');
+      } catch (err) {
+        log.error({ err: { message: (err as Error).message } }, 'remote job maintenance failed');
+      }
+      await clock.sleep(this.#intervalMs, signal).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,28 @@
+// The tables of migration 0014 (remote workers), apart to keep schema.ts short; times in microseconds.
+
+/** Credentials of remote GPU workers (docs/workers.md): not API tokens, and of no workspace. */
+export interface WorkerTokensTable {
+  id: string;
+  name: string;
+  /** SHA-256 of the secret, hex; the secret itself is shown once and never stored. */
+  token_hash: string;
+  /** A JSON array of model glob patterns; empty: every remote-bound model. */
+  models: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+/** Where each remote worker was last seen (its claims), for readiness. */
+export interface RemoteWorkersTable {
+  /** `<token id>:<worker_id>`. */
+  id: string;
+  token_id: string;
+  /** The worker_id the worker sent. */
+  name: string;
+  /** The pool its claims asked for; null: any. */
+  pool: string | null;
+  /** A JSON array of the model patterns its claims asked for; empty: all its token allows. */
+  models: string;
+  last_seen_at: number;
+}
