@@ -1,8 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isPng, readPngSize } from '../helpers/media.js';
-import { adminJson, api, cleanup, oneLineError, run, startServer, tempDir } from './binary.js';
+import { Receiver } from '../helpers/receiver.js';
+import { RUN_TIMEOUT_MS, adminJson, api, cleanup, oneLineError, run, startServer, tempDir } from './binary.js';
 import type { Server } from './binary.js';
 import { startRemoteWorker, stopProcesses } from './processes.js';
 
@@ -86,6 +88,37 @@ describe('mediagen remote-worker against a real server', { timeout: 120_000 }, (
     // The token is never logged, by the worker or the server.
     expect(worker.stderr() + worker.stdout() + server.stderr() + server.stdout()).not.toContain(workerToken);
     expect(await worker.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+  });
+
+  it("inputs reach the worker: an asset through its signed URL, a data: URI decoded on the worker, a fetch failure as the job's error", async () => {
+    const { server, apiToken, workerToken } = await remoteServer(['--allow-private-urls']);
+    const origin = await new Receiver().start();
+    origin.script = [404];
+    const png = await sharp({ create: { width: 48, height: 32, channels: 3, background: '#c04020' } }).png().toBuffer();
+    const form = new FormData();
+    form.append('file', new Blob([png], { type: 'image/png' }), 'card.png');
+    const res = await fetch(`${server.url}/assets`, { method: 'POST', headers: { authorization: `Bearer ${apiToken}` }, body: form, signal: AbortSignal.timeout(RUN_TIMEOUT_MS) });
+    const asset = (await res.json()) as { image_url: string };
+    expect(res.status, JSON.stringify(asset)).toBe(200);
+    const ids: string[] = [];
+    for (const image_url of [asset.image_url, `data:image/png;base64,${png.toString('base64')}`]) {
+      const r = await api(server.url, `/generate/${MODEL}`, apiToken, { method: 'POST', body: { ...BODY, aspect_ratio: '1:1', image_url } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      ids.push(r.body.job_id as string);
+    }
+    const worker = await startRemoteWorker(['--server', server.url, '--engine-latency-ms', '0', '--concurrency', '2'], workerToken);
+    for (const id of ids) {
+      const job = await waitForJob(server.url, apiToken, id, (j) => j.status === 'completed' || j.status === 'failed');
+      expect(job.status, JSON.stringify(job)).toBe('completed');
+      expect(isPng(Buffer.from(await (await fetch(job.result!.urls[0]!)).arrayBuffer()))).toBe(true);
+    }
+    const missing = await api(server.url, `/generate/${MODEL}`, apiToken, { method: 'POST', body: { ...BODY, image_url: `${origin.url}/missing.png` } });
+    const failed = await waitForJob(server.url, apiToken, missing.body.job_id as string, (j) => j.status === 'completed' || j.status === 'failed');
+    await origin.close();
+    expect(failed.status).toBe('failed');
+    expect(failed.error!.code).toBe('input_fetch_failed');
+    expect(failed.error!.message).toMatch(/^image_url: /);
+    expect(worker.stderr()).not.toContain('"level":50');
   });
 
   it('a worker SIGKILLed mid-job: the lease runs out, a second worker takes attempt 2 and completes it, billed once', async () => {

@@ -101,12 +101,14 @@ describe('inputs of a remote job', () => {
     expect((await load('https://a.example/2.png', 'reference 2', signal)).toString()).toBe('second');
   });
 
-  it("maps the server's refusal to the job error it names", async () => {
+  it("maps the server's refusal to the job error it names, without asking again", async () => {
     server.handle = () => ({ status: 502, body: { error: 'image_url: the input from example.com answered HTTP 404', code: 'input_fetch_failed' } });
     const load = remoteInputLoader(client, job({ image_url: `${server.url}/worker/v1/jobs/j/inputs/0` }), limits);
     const err = await load('https://example.com/x.png', 'image_url', signal).then(() => { throw new Error('expected a refusal'); }, (e: EngineError) => e);
     expect(err).toBeInstanceOf(EngineError);
     expect({ code: err.code, message: err.message }).toEqual({ code: 'input_fetch_failed', message: 'image_url: the input from example.com answered HTTP 404' });
+    // The server's word on the origin: asked once, not retried like a fault of the server's own.
+    expect(server.calls).toHaveLength(1);
     server.handle = () => ({ status: 400, body: { error: 'not an image', code: 'input_invalid' } });
     expect(await load('https://example.com/x.png', 'image_url', signal).catch((e: EngineError) => [e.code, e.message])).toEqual(['input_invalid', 'image_url: not an image']);
   });

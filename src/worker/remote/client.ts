@@ -89,6 +89,8 @@ interface Call {
   /** Per try; undefined: no limit but the caller's signal. */
   readonly timeoutMs?: number;
   readonly retry: boolean;
+  /** Which statuses are tried again (default: 429 and 5xx). */
+  readonly retryStatus?: (status: number) => boolean;
   readonly auth: boolean;
 }
 
@@ -168,7 +170,9 @@ export class WorkerClient {
    * `maxBytes`. A refusal comes back as its status and JSON body, for the caller to word.
    */
   async download(url: string, maxBytes: number, timeoutMs: number, signal: AbortSignal): Promise<{ ok: true; data: Buffer } | { ok: false; status: number; body: ErrorBody }> {
-    const res = await this.#send('input', { method: 'GET', url: this.rebase(url), signal, timeoutMs, retry: true, auth: false });
+    // A 502 is the server's answer about the input's origin (`{error, code}`), not a passing fault of its own.
+    const retryStatus = (status: number) => status !== 502 && isRetryStatus(status);
+    const res = await this.#send('input', { method: 'GET', url: this.rebase(url), signal, timeoutMs, retry: true, retryStatus, auth: false });
     if (!res.ok) return { ok: false, status: res.status, body: await errorBody(res) };
     const length = Number(res.headers.get('content-length') ?? NaN);
     if (length > maxBytes) {
@@ -224,7 +228,7 @@ export class WorkerClient {
         await this.#clock.sleep(this.#backoff(attempt), call.signal);
         continue;
       }
-      if (last || !isRetryStatus(res.status)) return res;
+      if (last || !(call.retryStatus ?? isRetryStatus)(res.status)) return res;
       const after = parseRetryAfter(res.headers.get('retry-after') ?? undefined, this.#clock.nowMs());
       await res.body?.cancel().catch(() => undefined);
       await this.#clock.sleep(Math.min(this.#retry.maxMs * 4, Math.max(this.#backoff(attempt), after ?? 0)), call.signal);
