@@ -11,12 +11,15 @@ import { DiskCheck } from '../outputs/disk/disk-check.js';
 import { DiskOutputStore } from '../outputs/disk/disk-output-store.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import { buildBindings } from '../engines/bindings.js';
+import type { EngineBindings } from '../engines/bindings.js';
 import { buildCatalog } from '../models/catalog.js';
+import { modelsWith } from '../models/custom-models.js';
 import type { Catalog } from '../models/catalog.js';
 import type { PriceTable } from '../models/prices.js';
 import type { RunPolicy } from '../services/job-runs.js';
 import { createServices } from '../services/services.js';
 import { assetInspector } from './asset-inspector.js';
+import { checkSandboxBindings, sandboxRunPolicy } from './sandbox.js';
 import type { Services } from '../services/services.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -75,10 +78,12 @@ export interface Runtime {
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
   const clock = overrides.clock ?? systemClock;
   // Config mistakes first (unknown models, rates), before anything is opened.
-  const catalog = buildCatalog({ deprecations: config.deprecations });
+  // The one list of models: the registry's and the config file's `models`; everything else reads the catalog.
+  const catalog = buildCatalog({ deprecations: config.deprecations, models: modelsWith(config.models) });
   const bindings = buildBindings(catalog.entries, config.modelEngines);
-  const runPolicy = { ...runPolicyFor(config, catalog), ...overrides.runPolicy };
-  const prices = priceTableFor(config);
+  checkSandboxBindings(config, bindings);
+  const runPolicy = sandboxRunPolicy(config, { ...runPolicyFor(config, catalog), ...overrides.runPolicy });
+  const prices = priceTableFor(config, catalog);
   const outputs = overrides.outputs ?? new DiskOutputStore(join(config.dataDir, OUTPUTS_DIR));
   const store = overrides.store ?? (await openConfiguredStore(config));
   const services = createServices(store, catalog, clock, {
@@ -90,11 +95,12 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     inspect: assetInspector(mediaLimits(config)),
     assets: { maxBytes: config.assetMaxBytes, quotaBytes: config.assetQuotaBytes },
     bindings,
+    sandbox: config.sandbox,
   });
   // The HTTP app, the workers and the engines are loaded on first use: `mediagen admin` starts in
   // a fraction of the time without Fastify, undici, sharp and ffmpeg's wrappers.
   let engine: Promise<Engine> | undefined;
-  const engineOf = () => (engine ??= overrides.engine ? Promise.resolve(overrides.engine) : buildEngine(config, catalog, clock));
+  const engineOf = () => (engine ??= overrides.engine ? Promise.resolve(overrides.engine) : buildEngine(config, catalog, bindings, clock));
   const parts = async (given?: Engine): Promise<WorkerParts> => ({ config, store, services, outputs, engine: given ?? (await engineOf()) });
   return {
     config,
@@ -125,13 +131,13 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 }
 
 /**
- * The one place a process's engines are built: each model's job goes to the engine its module
- * (or the config's `model_engines`) binds it to. Adding an engine is adding it to this list.
+ * The one place a process's engines are built: each model's job goes to the engine its binding
+ * names (its module's `engine`, or the config's `model_engines`: bindings.ts). Adding an engine is adding it to this list.
  */
-async function buildEngine(config: Config, catalog: Catalog, clock: Clock): Promise<Engine> {
+async function buildEngine(config: Config, catalog: Catalog, bindings: EngineBindings, clock: Clock): Promise<Engine> {
   const [{ LocalEngine }, { EngineRouter }] = await Promise.all([import('../engines/local/local-engine.js'), import('../engines/router.js')]);
   const local = new LocalEngine({ clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
-  return EngineRouter.build(catalog.entries, [local], config.modelEngines);
+  return EngineRouter.build(catalog.entries, [local], bindings);
 }
 
 async function openConfiguredStore(config: Config): Promise<Store> {

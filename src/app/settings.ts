@@ -23,7 +23,8 @@ export function runPolicyFor(config: Config, catalog: Catalog): RunPolicy {
   for (const model of Object.keys(config.modelTimeoutsMs)) {
     if (!catalog.get(model)?.request) throw new ConfigError(`job_timeouts_ms: unknown model '${model}'`);
   }
-  const timeoutOf = (model: string) => config.modelTimeoutsMs[model] ?? config.jobTimeoutMs;
+  // A custom model's declared timeout_ms is its default; job_timeouts_ms names the exceptions.
+  const timeoutOf = (model: string) => config.modelTimeoutsMs[model] ?? catalog.get(model)?.timeoutMs ?? config.jobTimeoutMs;
   return {
     leaseMs: config.leaseMs,
     maxAttempts: MAX_ATTEMPTS,
@@ -45,10 +46,13 @@ function nodeAppTimeoutMs(request: Readonly<Record<string, unknown>>, timeoutOf:
   }
 }
 
-/** The spec's prices with the config file's `prices` applied; a typo in a model or rate name is a config error. */
-export function priceTableFor(config: Config): PriceTable {
+/**
+ * The prices of the catalog's models (the spec's, and custom models' from the config file) with the
+ * config file's `prices` applied; a typo in a model or rate name is a config error.
+ */
+export function priceTableFor(config: Config, catalog: Catalog): PriceTable {
   try {
-    return buildPriceTable(config.prices);
+    return buildPriceTable(config.prices, catalog.entries);
   } catch (err) {
     if (err instanceof PriceError) throw new ConfigError(err.message);
     throw err;

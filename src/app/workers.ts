@@ -9,6 +9,7 @@ import { stepPreparer } from '../services/node-app-steps.js';
 import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
 import { createInputLoader } from '../worker/input-loader.js';
+import { sandboxEngine } from './sandbox.js';
 import { WebhookSender } from '../worker/webhook-sender.js';
 import { Worker } from '../worker/worker.js';
 
@@ -60,7 +61,12 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
   const worker = new Worker(
     {
       runs: services.runs,
-      engine: new NodeAppEngine({ steps: parts.engine, prepare: stepPreparer(services.catalog) }),
+      // In sandbox mode the job's statuses are held and its prompt's markers acted on around the whole job.
+      engine: sandboxEngine(
+        config,
+        new NodeAppEngine({ steps: parts.engine, prepare: stepPreparer(services.catalog, services.bindings.remote) }),
+        services.clock,
+      ),
       outputs: parts.outputs,
       clock: services.clock,
       signals: services.signals,

@@ -86,6 +86,9 @@ export async function serve(argv: string[]): Promise<void> {
       ? `mediagen: running up to ${config.workerConcurrency} jobs at once${http ? '' : ` (worker only, store ${config.databaseUrl ? 'PostgreSQL' : config.dataDir})`}\n`
       : 'mediagen: API only; jobs run in processes started with --role worker\n',
   );
+  if (config.sandbox) {
+    process.stdout.write('mediagen: SANDBOX mode: prompts ending in [mediagen:...] markers fail, time out or take longer on purpose, and each status lasts at least 1.1 s (docs/sandbox.md)\n');
+  }
 
   const received = await signal;
   log.info({ signal: received, inFlight: http?.inFlight.size ?? 0, runningJobs: runner?.worker.running ?? 0 }, 'shutting down');

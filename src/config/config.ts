@@ -1,12 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { parseUsd } from '../domain/money.js';
 import type { MicroUsd } from '../domain/money.js';
 import { parseDateOnly } from '../lib/time.js';
 import { DEFAULTS, OPTIONS } from './options.js';
 import type { DeprecationOverride, ModelEngines, OptionSpec } from './options.js';
 import { isPlainObject } from '../lib/plain-object.js';
+import { sandboxRefusal } from './sandbox.js';
+import { readCustomModels } from './custom-models.js';
+import type { CustomModelDecl } from './custom-models.js';
+import { ConfigError, readUsd } from './readers.js';
+
+export { ConfigError } from './readers.js';
 
 export interface Config {
   readonly port: number;
@@ -53,14 +58,19 @@ export interface Config {
   readonly inputDecodeCpuSeconds: number;
   readonly maxFaultRetries: number;
   readonly minFreeDiskBytes: number;
+  /** Sandbox mode (docs/sandbox.md): never with production settings (config/sandbox.ts). */
+  readonly sandbox: boolean;
   readonly deprecations: readonly DeprecationOverride[];
   /** The config file's `prices`: model path -> rate name -> micro-USD. Names are checked later. */
   readonly prices: Readonly<Record<string, Readonly<Record<string, MicroUsd>>>>;
-  /** The config file's `model_engines`: model path -> engine id. Names are checked by the engine router. */
+  /**
+   * The config file's `model_engines`: model path or pattern (`video/*`) -> engine id or `remote:<pool>`.
+   * Names are checked by buildBindings (src/engines/bindings.ts), engines by the engine router.
+   */
   readonly modelEngines: ModelEngines;
+  /** The config file's `models`: models declared by the operator, served by remote workers (src/models/custom-models.ts). */
+  readonly models: readonly CustomModelDecl[];
 }
-
-export class ConfigError extends Error {}
 
 type Value = string | number | boolean;
 
@@ -143,13 +153,13 @@ function readModelTimeouts(raw: unknown, file: string): Record<string, number> {
   );
 }
 
-/** `model_engines`: model path -> engine id (a non-empty string). */
+/** `model_engines`: model path or pattern -> engine id or `remote:<pool>` (a non-empty string). */
 function readModelEngines(raw: unknown, file: string): Record<string, string> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new ConfigError(`${file}: model_engines must be an object of model path to engine id`);
+    throw new ConfigError(`${file}: model_engines must be an object of model path or pattern to engine id`);
   }
   for (const [model, id] of Object.entries(raw)) {
-    if (typeof id !== 'string' || id === '') throw new ConfigError(`${file}: model_engines.${model} must be an engine id such as "local"`);
+    if (typeof id !== 'string' || id === '') throw new ConfigError(`${file}: model_engines.${model} must be an engine id such as "local" or a remote pool such as "remote:gpu"`);
   }
   return { ...(raw as Record<string, string>) };
 }
@@ -163,13 +173,7 @@ function readPrices(raw: unknown, file: string): Record<string, Record<string, M
       return [
         model,
         Object.fromEntries(
-          Object.entries(rates).map(([name, usd]) => {
-            const micros = typeof usd === 'string' || typeof usd === 'number' ? parseUsd(String(usd)) : undefined;
-            if (micros === undefined) {
-              throw new ConfigError(`${file}: prices.${model}.${name} must be a USD amount such as "0.035" (at most 6 decimal places), got ${JSON.stringify(usd)}`);
-            }
-            return [name, micros];
-          }),
+          Object.entries(rates).map(([name, usd]) => [name, readUsd(usd, `${file}: prices.${model}.${name}`)]),
         ),
       ];
     }),
@@ -192,6 +196,7 @@ export function loadConfig(opts: {
   let modelTimeoutsMs: Record<string, number> = {};
   let prices: Record<string, Record<string, MicroUsd>> = {};
   let modelEngines: Record<string, string> = {};
+  let models: CustomModelDecl[] = [];
 
   const file = opts.configFile ?? env.MEDIAGEN_CONFIG;
   if (file) {
@@ -217,6 +222,10 @@ export function loadConfig(opts: {
         modelEngines = readModelEngines(raw, file);
         continue;
       }
+      if (key === 'models') {
+        models = readCustomModels(raw, file);
+        continue;
+      }
       if (key === 'job_timeouts_ms') {
         modelTimeoutsMs = readModelTimeouts(raw, file);
         continue;
@@ -235,6 +244,11 @@ export function loadConfig(opts: {
     if (raw !== undefined) values[spec.key] = coerce(spec, raw, `--${spec.flag}`);
   }
 
+  if (values.sandbox === true) {
+    const remoteModels = Object.entries(modelEngines).filter(([, id]) => id.startsWith('remote:'));
+    const refusal = sandboxRefusal({ nodeEnv: env.NODE_ENV, databaseUrl: values.database_url as string | undefined, remoteModels });
+    if (refusal) throw new ConfigError(refusal);
+  }
   return Object.freeze({
     port: values.port as number,
     host: values.host as string,
@@ -273,9 +287,11 @@ export function loadConfig(opts: {
     inputDecodeCpuSeconds: values.input_decode_cpu_seconds as number,
     maxFaultRetries: values.max_fault_retries as number,
     minFreeDiskBytes: values.min_free_disk_bytes as number,
+    sandbox: values.sandbox as boolean,
     deprecations: Object.freeze(deprecations),
     prices: Object.freeze(prices),
     modelEngines: Object.freeze(modelEngines),
+    models: Object.freeze(models),
   });
 }
 

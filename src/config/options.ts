@@ -73,6 +73,7 @@ export const OPTIONS = [
   { key: 'asset_quota_bytes', flag: 'asset-quota-bytes', env: 'MEDIAGEN_ASSET_QUOTA_BYTES', type: 'integer', min: 0, max: 2 ** 50, help: "bytes of assets one workspace may keep; an upload past it answers 413 (0: no quota)" },
   { key: 'max_fault_retries', flag: 'max-fault-retries', env: 'MEDIAGEN_MAX_FAULT_RETRIES', type: 'integer', min: 0, max: 20, help: 'infrastructure faults (disk full, EMFILE, read-only, database lost) a job is handed back for before it fails with server_unavailable' },
   { key: 'min_free_disk_bytes', flag: 'min-free-disk-bytes', env: 'MEDIAGEN_MIN_FREE_DISK_BYTES', type: 'integer', min: 0, max: 2 ** 50, help: 'below this much free space in the data dir, job creation answers 503 and /readyz is not ready' },
+  { key: 'sandbox', flag: 'sandbox', env: 'MEDIAGEN_SANDBOX', type: 'boolean', help: 'sandbox for integrators: prompt markers make jobs fail, time out or take longer on purpose, and each status lasts at least 1.1 s; refused with production settings (docs/sandbox.md)' },
   { key: 'log_level', flag: 'log-level', env: 'MEDIAGEN_LOG_LEVEL', type: 'string', oneOf: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], help: 'fatal, error, warn, info, debug, trace or silent' },
 ] as const satisfies readonly OptionSpec[];
 
@@ -114,5 +115,6 @@ export const DEFAULTS = {
   worker_output_max_bytes: 2 * 1024 * 1024 * 1024,
   max_fault_retries: 3,
   min_free_disk_bytes: 256 * 1024 * 1024,
+  sandbox: false,
   log_level: 'info',
 };

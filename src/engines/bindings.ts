@@ -1,15 +1,22 @@
 import { ConfigError } from '../config/config.js';
 import type { ModelEngines } from '../config/options.js';
+import { globRegExp, globSpecificity, isGlob } from '../lib/glob.js';
 
 /**
  * What runs a model's jobs: an engine in the worker processes (`local`), or the remote workers of
  * a pool (`remote:gpu-a`), which take them over the worker protocol (docs/workers.md). The model
- * module names the default; the config file's `model_engines` may bind a model elsewhere.
+ * module names the default; the config file's `model_engines` may bind a model elsewhere, by its
+ * path or by a pattern (`video/*`). This is the one place a model's binding is decided: the
+ * engine router, the in-process worker's claims and the worker protocol all ask it.
  */
 export type EngineBinding = { readonly kind: 'engine'; readonly engine: string } | { readonly kind: 'remote'; readonly pool: string };
 
 export const REMOTE_PREFIX = 'remote:';
+/** The built-in engine's id (src/engines/local/): it renders the built-in models only. */
+export const LOCAL_ENGINE = 'local';
 const POOL_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+/** A `model_engines` pattern: path characters and `*`. */
+const PATTERN_RE = /^[A-Za-z0-9._/*-]{1,200}$/;
 
 /** `local` -> an in-process engine; `remote:<pool>` -> a remote pool. Throws a ConfigError naming `where`. */
 export function parseBinding(id: string, where: string): EngineBinding {
@@ -22,20 +29,94 @@ export function parseBinding(id: string, where: string): EngineBinding {
 export interface EngineBindings {
   /** The binding of a model that takes requests; undefined for any other job type (node-app jobs run in-process). */
   of(model: string): EngineBinding | undefined;
+  /**
+   * Where a model's binding comes from, for messages: `model_engines` (its path is a key),
+   * `model_engines 'video/*'` (a pattern), or undefined (its module's `engine`).
+   */
+  origin(model: string): string | undefined;
   /** Models bound to a remote pool: path -> pool. In-process workers never claim their jobs. */
   readonly remote: ReadonlyMap<string, string>;
 }
 
-/** The bindings of every model that takes requests (`engine` set), with `model_engines` applied. */
-export function buildBindings(models: readonly { readonly path: string; readonly engine?: string | undefined }[], overrides: ModelEngines = {}): EngineBindings {
+/** What bindings read of a model: a module or a catalog entry. */
+export interface BindableModel {
+  readonly path: string;
+  readonly engine?: string | undefined;
+  readonly custom?: { readonly where: string } | undefined;
+}
+
+interface Pattern {
+  readonly key: string;
+  readonly re: RegExp;
+  readonly specificity: number;
+}
+
+/**
+ * The `model_engines` key that binds `model`: its path if it is a key, else the most specific
+ * pattern matching it (two equally specific patterns binding it differently are refused).
+ */
+function keyFor(model: string, overrides: ModelEngines, patterns: readonly Pattern[]): string | undefined {
+  if (Object.hasOwn(overrides, model)) return model;
+  const matching = patterns.filter((p) => p.re.test(model));
+  if (matching.length === 0) return undefined;
+  const best = Math.max(...matching.map((p) => p.specificity));
+  const top = matching.filter((p) => p.specificity === best);
+  const differ = top.find((p) => overrides[p.key] !== overrides[top[0]!.key]);
+  if (differ) {
+    throw new ConfigError(
+      `model_engines: '${top[0]!.key}' and '${differ.key}' both match ${model}, equally specifically, and bind it differently; add an entry for ${model} itself`,
+    );
+  }
+  return top[0]!.key;
+}
+
+function checkKeys(models: readonly BindableModel[], overrides: ModelEngines, patterns: readonly Pattern[]): void {
+  const runnable = models.filter((m) => m.engine !== undefined).map((m) => m.path);
+  for (const key of Object.keys(overrides)) {
+    if (isGlob(key)) {
+      if (!PATTERN_RE.test(key)) throw new ConfigError(`model_engines: '${key}' is not a pattern; a pattern is a model path with * for any run of characters, e.g. video/*`);
+      const re = patterns.find((p) => p.key === key)!.re;
+      if (!runnable.some((path) => re.test(path))) {
+        throw new ConfigError(`model_engines: pattern '${key}' matches no model that takes requests; the models are ${runnable.join(', ')}`);
+      }
+    } else if (!runnable.includes(key)) {
+      throw new ConfigError(`model_engines: unknown model '${key}'; models that take requests are ${runnable.join(', ')}`);
+    }
+  }
+}
+
+/**
+ * The bindings of every model that takes requests (`engine` set), with `model_engines` applied: a
+ * model's own path first, else the most specific matching pattern, else its module's `engine`.
+ * Throws a ConfigError for a key naming no model, a pattern matching none, a malformed pool, and a
+ * custom model bound to `local`. Whether an in-process engine exists and can run its models is the
+ * engine router's check, in the processes that run jobs.
+ */
+export function buildBindings(models: readonly BindableModel[], overrides: ModelEngines = {}): EngineBindings {
+  const patterns = Object.keys(overrides)
+    .filter(isGlob)
+    .map((key) => ({ key, re: globRegExp(key), specificity: globSpecificity(key) }));
+  checkKeys(models, overrides, patterns);
   const byModel = new Map<string, EngineBinding>();
+  const origins = new Map<string, string>();
   const remote = new Map<string, string>();
   for (const m of models) {
     if (m.engine === undefined) continue;
-    const given = overrides[m.path];
-    const binding = parseBinding(given ?? m.engine, given !== undefined ? `model_engines.${m.path}` : `model ${m.path}`);
+    const key = keyFor(m.path, overrides, patterns);
+    const origin = key === undefined ? undefined : key === m.path ? 'model_engines' : `model_engines '${key}'`;
+    const where = key === undefined ? (m.custom ? `${m.custom.where}.engine` : `model ${m.path}`) : `model_engines.${key}`;
+    const binding = parseBinding(key === undefined ? m.engine : overrides[key]!, where);
+    if (m.custom && binding.kind === 'engine' && binding.engine === LOCAL_ENGINE) throw localRefusal(m.path, m.custom.where, key);
     byModel.set(m.path, binding);
+    if (origin) origins.set(m.path, origin);
     if (binding.kind === 'remote') remote.set(m.path, binding.pool);
   }
-  return Object.freeze({ of: (model: string) => byModel.get(model), remote });
+  return Object.freeze({ of: (model: string) => byModel.get(model), origin: (model: string) => origins.get(model), remote });
+}
+
+function localRefusal(path: string, where: string, key: string | undefined): ConfigError {
+  const why = `'${LOCAL_ENGINE}' is the built-in engine, which renders only the built-in models`;
+  if (key === undefined) return new ConfigError(`${where}.engine: ${why}; bind a custom model to a pool of remote workers, e.g. "remote:gpu"`);
+  if (key === path) return new ConfigError(`model_engines.${path}: ${why}, and ${path} is a custom model (${where}); bind it to a remote pool, e.g. "remote:gpu"`);
+  return new ConfigError(`model_engines '${key}' binds the custom model ${where} to ${why}; bind it to a remote pool with an entry of its own, e.g. "${path}": "remote:gpu"`);
 }

@@ -29,7 +29,7 @@ export const WorkerConflict = Type.Object(
 
 /** The answers every call about a held job can give beside its success. */
 export const WorkerErrors = {
-  ...errorResponses(400, 415),
+  ...errorResponses(400, 413, 415),
   404: workerBody('No such job id'),
   409: WorkerConflict,
 };

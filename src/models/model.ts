@@ -70,6 +70,16 @@ export interface ModelModule {
    * `model_engines` may bind it elsewhere (src/engines/router.ts).
    */
   readonly engine?: string;
+  /**
+   * Set for a model declared in the config file's `models` (src/models/custom-models.ts): where it
+   * was declared, `models[0] (image/acme/gradient-v1)`. No built-in engine renders it; remote
+   * workers do (src/engines/bindings.ts refuses binding it to `local`).
+   */
+  readonly custom?: { readonly where: string };
+  /** Its jobs' timeout when the config file's `job_timeouts_ms` names none; default `job_timeout_ms`. */
+  readonly timeoutMs?: number;
+  /** The media types its main output may have (a custom model's `output.content_types`); absent: any of its kind. */
+  readonly outputTypes?: readonly string[];
   /** The default deprecation; the config file's `deprecations` may set or replace it. */
   readonly deprecation?: {
     readonly sunsetDate: string;
@@ -77,6 +87,14 @@ export interface ModelModule {
     readonly migrationUrl?: string;
   };
 }
+
+/**
+ * The OpenAPI operationId of a model's generate route: `image/vendor-a/model-a-2/medium` →
+ * `generateImageVendorAModelA2Medium`. Two models whose paths differ only in `.`, `_` or `-`
+ * would share it, which custom-models.ts refuses.
+ */
+export const operationIdOf = (path: string): string =>
+  `generate-${path}`.split(/[^A-Za-z0-9]+/).map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
 
 /** The number of items of an array field of a request (0 when absent): most rules count something. */
 export const itemCount = (v: unknown): number => (Array.isArray(v) ? v.length : 0);

@@ -14,7 +14,10 @@ export type { Rates } from './model.js';
 /** Model path -> its price rule, for every model that takes requests. */
 export const PRICE_RULES: Readonly<Record<string, PriceRule>> = priceRulesOf(MODELS);
 
-function priceRulesOf(models: readonly ModelModule[]): Readonly<Record<string, PriceRule>> {
+/** What the table reads of a model: a module, or a catalog entry. */
+type Priced = Pick<ModelModule, 'path' | 'price'>;
+
+function priceRulesOf(models: readonly Priced[]): Readonly<Record<string, PriceRule>> {
   return Object.freeze(Object.fromEntries(models.flatMap((m) => (m.price ? [[m.path, m.price] as const] : []))));
 }
 
@@ -35,7 +38,8 @@ export class PriceError extends Error {}
 /** Config `prices`: model path -> rate name -> micro-USD. Unknown models and rates are refused. */
 export type PriceOverrides = Readonly<Record<string, Readonly<Record<string, MicroUsd>>>>;
 
-export function buildPriceTable(overrides: PriceOverrides = {}, models: readonly ModelModule[] = MODELS): PriceTable {
+/** The table of `models` (the registry's by default; the runtime gives its catalog's, custom models included). */
+export function buildPriceTable(overrides: PriceOverrides = {}, models: readonly Priced[] = MODELS): PriceTable {
   const rules = models === MODELS ? PRICE_RULES : priceRulesOf(models);
   const rates = new Map<string, Rates>(Object.entries(rules).map(([m, rule]) => [m, rule.rates]));
   for (const [model, given] of Object.entries(overrides)) {

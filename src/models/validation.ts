@@ -3,6 +3,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import type { TObject } from '@sinclair/typebox';
 import { invalid } from '../domain/errors.js';
+import { MEDIA_URL_PATTERN } from './schema-kit.js';
 
 // ajv-formats is CommonJS; under node16 ESM its callable is the default export's default.
 const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
@@ -21,6 +22,18 @@ const ajv = new Ajv({
   strictTypes: false,
 });
 addFormats(ajv);
+
+/** Whether the request Ajv knows a `format` (ajv-formats' list). */
+export const isKnownFormat = (name: string): boolean => ajv.formats[name] !== undefined;
+
+/**
+ * `schema` compiled by the request Ajv now: a model declared in the config file is compiled at
+ * start, so a schema Ajv refuses stops the server (throws Ajv's error). The compiled function is
+ * cached by Ajv, so the body validator's first compile of the same object reuses it.
+ */
+export function compileNow(schema: object): ValidateFunction {
+  return ajv.compile(schema) as ValidateFunction;
+}
 
 /** A body checker for one request schema: fills in defaults in place, or throws invalid_request. */
 export type BodyValidator = (body: unknown) => asserts body is Record<string, unknown>;
@@ -102,7 +115,8 @@ export function describeBodyErrors(errors: readonly ErrorObject[], schema?: obje
     case 'minLength':
       return `${subject} must be at least ${count(p.limit, 'character')}`;
     case 'pattern':
-      // The only patterns in request schemas are the media URL forms (schema-kit.ts).
+      // The built-in schemas' only pattern is the media URL forms (schema-kit.ts); a custom model's may be its own.
+      if (p.pattern !== MEDIA_URL_PATTERN) return `${subject} must match the pattern ${String(p.pattern)}${orNull}`;
       return `${subject} must be an http(s) URL or a base64 data: URI${orNull}`;
     case 'format':
       return `${subject} must be a valid ${String(p.format)}${orNull}`;

@@ -46,6 +46,9 @@ const CONTENT_TYPES: ReadonlyMap<string, string> = new Map([
   ['mp3', 'audio/mpeg'],
 ]);
 
+/** Every media type an output may have (a custom model's `output.content_types` are checked against it). */
+export const OUTPUT_CONTENT_TYPES: readonly string[] = Object.freeze([...new Set(CONTENT_TYPES.values())]);
+
 export function contentTypeOf(name: string): string {
   const dot = name.lastIndexOf('.');
   const ext = dot < 0 ? '' : name.slice(dot + 1).toLowerCase();

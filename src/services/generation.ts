@@ -13,6 +13,7 @@ import type { GenerationPolicy } from './job-inputs.js';
 import { JobAdmission } from './job-admission.js';
 import type { CreatedJob } from './job-admission.js';
 import { isPlainObject } from '../lib/plain-object.js';
+import { checkSandboxMarkers } from '../domain/sandbox.js';
 
 export { FULL_RETRY_AFTER_S } from './job-admission.js';
 export type { CreatedJob } from './job-admission.js';
@@ -49,8 +50,10 @@ export class GenerationService {
   readonly #catalog: Catalog;
   readonly #billing: BillingService;
   readonly #admission: JobAdmission;
+  readonly #sandbox: boolean;
 
-  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService) {
+  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService, opts: { sandbox?: boolean } = {}) {
+    this.#sandbox = opts.sandbox === true;
     this.#store = store;
     this.#clock = clock;
     this.#catalog = catalog;
@@ -75,6 +78,8 @@ export class GenerationService {
   async create(req: GenerationRequest, policy: GenerationPolicy): Promise<CreatedJob> {
     const entry = this.available(req.model, policy.publicUrl);
     const body = this.#checkedBody(entry, req.body);
+    // In sandbox mode a prompt's markers are part of the request: a bad one is a 400 now, not a surprise later.
+    if (this.#sandbox) checkSandboxMarkers(body);
     const { webhookUrl, zeroDataRetention, idempotencyKey } = req.options;
     const assets = await checkJobInputs(
       this.#store,

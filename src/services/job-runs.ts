@@ -41,6 +41,8 @@ export interface RunPolicy {
    * `request` is its plan) what its graph's steps are given.
    */
   timeoutMs(type: string, request?: Readonly<Record<string, unknown>>): number;
+  /** A job is claimed only once it has been `queued` this long (sandbox mode: docs/sandbox.md); absent: at once. */
+  readonly minQueuedMs?: number;
 }
 
 /**
@@ -91,6 +93,7 @@ export class JobRuns {
       outputKey: newOutputKey(),
       now,
       ...(types ? { types } : {}),
+      ...(this.policy.minQueuedMs ? { queuedBefore: now - this.policy.minQueuedMs * 1000 } : {}),
     });
     return job as ClaimedJob | undefined;
   }

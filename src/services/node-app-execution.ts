@@ -16,6 +16,7 @@ import type { CreatedJob } from './job-admission.js';
 import { checkJobInputs } from './job-inputs.js';
 import { NodeAppInputs } from './node-app-inputs.js';
 import { checkedStep } from './node-app-steps.js';
+import type { RemoteModels } from './node-app-steps.js';
 
 export interface ExecuteRequest {
   /** A node-app version id (GET /node-apps/{id}/versions's `node_app_version_id`). */
@@ -47,11 +48,14 @@ export class NodeAppExecution {
   readonly #billing: BillingService;
   readonly #admission: JobAdmission;
   readonly #inputs = new NodeAppInputs();
+  readonly #remote: RemoteModels;
 
-  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService) {
+  /** `remote`: the models bound to remote workers, which a graph's steps cannot use. */
+  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService, remote: RemoteModels) {
     this.#store = store;
     this.#clock = clock;
     this.#catalog = catalog;
+    this.#remote = remote;
     this.#billing = billing;
     this.#admission = new JobAdmission(store, clock, billing);
   }
@@ -68,7 +72,7 @@ export class NodeAppExecution {
     const { webhookUrl, zeroDataRetention, idempotencyKey } = req.options;
     const phase = { at: 'execute', nowMs: this.#clock.nowMs(), publicUrl: policy.publicUrl } as const;
     const scope = { inputs, steps: stepOutputStandIns(graph, 'check') };
-    const steps = graph.steps.map((step) => ({ id: step.id, ...checkedStep(this.#catalog, step, scope, phase) }));
+    const steps = graph.steps.map((step) => ({ id: step.id, ...checkedStep(this.#catalog, step, scope, phase, this.#remote) }));
     const assets = await checkJobInputs(
       this.#store,
       req.caller,

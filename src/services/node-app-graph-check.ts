@@ -7,7 +7,7 @@ import type { Catalog } from '../models/catalog.js';
 import type { JsonObject } from '../store/node-app-store.js';
 import { NODE_APP_LIMITS } from './node-app-rules.js';
 import { stepModel, stepRequest } from './node-app-steps.js';
-import type { StepEntry } from './node-app-steps.js';
+import type { RemoteModels, StepEntry } from './node-app-steps.js';
 import { isPlainObject as isObject } from '../lib/plain-object.js';
 
 /**
@@ -28,7 +28,7 @@ export interface VersionSchemas {
 }
 
 /** The graph, parsed and checked, ready to be stored with the version; or invalid_request. */
-export function checkGraph(value: unknown, schemas: VersionSchemas, catalog: Catalog, nowMs: number): NodeAppGraph {
+export function checkGraph(value: unknown, schemas: VersionSchemas, catalog: Catalog, nowMs: number, remote?: RemoteModels): NodeAppGraph {
   if (Buffer.byteLength(JSON.stringify(value) ?? '') > NODE_APP_LIMITS.graphMaxBytes) throw invalid('graph must be at most 1 MiB of JSON');
   let graph: NodeAppGraph;
   try {
@@ -37,7 +37,7 @@ export function checkGraph(value: unknown, schemas: VersionSchemas, catalog: Cat
     if (err instanceof GraphError) throw invalid(err.message);
     throw err;
   }
-  const entries = graph.steps.map((step, i) => stepModel(catalog, step.model, `graph.steps[${i}].model`, { at: 'publish', nowMs }));
+  const entries = graph.steps.map((step, i) => stepModel(catalog, step.model, `graph.steps[${i}].model`, { at: 'publish', nowMs }, remote));
   const inputs = propertiesOf(schemas.input);
   graph.steps.forEach((step, i) => {
     for (const { path, ref } of refsOf(step.input, `graph.steps[${i}].input`)) {

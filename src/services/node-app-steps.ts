@@ -26,15 +26,26 @@ export type StepPhase =
 /** A catalog entry that takes requests. */
 export type StepEntry = CatalogEntry & { readonly validate: BodyValidator };
 
+/** Models bound to a remote pool (EngineBindings.remote): path -> pool. */
+export type RemoteModels = ReadonlyMap<string, string>;
+
+const NO_REMOTE: RemoteModels = new Map();
+
 /**
- * The step's model, if it can be a step: in the catalog, taking requests, and not run through an
- * endpoint of its own (style training makes a style, not files a graph can pass on). `where`
- * starts every refusal's message (`graph.steps[1].model`, `step 'vid'`).
+ * The step's model, if it can be a step: in the catalog, taking requests, not run through an
+ * endpoint of its own (style training makes a style, not files a graph can pass on), and run by
+ * this server's own engines: a node app's steps run inside its job, in-process, so a model bound
+ * to remote workers (`remote`) cannot be a step. `where` starts every refusal's message
+ * (`graph.steps[1].model`, `step 'vid'`).
  */
-export function stepModel(catalog: Catalog, model: string, where: string, phase: StepPhase): StepEntry {
+export function stepModel(catalog: Catalog, model: string, where: string, phase: StepPhase, remote: RemoteModels = NO_REMOTE): StepEntry {
   const entry = catalog.get(model);
   if (!entry) throw invalid(`${where}: no model '${model}' in the catalog (GET /models lists them)`);
   if (entry.route) throw invalid(`${where}: model '${model}' cannot be a step (it is run through ${entry.route}); steps call generation models`);
+  const pool = remote.get(model);
+  if (pool !== undefined) {
+    throw invalid(`${where}: model '${model}' runs on remote workers (pool '${pool}'), and a node app's steps run on this server's own engines; it cannot be a step`);
+  }
   const available = phase.at === 'run' ? entry.validate !== undefined : isAvailable(entry, phase.nowMs);
   if (!available || !entry.validate) {
     if (phase.at === 'execute' && entry.deprecation) throw sunsetError(entry.path, entry.deprecation, phase.publicUrl);
@@ -63,8 +74,14 @@ export function stepRequest(entry: StepEntry, step: GraphStep, scope: GraphScope
  * invalid_request naming the step: a graph's message names the field already
  * (`steps.img.input.prompt: input 'x' was not given`), a model's is prefixed `step 'img': `.
  */
-export function checkedStep(catalog: Catalog, step: GraphStep, scope: GraphScope, phase: StepPhase): { entry: StepEntry; body: Record<string, unknown> } {
-  const entry = stepModel(catalog, step.model, `step '${step.id}'`, phase);
+export function checkedStep(
+  catalog: Catalog,
+  step: GraphStep,
+  scope: GraphScope,
+  phase: StepPhase,
+  remote: RemoteModels = NO_REMOTE,
+): { entry: StepEntry; body: Record<string, unknown> } {
+  const entry = stepModel(catalog, step.model, `step '${step.id}'`, phase, remote);
   try {
     return { entry, body: stepRequest(entry, step, scope, `steps.${step.id}.input`) };
   } catch (err) {
@@ -74,7 +91,10 @@ export function checkedStep(catalog: Catalog, step: GraphStep, scope: GraphScope
   }
 }
 
-/** The node-app engine's `prepare`: a step's body at run time, or a refusal naming the step. */
-export function stepPreparer(catalog: Catalog): (step: GraphStep, scope: GraphScope) => Record<string, unknown> {
-  return (step, scope) => checkedStep(catalog, step, scope, { at: 'run' }).body;
+/**
+ * The node-app engine's `prepare`: a step's body at run time, or a refusal naming the step (a
+ * model bound to remote workers since the job was admitted fails the job at once).
+ */
+export function stepPreparer(catalog: Catalog, remote: RemoteModels = NO_REMOTE): (step: GraphStep, scope: GraphScope) => Record<string, unknown> {
+  return (step, scope) => checkedStep(catalog, step, scope, { at: 'run' }, remote).body;
 }

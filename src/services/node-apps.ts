@@ -12,6 +12,7 @@ import { normalizeEmail } from './identity.js';
 import type { AuthContext } from './identity.js';
 import { checkDescription, checkExampleOutputs, checkNodeAppName, checkSchema, checkSlug } from './node-app-rules.js';
 import { checkGraph } from './node-app-graph-check.js';
+import type { RemoteModels } from './node-app-steps.js';
 import { compileInputSchema } from './node-app-inputs.js';
 
 /** The API user sees every app of its workspace; there is no other scope yet. */
@@ -94,11 +95,14 @@ export class NodeAppService {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #catalog: Catalog;
+  readonly #remote: RemoteModels;
 
-  constructor(store: Store, clock: Clock, catalog: Catalog) {
+  /** `remote`: the models bound to remote workers, which a graph's steps cannot use. */
+  constructor(store: Store, clock: Clock, catalog: Catalog, remote: RemoteModels) {
     this.#store = store;
     this.#clock = clock;
     this.#catalog = catalog;
+    this.#remote = remote;
   }
 
   #now(): Micros {
@@ -147,7 +151,7 @@ export class NodeAppService {
     const outputSchema = checkSchema(input.outputSchema, 'output schema');
     const exampleOutputs = checkExampleOutputs(input.exampleOutputs);
     const graph =
-      input.graph === undefined ? null : (checkGraph(input.graph, { input: inputSchema, output: outputSchema }, this.#catalog, this.#clock.nowMs()) as unknown as JsonObject);
+      input.graph === undefined ? null : (checkGraph(input.graph, { input: inputSchema, output: outputSchema }, this.#catalog, this.#clock.nowMs(), this.#remote) as unknown as JsonObject);
     const published = await this.#store.nodeApps.publishVersion(
       { id: newId(), nodeAppId: found.id, inputSchema, outputSchema, exampleOutputs, publishedBy: publisher, graph },
       this.#now(),

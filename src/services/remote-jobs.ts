@@ -59,20 +59,16 @@ export function assertMayWork(remote: ReadonlyMap<string, string>, worker: Worke
 
 /**
  * The remote-bound models a claim takes: of its pool (if given), named by its patterns (if given)
- * and by its token's. A pattern of the claim that names a remote-bound model the token does not is
- * refused (403): a claim's patterns narrow its token's, never widen them.
+ * and by its token's. A claim's patterns narrow its token's, never widen them: models they name
+ * that the token does not are left out, and a claim whose patterns name remote-bound models of
+ * which the token names none is refused (403), since it could never take anything.
  */
 export function claimTypes(remote: ReadonlyMap<string, string>, worker: WorkerPrincipal, scope: { models?: readonly string[]; pool?: string }): string[] {
-  const types: string[] = [];
-  for (const [model, pool] of remote) {
-    if (scope.pool !== undefined && pool !== scope.pool) continue;
-    const asked = scope.models !== undefined && scope.models.length > 0;
-    if (asked && !matchesModel(scope.models!, model)) continue;
-    if (!matchesModel(worker.models, model)) {
-      if (asked) throw forbidden(`this worker token may not work on ${model}, which the claim's models name; its models are ${worker.models.join(', ')}`);
-      continue;
-    }
-    types.push(model);
+  const asked = scope.models !== undefined && scope.models.length > 0;
+  const named = [...remote].filter(([model, pool]) => (scope.pool === undefined || pool === scope.pool) && (!asked || matchesModel(scope.models!, model)));
+  const types = named.filter(([model]) => matchesModel(worker.models, model)).map(([model]) => model);
+  if (asked && types.length === 0 && named.length > 0) {
+    throw forbidden(`this worker token may work on none of the models the claim names (${named.map(([m]) => m).join(', ')}); its models are ${worker.models.join(', ')}`);
   }
   return types;
 }

@@ -62,6 +62,8 @@ export interface ServiceOptions {
   readonly inspect: Inspector;
   readonly assets: AssetPolicy;
   readonly bindings: EngineBindings;
+  /** Sandbox mode (docs/sandbox.md): job creation checks the prompt's sandbox markers. */
+  readonly sandbox?: boolean;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -75,12 +77,12 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   return {
     identity,
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks),
-    generation: new GenerationService(store, clock, catalog, billing),
+    generation: new GenerationService(store, clock, catalog, billing, { sandbox: opts.sandbox === true }),
     models: new ModelService(catalog, opts.prices, clock),
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog),
     billing,
-    nodeApps: new NodeAppService(store, clock, catalog),
-    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing),
+    nodeApps: new NodeAppService(store, clock, catalog, opts.bindings.remote),
+    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing, opts.bindings.remote),
     assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets),
     styles: new StyleService(store, clock),
     webhooks,

@@ -4,12 +4,14 @@ import type { AssetStore } from './asset-store.js';
 import type { BillingStore } from './billing-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { LockedWorkspace } from './locked-workspace.js';
+import type { NewClaim, OverdueCutoff } from './queue-inputs.js';
 import type { NodeAppStore } from './node-app-store.js';
 import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
 import type { WorkerTokenStore } from './worker-token-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
+export type { ClaimTypes, NewClaim, OverdueCutoff } from './queue-inputs.js';
 
 /**
  * The narrow interfaces the services use. Every backend (sqlite/, postgres/) implements the same
@@ -174,28 +176,6 @@ export interface JobStore {
    */
   jobOutputKeysServed(keys: readonly string[]): Promise<Set<string>>;
 }
-
-export interface NewClaim {
-  readonly leaseId: string;
-  readonly leaseExpiresAt: Micros;
-  /** Used only if the job has no output key yet (its first claim). */
-  readonly outputKey: string;
-  readonly now: Micros;
-  /**
-   * Which job types this claimer runs: `only` these (a remote worker's models), or all `except`
-   * these (an in-process worker leaves remote-bound models to remote workers). Absent: any.
-   */
-  readonly types?: ClaimTypes;
-}
-
-/** One job type's cutoff for `QueueStore.overdueJobs`: now minus its model's timeout. */
-export interface OverdueCutoff {
-  readonly type: string;
-  readonly before: Micros;
-}
-
-/** A claim's filter on job types (NewClaim.types). */
-export type ClaimTypes = { readonly only: readonly string[] } | { readonly except: readonly string[] };
 
 /**
  * What a move writes besides the status. Absent fields are left as they are. What follows from the

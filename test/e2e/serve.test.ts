@@ -2,12 +2,21 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OPTIONS } from '../../src/config/options.js';
 import { RUN_TIMEOUT_MS, adminJson, api, bash, cleanup, oneLineError, run, startServer, tempDir } from './binary.js';
 import type { Server } from './binary.js';
 
 const MODEL = 'image/vendor-a/model-a-2/medium';
+/** A valid custom model declaration (the config file's `models`), varied by the refusal cases. */
+const CUSTOM_MODEL = {
+  path: 'image/acme/portrait-v2',
+  kind: 'image',
+  request: { type: 'object', properties: { prompt: { type: 'string', description: 'What to draw.' } }, required: ['prompt'] },
+  price: { fixed: '0.01' },
+  engine: 'remote:gpu',
+};
 const JOB_BODY = { prompt: 'a lighthouse on a cliff at dusk', aspect_ratio: '16:9', resolution: '1K' };
 
 /** The token and curl line of the first-start banner. */
@@ -201,6 +210,26 @@ describe('mediagen serve (compiled binary)', { timeout: 60_000 }, () => {
         { port: 0, model_engines: { 'video/vendor-f/model-f': 'gpu' } },
         /model video\/vendor-f\/model-f is bound to engine 'gpu' \(model_engines\), which this server does not have/,
       ],
+      [
+        'a model_engines pattern that matches no model',
+        { port: 0, model_engines: { 'text/*': 'remote:gpu' } },
+        /^mediagen: model_engines: pattern 'text\/\*' matches no model that takes requests/,
+      ],
+      [
+        'a custom model with a bad request schema, naming the field',
+        { port: 0, models: [{ ...CUSTOM_MODEL, request: { type: 'object', properties: { width: { type: 'integer', maximum: 'big', description: 'Width.' } } } }] },
+        /^mediagen: models\[0\] \(image\/acme\/portrait-v2\)\.request\.properties\.width\.maximum: must be a number$/,
+      ],
+      [
+        'a custom model bound to the built-in engine',
+        { port: 0, models: [{ ...CUSTOM_MODEL, engine: 'local' }] },
+        /^mediagen: models\[0\] \(image\/acme\/portrait-v2\)\.engine: 'local' is the built-in engine, which renders only the built-in models/,
+      ],
+      [
+        'a custom model on a built-in path',
+        { port: 0, models: [{ ...CUSTOM_MODEL, path: 'image/vendor-b/model-b-1' }] },
+        /^mediagen: models\[0\] \(image\/vendor-b\/model-b-1\): image\/vendor-b\/model-b-1 is a built-in model/,
+      ],
     ])('a config file with %s makes serve exit 1 with a clear message', async (_what, content, message) => {
       const dir = tempDir();
       const file = join(dir, 'mediagen.json');
@@ -208,6 +237,25 @@ describe('mediagen serve (compiled binary)', { timeout: 60_000 }, () => {
       const r = await run(['serve', '--config', file, '--data-dir', join(dir, 'data')]);
       expect(oneLineError(r)).toMatch(message);
       expect(r.stdout).toBe('');
+    });
+
+    it('the python worker example config starts: its custom models are offered and their jobs wait for remote workers', async () => {
+      const dir = tempDir();
+      const example = fileURLToPath(new URL('../../examples/python-worker/mediagen.json', import.meta.url));
+      const server = await startServer(['--config', example, '--port', '0', '--data-dir', dir]);
+      const { token } = await banner(server);
+      const model = await api(server.url, `/models/${encodeURIComponent('image/acme/gradient-v1')}`, token);
+      expect(model.body).toMatchObject({ id: 'image/acme/gradient-v1', price: { rates_micro_usd: { per_megapixel: 1000 } } });
+      const created = await fetch(`${server.url}/generate/audio/acme/tone-v1`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ duration: 1 }),
+      });
+      expect(created.status).toBe(200);
+      const job = (await created.json()) as { job_id: string };
+      await sleep(300);
+      expect((await api(server.url, `/jobs/${job.job_id}`, token)).body).toMatchObject({ type: 'audio/acme/tone-v1', status: 'queued' });
+      expect(await server.stop()).toEqual({ code: 0, signal: null });
     });
 
     it.each([

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/config.js';
 import type { BindableEngine, EngineContext, EngineJob, OutputFile } from '../../src/engines/engine.js';
 import { LocalEngine } from '../../src/engines/local/local-engine.js';
+import { buildBindings } from '../../src/engines/bindings.js';
 import { EngineRouter } from '../../src/engines/router.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import type { ModelModule } from '../../src/models/model.js';
@@ -59,16 +60,15 @@ describe('building the engine router', () => {
 
   it('refuses a model_engines binding to a missing engine, or to one that cannot run the model, saying it came from model_engines', () => {
     const engines = [new TestEngine('local', TAKING), new TestEngine('second', [A2])];
-    expect(() => EngineRouter.build(MODELS, engines, { [B1]: 'remote' })).toThrow(
+    expect(() => EngineRouter.build(MODELS, engines, buildBindings(MODELS, { [B1]: 'remote' }))).toThrow(
       `model ${B1} is bound to engine 'remote' (model_engines), which this server does not have; engines: local, second`,
     );
-    expect(() => EngineRouter.build(MODELS, engines, { [B1]: 'second' })).toThrow(`model ${B1} is bound to engine 'second' (model_engines), which cannot run it`);
+    expect(() => EngineRouter.build(MODELS, engines, buildBindings(MODELS, { [B1]: 'second' }))).toThrow(`model ${B1} is bound to engine 'second' (model_engines), which cannot run it`);
   });
 
-  it('refuses a model_engines entry for an unknown or retired model', () => {
-    const engines = [new TestEngine('local', TAKING)];
-    expect(() => EngineRouter.build(MODELS, engines, { 'image/vendor-x/nothing': 'local' })).toThrow(/^model_engines: unknown model 'image\/vendor-x\/nothing'/);
-    expect(() => EngineRouter.build(MODELS, engines, { 'image/vendor-g/model-g-3': 'local' })).toThrow(/^model_engines: unknown model 'image\/vendor-g\/model-g-3'/);
+  it('refuses a model_engines entry for an unknown or retired model (the bindings, which the router asks)', () => {
+    expect(() => buildBindings(MODELS, { 'image/vendor-x/nothing': 'local' })).toThrow(/^model_engines: unknown model 'image\/vendor-x\/nothing'/);
+    expect(() => buildBindings(MODELS, { 'image/vendor-g/model-g-3': 'local' })).toThrow(/^model_engines: unknown model 'image\/vendor-g\/model-g-3'/);
   });
 });
 
@@ -82,7 +82,7 @@ describe('a worker with the router', () => {
   it('hands each job to the engine its model is bound to', async () => {
     const local = new TestEngine('local', TAKING);
     const second = new TestEngine('second', [B1]);
-    const router = EngineRouter.build(MODELS, [local, second], { [B1]: 'second' });
+    const router = EngineRouter.build(MODELS, [local, second], buildBindings(MODELS, { [B1]: 'second' }));
     t = await createTestApp({ worker: { engine: router } });
     const ids: Record<string, string> = {};
     for (const model of [A2, B1]) {

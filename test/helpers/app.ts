@@ -14,6 +14,7 @@ import type { Engine } from '../../src/engines/engine.js';
 import { MODELS } from '../../src/models/registry.js';
 import type { RunPolicy } from '../../src/services/job-runs.js';
 import { loadConfig } from '../../src/config/config.js';
+import { readCustomModels } from '../../src/config/custom-models.js';
 import type { Log } from '../../src/lib/log.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { sqliteBackend } from './backends.js';
@@ -79,8 +80,14 @@ export async function createTestApp(
     assets?: { maxBytes?: number; quotaBytes?: number };
     /** The public URL the app builds output and asset URLs on (default PUBLIC_URL). */
     publicUrl?: string;
-    /** The config file's `model_engines`: model path -> `local` or `remote:<pool>` (default none). */
+    /** `--sandbox` (docs/sandbox.md): markers checked at creation, and acted on by the worker. */
+    sandbox?: boolean;
+    /** The config file's `models` (custom model declarations, as written in the file). */
+    models?: unknown[];
+    /** The config file's `model_engines`: model path or pattern -> engine id or remote:<pool>. */
     modelEngines?: Record<string, string>;
+    /** `worker_output_max_bytes`: the largest file a remote worker may upload (default 2 GiB). */
+    workerOutputMaxBytes?: number;
     /** Runs jobs in this process with this engine (default: none, jobs stay queued). */
     worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean };
   } = {},
@@ -100,7 +107,10 @@ export async function createTestApp(
     maxBackloggedJobs: limits.maxBackloggedJobs,
     deprecations: opts.deprecations ?? [],
     prices: opts.prices ?? {},
-    ...(opts.modelEngines ? { modelEngines: opts.modelEngines } : {}),
+    sandbox: opts.sandbox ?? false,
+    models: readCustomModels(opts.models ?? [], 'test.json'),
+    modelEngines: opts.modelEngines ?? {},
+    ...(opts.workerOutputMaxBytes !== undefined ? { workerOutputMaxBytes: opts.workerOutputMaxBytes } : {}),
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
   };

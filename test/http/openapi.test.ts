@@ -4,6 +4,7 @@ import addFormatsImport from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS } from '../../src/models/registry.js';
 import { createTestApp } from '../helpers/app.js';
+import { CUSTOM_MODELS } from '../helpers/custom-models.js';
 import type { TestApp } from '../helpers/app.js';
 
 // ajv-formats is CommonJS; under node16 ESM its callable is the default export's default.
@@ -119,8 +120,8 @@ describe('GET /openapi.json', () => {
   });
 
   it('declares the Idempotency-Key header, the replay header and the 409 and 422 answers on every POST that creates', () => {
-    // Sharing a style creates nothing and is idempotent by itself.
-    const posts = Object.entries(doc.paths).filter(([path, ops]) => ops.post && path !== '/styles/{id}/share/workspace');
+    // Sharing a style creates nothing and is idempotent by itself; the worker protocol creates nothing.
+    const posts = Object.entries(doc.paths).filter(([path, ops]) => ops.post && path !== '/styles/{id}/share/workspace' && !path.startsWith('/worker/v1/'));
     expect(posts.length).toBeGreaterThan(0);
     for (const [path, ops] of posts) {
       const op = ops.post!;
@@ -147,7 +148,8 @@ describe('GET /openapi.json for client generators', () => {
   let t: TestApp;
   let doc: Doc;
   beforeAll(async () => {
-    t = await createTestApp({ deprecations: [{ model: 'video/vendor-f/model-f', sunset_date: '2027-01-01' }] });
+    // Custom models from the config file are held to every rule below too.
+    t = await createTestApp({ deprecations: [{ model: 'video/vendor-f/model-f', sunset_date: '2027-01-01' }], models: [...CUSTOM_MODELS] });
     doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
   });
   afterAll(() => t.close());
@@ -227,7 +229,7 @@ describe('GET /openapi.json for client generators', () => {
       }
     };
     for (const [name, schema] of Object.entries(doc.components.schemas)) visit(schema, name);
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['ModelA2Request', 'ModelE1Request']));
+    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['ModelA2Request', 'ModelE1Request', 'ImageAcmeGradientV1Request', 'VideoAcmeMorphV1Request']));
     expect(missing).toEqual([]);
   });
 
@@ -281,7 +283,21 @@ describe('GET /openapi.json for client generators', () => {
   it('declares the bearer scheme and applies it to every operation but the public ones', () => {
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
-    const open = operations().filter(({ op }) => op.security !== undefined).map(({ name }) => name);
+    const open = operations().filter(({ op }) => op.security !== undefined && op.security.length === 0).map(({ name }) => name);
     expect(open.sort()).toEqual(['get /deprecations', 'get /models', 'get /models/{id}']);
+    // The worker protocol takes worker tokens, and only it does.
+    expect(doc.components.securitySchemes.workerToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const workers = operations().filter(({ op }) => JSON.stringify(op.security) === JSON.stringify([{ workerToken: [] }])).map(({ name }) => name);
+    expect(workers.sort()).toEqual([
+      'post /worker/v1/claim',
+      'post /worker/v1/jobs/{id}/complete',
+      'post /worker/v1/jobs/{id}/fail',
+      'post /worker/v1/jobs/{id}/progress',
+      'put /worker/v1/jobs/{id}/outputs/{name}',
+    ]);
+    expect(operations().filter(({ op }) => op.security !== undefined)).toHaveLength(open.length + workers.length);
+    for (const name of workers) expect((operations().find((o) => o.name === name)!.op as { tags?: string[] }).tags, name).toEqual(['workers']);
+    // Signed input URLs are handed out, not called by construction: out of the document, like /outputs.
+    expect(Object.keys(doc.paths).filter((p) => p.includes('/inputs/'))).toEqual([]);
   });
 });

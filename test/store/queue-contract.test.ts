@@ -124,6 +124,39 @@ describe.each(backends)('queue store contract: $name', (backend) => {
     expect(await store.queue.extendLease(c.id, c.leaseId!, T0 + 90 * SEC)).toBe(false);
   });
 
+  it('stores a remote worker\'s progress with its lease, and a new claim starts it afresh', async () => {
+    await insert();
+    const c = (await claim())!;
+    expect(c.progress).toBeNull();
+    expect(await store.queue.extendLease(c.id, c.leaseId!, T0 + 60 * SEC, 0.375)).toBe(true);
+    expect(await store.queue.extendLease(c.id, c.leaseId!, T0 + 61 * SEC)).toBe(true);
+    expect((await store.queue.findJob(c.id))!.progress).toBe(0.375);
+    expect(await store.queue.extendLease(c.id, newId(), T0 + 62 * SEC, 0.9)).toBe(false);
+    await store.queue.move('requeue', { id: c.id, leaseId: c.leaseId!, now: T0 + 2 * SEC });
+    expect((await claim(store, T0 + 3 * SEC))!.progress).toBeNull();
+  });
+
+  it('lists active jobs of the given types that outlived their cutoff: first claimed before it, or queued since before it', async () => {
+    const typed = (type: string, status: JobStatus, at: number) =>
+      store.jobs.insertJob({ id: newId(), workspaceId: ws.id, apiUserId: ws.apiUserId, type, status, request: { prompt: 'p' }, webhookUrl: null, zeroDataRetention: false, createdBy: 'owner@localhost' }, at);
+    // In creation order: a user's creation times only increase.
+    const waiting = await typed('remote/a', 'queued', T0);
+    const otherType = await typed('local/b', 'queued', T0);
+    const backlogged = await typed('remote/a', 'backlogged', T0);
+    const young = await typed('remote/a', 'queued', T0 + 50 * SEC);
+    const cutoffs = [{ type: 'remote/a', before: T0 + 40 * SEC }];
+    expect((await store.queue.overdueJobs(cutoffs, 10)).map((j) => j.id)).toEqual([waiting.id]);
+    // Claimed at T0 + 30 s: running, its first claim is before the cutoff.
+    const running = (await store.queue.claim({ leaseId: newId(), leaseExpiresAt: T0 + 99 * SEC, outputKey: newId(), now: T0 + 30 * SEC, types: { only: ['remote/a'] } }))!;
+    expect(running.id).toBe(waiting.id);
+    expect((await store.queue.overdueJobs(cutoffs, 10)).map((j) => j.id)).toEqual([waiting.id]);
+    expect(await store.queue.overdueJobs([{ type: 'remote/a', before: T0 + 20 * SEC }], 10)).toEqual([]);
+    expect(await store.queue.overdueJobs([], 10)).toEqual([]);
+    expect((await store.queue.overdueJobs([...cutoffs, { type: 'local/b', before: T0 + SEC }], 10)).map((j) => j.id).sort()).toEqual([waiting.id, otherType.id].sort());
+    void young;
+    void backlogged;
+  });
+
   it('lists running jobs whose lease ran out, oldest expiry first', async () => {
     await insert();
     await insert();

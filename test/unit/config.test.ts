@@ -103,13 +103,13 @@ describe('config file prices', () => {
 
   it('stops the start on an unknown model or rate name', () => {
     const config = loadConfig({ env: {}, configFile: file({ prices: { 'video/vendor-f/model-f': { per_second: '1' } } }) });
-    expect(() => priceTableFor(config)).toThrow(ConfigError);
-    expect(() => priceTableFor(config)).toThrow("prices.video/vendor-f/model-f: unknown rate 'per_second'; its rates are per_request");
+    expect(() => priceTableFor(config, buildCatalog({}))).toThrow(ConfigError);
+    expect(() => priceTableFor(config, buildCatalog({}))).toThrow("prices.video/vendor-f/model-f: unknown rate 'per_second'; its rates are per_request");
   });
 
   it('docs/config.md lists every rate with its default', () => {
     const doc = readFileSync(new URL('../../docs/config.md', import.meta.url), 'utf8');
-    const table = priceTableFor(loadConfig({ env: {} }));
+    const table = priceTableFor(loadConfig({ env: {} }), buildCatalog({}));
     const rows = [...doc.matchAll(/^\| `([A-Za-z0-9/.-]+)` \| ((?:`[a-z0-9_]+`(?:, )?)+) \| ([\d., ]+) \|/gm)];
     expect(rows.map((r) => r[1]).sort()).toEqual(Object.keys(PRICE_RULES).sort());
     for (const [, model, names, defaults] of rows) {

@@ -44,6 +44,21 @@ describe('whether a model can be a graph step: one rule for publish, execute and
   });
 });
 
+describe('a model bound to remote workers', () => {
+  const remote = new Map([['image/vendor-b/model-b-1', 'gpu']]);
+  it.each(Object.entries(PHASES))('cannot be a step at %s: node apps run their steps on this server\'s engines', (_, phase) => {
+    expect(() => stepModel(catalog, 'image/vendor-b/model-b-1', "step 'x'", phase, remote)).toThrow(
+      new DomainError('invalid_request', "step 'x': model 'image/vendor-b/model-b-1' runs on remote workers (pool 'gpu'), and a node app's steps run on this server's own engines; it cannot be a step"),
+    );
+    expect(stepModel(catalog, 'image/vendor-a/model-a-2/medium', "step 'x'", phase, remote).path).toBe('image/vendor-a/model-a-2/medium');
+  });
+
+  it('fails a run whose step model was bound remotely after the job was admitted', () => {
+    const prepare = stepPreparer(catalog, remote);
+    expect(() => prepare({ id: 'b', model: 'image/vendor-b/model-b-1', input: { prompt: 'x' } }, { inputs: {}, steps: {} })).toThrow(/^step 'b': model 'image\/vendor-b\/model-b-1' runs on remote workers/);
+  });
+});
+
 describe("a step's body", () => {
   const step = { id: 'img', model: 'image/vendor-a/model-a-2/medium', input: { prompt: '{{inputs.p}}', aspect_ratio: '{{inputs.shape}}', resolution: '1K' } };
 

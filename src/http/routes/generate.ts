@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WEBHOOK_URL_MAX } from '../../domain/webhook-url.js';
 import type { Catalog, CatalogEntry } from '../../models/catalog.js';
+import { operationIdOf } from '../../models/model.js';
 import type { GenerationService } from '../../services/generation.js';
 import { deprecationHeaders } from '../deprecation-headers.js';
 import { requireAuth } from '../plugins/auth.js';
@@ -40,9 +41,6 @@ const RESULT_3D =
   '`[{"type": "model", "url": …}, {"type": "preview", "url": …}]` (ModelFileUrls): the model is binary glTF 2.0 ' +
   '(`model/gltf-binary`), the preview a PNG render of it.';
 
-/** `image/vendor-a/model-a-2/medium` → `generateImageVendorAModelA2Medium` */
-const operationId = (path: string) =>
-  `generate-${path}`.split(/[^A-Za-z0-9]+/).map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
 
 /**
  * The headers a job's creation takes: X-Webhook-URL, Idempotency-Key and, where offered (a catalog
@@ -81,7 +79,7 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
       {
         bodyLimit: deps.bodyLimitBytes,
         schema: {
-          operationId: operationId(entry.path),
+          operationId: operationIdOf(entry.path),
           summary: entry.summary,
           description:
             (entry.kind === '3d' ? GENERATE_DESCRIPTION + RESULT_3D : GENERATE_DESCRIPTION) +

@@ -129,7 +129,6 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
           response: {
             201: UploadAnswer,
             ...WorkerErrors,
-            ...errorResponses(413),
             415: workerBody('The bytes are not an output type, or not the one the name says'),
           },
         },
@@ -158,7 +157,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
         querystring: NoQuery,
         body: CompleteRequest,
         [BODY_COMPONENT]: 'WorkerCompleteRequest',
-        response: { 200: CompleteAnswer, ...WorkerErrors, ...errorResponses(413) },
+        response: { 200: CompleteAnswer, ...WorkerErrors },
       },
     },
     (request) => remote.runs.complete(requireWorker(request.worker), request.params.id, request.body),

@@ -107,6 +107,8 @@ export class SqlQueueStore implements QueueStore {
             if ('only' in t) return q.where('type', 'in', t.only.length > 0 ? [...t.only] : ['\u0000none']);
             return t.except.length > 0 ? q.where('type', 'not in', [...t.except]) : q;
           })
+          // A status change sets updated_at, so a queued job's updated_at is when it became queued.
+          .$call((q) => (c.queuedBefore === undefined ? q : q.where('updated_at', '<=', c.queuedBefore)))
           .orderBy('created_at')
           .orderBy('id')
           .limit(1);

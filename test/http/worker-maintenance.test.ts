@@ -1,0 +1,79 @@
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { backends } from '../helpers/backends.js';
+import { generate, get } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { expectLedgerConsistent } from '../helpers/ledger.js';
+import { claimNow, remoteApp, remoteJob, workerToken, wpost } from '../helpers/remote-worker.js';
+import { waitFor } from '../helpers/scripted-engine.js';
+
+/**
+ * Remote-job maintenance, run by the HTTP app itself (an `api`-only deployment has no in-process
+ * worker to reap): expired leases, running jobs past their deadline, queued jobs nobody took.
+ * And a long poll whose client went away takes nothing.
+ */
+describe.each(backends)('remote job maintenance on $name', (backend) => {
+  let t: TestApp;
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  const statusOf = async (id: string) => ((await get(t, `/jobs/${id}`)).json() as { status: string; error?: { code: string; message: string } });
+  const once = (id: string, status: string) => waitFor(async () => ((await statusOf(id)).status === status ? statusOf(id) : undefined), `job ${id} ${status}`);
+
+  it('fails a queued remote job no worker took within its model timeout, and leaves other models alone', async () => {
+    t = await remoteApp({ backend });
+    const id = await remoteJob(t);
+    const local = ((await generate(t, 'image/vendor-a/model-a-2/large', { prompt: 'local', aspect_ratio: '1:1', resolution: '1K' })).json() as { job_id: string }).job_id;
+    t.clock.advance(179_000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await statusOf(id)).status).toBe('queued');
+    t.clock.advance(2000);
+    const failed = await once(id, 'failed');
+    expect(failed.error).toEqual({ code: 'timeout', message: "no worker took the job within its model's timeout of 180 s; submit it again later" });
+    expect((await statusOf(local)).status).toBe('queued');
+    await expectLedgerConsistent(t.store, t.workspaceId);
+    expect((await t.store.billing.getBalance(t.workspaceId)).heldMicros).toBeGreaterThan(0); // the local job's hold only
+  });
+
+  it('requeues a job whose worker stopped heartbeating, and fails one running past its deadline', async () => {
+    t = await remoteApp({ backend });
+    const token = await workerToken(t);
+    const id = await remoteJob(t);
+    const [first] = await claimNow(t, token);
+    t.clock.advance(31_000);
+    await once(id, 'queued');
+    const [second] = await claimNow(t, token);
+    expect(second).toMatchObject({ id, attempt: 2 });
+    // Heartbeats keep the lease, but not past the deadline (the first claim plus 180 s).
+    for (let i = 0; i < 7; i++) {
+      t.clock.advance(20_000);
+      expect((await wpost(t, token, `/jobs/${id}/progress`, { lease_id: second!.lease_id })).statusCode).toBe(200);
+    }
+    expect((await wpost(t, token, `/jobs/${id}/progress`, { lease_id: first!.lease_id })).json()).toMatchObject({ reason: 'lease_lost' });
+    t.clock.advance(10_000);
+    const failed = await once(id, 'failed');
+    expect(failed.error!.code).toBe('timeout');
+    expect((await wpost(t, token, `/jobs/${id}/progress`, { lease_id: second!.lease_id })).json()).toMatchObject({ reason: 'timeout' });
+    await expectLedgerConsistent(t.store, t.workspaceId);
+  });
+
+  it('takes nothing for a waiting claim whose client went away', async () => {
+    t = await remoteApp({ backend });
+    const token = await workerToken(t);
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as AddressInfo).port;
+    const sleeping = t.clock.sleepers;
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/worker/v1/claim', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+    req.on('error', () => undefined);
+    req.end(JSON.stringify({ wait_ms: 20_000 }));
+    await waitFor(async () => t.clock.sleepers > sleeping, 'the claim to wait');
+    req.destroy();
+    await waitFor(async () => t.clock.sleepers === sleeping, 'the claim to stop waiting');
+    const id = await remoteJob(t);
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await statusOf(id)).status).toBe('queued');
+    expect(await claimNow(t, token)).toMatchObject([{ id, attempt: 1 }]);
+  });
+});
