@@ -120,11 +120,13 @@ describe('inputs of a remote job', () => {
     expect({ code: err.code, message: err.message }).toEqual({ code: 'input_fetch_failed', message: 'image_url: the input is larger than 1 KiB' });
   });
 
-  it('an input with no signed URL and a job the server no longer serves fail as input_fetch_failed', async () => {
+  it('an input with no signed URL and a job the server no longer serves fail as input_fetch_failed; a refused signature is the engine’s fault', async () => {
     const none = remoteInputLoader(client, job({}), limits);
     expect(await none('https://example.com/x.png', 'image_url', signal).catch((e: EngineError) => e.code)).toBe('input_fetch_failed');
     server.handle = () => ({ status: 404, body: { error: 'not found' } });
     const gone = remoteInputLoader(client, job({ image_url: `${server.url}/worker/v1/jobs/j/inputs/0` }), limits);
     expect(await gone('https://example.com/x.png', 'image_url', signal).catch((e: EngineError) => e.message)).toBe('image_url: the server no longer serves this input');
+    server.handle = () => ({ status: 403, body: { error: 'bad signature' } });
+    expect(await gone('https://example.com/x.png', 'image_url', signal).catch((e: EngineError) => e.code)).toBe('engine_failed');
   });
 });

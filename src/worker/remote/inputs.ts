@@ -48,6 +48,8 @@ export function remoteInputLoader(client: WorkerClient, job: Pick<ClaimedJob, 'r
     const code = answer.body.code as JobErrorCode | undefined;
     if (code && code in JOB_ERROR_CODES && INPUT_CODES.has(code) && answer.body.error) throw new EngineError(code, named(field, answer.body.error));
     if (answer.status === 404) throw new EngineError('input_fetch_failed', `${field}: the server no longer serves this input`);
+    // A signature the server does not accept is a fault of this worker's, not of the input.
+    if (answer.status === 403) throw new EngineError('engine_failed', `${field}: the server refused the signed input URL`);
     throw new EngineError('input_fetch_failed', `${field}: the server answered HTTP ${answer.status}`);
   };
 }
