@@ -40,16 +40,16 @@ export function remoteDuties(config: Config, store: Store, services: Services, l
   });
   const remote = services.bindings.remote.size > 0;
   const background: BackgroundTask[] = [protocol.maintenance, { start: () => undefined, stop: async () => (loader ? (await loader).close() : undefined) }];
-  if (remote && config.role === 'api' && store.listen) background.push(relay(store, services, log));
+  if (remote && config.role === 'api') background.push(hearOthers(services, log));
   return { protocol, background };
 }
 
-/** Other processes' committed events, into this process's signals, while the app runs. */
-function relay(store: Store, services: Services, log: Log): BackgroundTask {
+/** Other processes' committed events, into this process's signals (the one shared subscription), while the app runs. */
+function hearOthers(services: Services, log: Log): BackgroundTask {
   let stopping: Promise<(() => Promise<void>) | undefined> | undefined;
   return {
     start: () => {
-      stopping = store.listen!((event) => services.signals.relay(event)).catch((err: unknown) => {
+      stopping = services.signals.hearOthers().catch((err: unknown) => {
         // Claims still find new jobs, at their poll interval.
         log.warn({ err: { message: (err as Error).message } }, "cannot hear other processes' jobs; remote claims wait for their poll");
         return undefined;

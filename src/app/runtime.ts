@@ -17,6 +17,7 @@ import { modelsWith } from '../models/custom-models.js';
 import type { Catalog } from '../models/catalog.js';
 import type { PriceTable } from '../models/prices.js';
 import type { RunPolicy } from '../services/job-runs.js';
+import type { JobWaitOptions } from '../services/job-waits.js';
 import { createServices } from '../services/services.js';
 import { assetInspector } from './asset-inspector.js';
 import { checkSandboxBindings, sandboxRunPolicy } from './sandbox.js';
@@ -35,6 +36,8 @@ export interface RuntimeOverrides {
   /** The engine every worker of this runtime runs jobs on. */
   readonly engine?: Engine;
   readonly runPolicy?: Partial<RunPolicy>;
+  /** The job waiters' settings (tests: a small stream cap, another heartbeat). */
+  readonly waits?: Partial<JobWaitOptions>;
 }
 
 export interface HttpOptions {
@@ -96,6 +99,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     assets: { maxBytes: config.assetMaxBytes, quotaBytes: config.assetQuotaBytes },
     bindings,
     sandbox: config.sandbox,
+    waits: { pollMs: config.pollIntervalMs, ...overrides.waits },
   });
   // The HTTP app, the workers and the engines are loaded on first use: `mediagen admin` starts in
   // a fraction of the time without Fastify, undici, sharp and ffmpeg's wrappers.

@@ -109,7 +109,7 @@ export async function startWorkers(parts: WorkerParts, log: Log, publicUrl: () =
   // whole request time, then its inspection.
   const graceMs = Math.max(OUTPUT_GRACE_MS, config.requestTimeoutMs + config.inputDecodeTimeoutMs + 60_000);
   const janitor = new OutputJanitor(store.jobs, parts.outputs, services.clock, log, { intervalMs: config.janitorIntervalMs, graceMs });
-  const stopListening = await store.listen?.((event) => services.signals.relay(event));
+  const stopListening = await services.signals.hearOthers();
   const { worker } = jobs;
   worker.start();
   webhooks.start();
@@ -122,7 +122,7 @@ export async function startWorkers(parts: WorkerParts, log: Log, publicUrl: () =
       // The worker before the sender: jobs ending in its grace period write events the sender then sends.
       await worker.stop(config.shutdownGraceMs);
       await webhooks.stop();
-      await stopListening?.();
+      await stopListening();
       await jobs.close();
       await dispatcher.close();
     },

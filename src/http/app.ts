@@ -9,6 +9,7 @@ import type { AssetService } from '../services/assets.js';
 import type { BillingService } from '../services/billing.js';
 import type { GenerationService } from '../services/generation.js';
 import type { JobService } from '../services/jobs.js';
+import type { JobWaits } from '../services/job-waits.js';
 import type { ModelService } from '../services/models.js';
 import type { NodeAppService } from '../services/node-apps.js';
 import type { NodeAppExecution } from '../services/node-app-execution.js';
@@ -28,6 +29,8 @@ import { registerAssetRoutes } from './routes/assets.js';
 import { registerGenerateRoutes } from './routes/generate.js';
 import { registerHealth } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
+import { registerJobEventsRoute } from './routes/job-events.js';
+import { heldRequests } from './held-requests.js';
 import { registerMcpRoute } from './routes/mcp.js';
 import { registerMetaRoutes } from './routes/meta.js';
 import { registerModelRoutes } from './routes/models.js';
@@ -57,6 +60,8 @@ const NO_BODY_LIMIT_BYTES = 1024;
 export interface AppDeps {
   readonly identity: IdentityService;
   readonly jobs: JobService;
+  /** Prefer: wait, the job event stream and the MCP tools' wait. */
+  readonly waits: JobWaits;
   readonly generation: GenerationService;
   /** The catalog as data: GET /models and GET /deprecations. */
   readonly models: ModelService;
@@ -123,8 +128,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerStorageGuard(app, deps.readiness);
   registerHealth(app, deps.readiness);
   registerJobRoutes(app, deps.jobs, deps.catalog, deps.publicUrl);
+  const held = heldRequests(app);
+  // The waiters stop hearing other processes with the app.
+  app.addHook('onClose', () => deps.waits.close());
+  registerJobEventsRoute(app, { waits: deps.waits, held, publicUrl: deps.publicUrl });
   const creation = {
     ...deps,
+    held,
     allowPrivateUrls: deps.allowPrivateUrls ?? false,
     bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULTS.body_limit_bytes,
   };

@@ -19,6 +19,8 @@ export const HTTP_STATUS = {
   range_not_satisfiable: 416,
   idempotency_key_reused: 422,
   too_many_jobs: 429,
+  too_many_streams: 429,
+  job_ended: 409,
   headers_too_large: 431,
   worker_conflict: 409,
   input_unavailable: 502,

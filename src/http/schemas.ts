@@ -2,6 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { TObject } from '@sinclair/typebox';
 import { CreatedJob, Job, JobPage } from '../services/job-view.js';
 import { IDEMPOTENCY_KEY_MAX } from './request-headers.js';
+import { StringEnum } from '../models/schema-kit.js';
+import { TERMINAL_STATUSES } from '../domain/states.js';
 
 /**
  * Response shapes (spec sections 2 and 7). A schema with an `$id` is an OpenAPI component of that
@@ -71,6 +73,40 @@ export const ReplayedHeader = {
     description: 'This is the stored response to an earlier request with the same Idempotency-Key; no new job was created',
   },
 };
+
+/** The request header that asks a creation to wait for its job (docs/clients.md). */
+export const PreferHeader = Type.String({
+  description:
+    '`wait` or `wait=N` (RFC 7240), N seconds from 0 to 60 (default 60; more is 60): answer once the job reached a terminal status or N seconds ' +
+    'passed, with the job as GET /jobs/{id} shows it and `Preference-Applied`. A value that is not a whole number is ignored.',
+  examples: ['wait=30'],
+});
+
+/** On a creation that waited for its job (`Prefer: wait`). */
+export const PreferenceAppliedHeader = {
+  'preference-applied': {
+    type: 'string',
+    pattern: '^wait=[0-9]+$',
+    description: 'The wait this answer applied (`Prefer: wait`): the body is the job as GET /jobs/{id} shows it',
+    examples: ['wait=60'],
+  },
+};
+
+/** What a creation answers: the job as created, or, after `Prefer: wait`, as GET /jobs/{id} shows it. */
+export const CreatedOrWaitedJob = Type.Union([CreatedJob, Job], {
+  $id: 'CreatedOrWaitedJob',
+  description: 'The created job, pending (CreatedJob); with `Prefer: wait`, the job as GET /jobs/{id} shows it when the wait ended (Job)',
+  examples: CreatedJob.examples as unknown[],
+});
+
+/** POST /jobs/{id}/cancel of a job that already ended: the error and the status it ended in. */
+export const JobEndedBody = Type.Object(
+  {
+    error: Type.String({ minLength: 1, description: 'What went wrong', examples: ["job '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69' has already ended: it is completed"] }),
+    status: StringEnum(TERMINAL_STATUSES, { description: 'The terminal status the job is in', examples: ['completed'] }),
+  },
+  { $id: 'JobEndedError', description: 'The job has already reached a terminal status; nothing changed' },
+);
 
 /** On every success of a deprecated model (spec 9). */
 export const DeprecationHeaders = {

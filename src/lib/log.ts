@@ -7,3 +7,12 @@ export interface Log {
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
+
+/** `log` with `fields` added to every line (a job's request id on each line about the job). */
+export function withFields(log: Log, fields: Readonly<Record<string, unknown>>): Log {
+  return {
+    info: (obj, msg) => log.info({ ...fields, ...obj }, msg),
+    warn: (obj, msg) => log.warn({ ...fields, ...obj }, msg),
+    error: (obj, msg) => log.error({ ...fields, ...obj }, msg),
+  };
+}

@@ -1,5 +1,4 @@
 import type { ResourceLink } from '@modelcontextprotocol/sdk/types.js';
-import { isTerminal } from '../domain/states.js';
 import { contentTypeOf } from '../outputs/output-store.js';
 import type { JobView } from '../services/job-view.js';
 import { presentJob } from '../services/job-view.js';
@@ -37,32 +36,14 @@ export async function readJob(jobs: JobService, ctx: ToolContext, jobId: string)
   return presentJob(await jobs.get(ctx.caller, jobId), ctx.publicUrl);
 }
 
-/** First poll after this long, then each wait half as long again, up to the longest. */
-const FIRST_POLL_MS = 250;
-const LONGEST_POLL_MS = 2000;
-
 /**
- * The job once it reaches a terminal status, or as it is when `waitSeconds` have passed. Each
- * poll is one short read, so a waiting call holds no database connection; the waits go through
- * the injected clock and end early when the client cancels. Status changes go out as progress.
+ * The job once it reaches a terminal status, or as it is when `waitSeconds` have passed or the
+ * client cancels: the job waits' service (services/job-waits.ts), which sleeps on the job's change
+ * events with a backstop poll and holds no database connection. Status changes go out as progress.
  */
-export async function waitForEnd(deps: Pick<McpDeps, 'jobs' | 'clock'>, ctx: ToolContext, jobId: string, waitSeconds: number): Promise<JobView> {
-  const deadline = deps.clock.nowMs() + waitSeconds * 1000;
-  let job = await readJob(deps.jobs, ctx, jobId);
-  let pollMs = FIRST_POLL_MS;
+export async function waitForEnd(deps: Pick<McpDeps, 'waits'>, ctx: ToolContext, jobId: string, waitSeconds: number): Promise<JobView> {
   let step = 0;
-  while (!isTerminal(job.status)) {
-    const left = deadline - deps.clock.nowMs();
-    if (left <= 0 || ctx.signal.aborted) break;
-    try {
-      await deps.clock.sleep(Math.min(pollMs, left), ctx.signal);
-    } catch {
-      break; // cancelled: answer with what is known (the client may no longer read it)
-    }
-    pollMs = Math.min(LONGEST_POLL_MS, Math.round(pollMs * 1.5));
-    const before = job.status;
-    job = await readJob(deps.jobs, ctx, jobId);
-    if (job.status !== before) await ctx.progress(++step, `job ${job.job_id} is ${job.status}`);
-  }
-  return job;
+  const onChange = (job: JobView) => ctx.progress(++step, `job ${job.job_id} is ${job.status}`);
+  const { job } = await deps.waits.waitForEnd(ctx.caller, jobId, waitSeconds * 1000, ctx.signal, onChange);
+  return presentJob(job, ctx.publicUrl);
 }

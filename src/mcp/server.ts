@@ -22,6 +22,8 @@ export interface McpCall {
   readonly caller: AuthContext;
   readonly publicUrl: string;
   readonly log: Log;
+  /** The HTTP request's X-Request-Id: jobs the tools create keep it for their log lines. */
+  readonly requestId?: string;
 }
 
 const INSTRUCTIONS =

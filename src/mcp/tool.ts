@@ -12,6 +12,7 @@ import type { BillingService } from '../services/billing.js';
 import type { GenerationService } from '../services/generation.js';
 import type { AuthContext } from '../services/identity.js';
 import type { JobService } from '../services/jobs.js';
+import type { JobWaits } from '../services/job-waits.js';
 import type { ModelService } from '../services/models.js';
 import type { NodeAppExecution } from '../services/node-app-execution.js';
 import { storageUnavailable } from '../services/readiness.js';
@@ -22,6 +23,8 @@ import type { StyleService } from '../services/styles.js';
 export interface McpDeps {
   readonly generation: GenerationService;
   readonly jobs: JobService;
+  /** Waiting for a job's end (wait_seconds). */
+  readonly waits: JobWaits;
   readonly models: ModelService;
   readonly assets: AssetService;
   readonly billing: BillingService;
@@ -44,6 +47,8 @@ export interface ToolContext {
   /** Aborts when the client cancels the call or goes away. */
   readonly signal: AbortSignal;
   readonly log: Log;
+  /** The transport's request id (X-Request-Id of the POST /mcp), kept with the jobs a tool creates. */
+  readonly requestId?: string;
   /** A progress notification, sent only when the client asked for progress on this call. */
   progress(progress: number, message: string): Promise<void>;
 }

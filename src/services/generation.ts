@@ -27,6 +27,8 @@ export interface GenerationOptions {
   readonly zeroDataRetention: boolean;
   /** Makes a retry safe (docs/errors.md); its shape was checked by the transport. */
   readonly idempotencyKey: string | null;
+  /** The transport's id of the request (HTTP's X-Request-Id), kept with the job for its log lines. */
+  readonly requestId?: string | null;
 }
 
 export interface GenerationRequest {
@@ -95,6 +97,7 @@ export class GenerationService {
       zeroDataRetention,
       assets,
       idempotency: idempotencyKey ? { key: idempotencyKey, endpoint: entry.route ?? `/generate/${entry.path}`, body } : null,
+      requestId: req.options.requestId ?? null,
     };
     return this.#admission.admit(req.caller, job, policy.publicUrl);
   }

@@ -44,6 +44,8 @@ export interface JobToAdmit {
   readonly assets: readonly AssetInput[];
   /** With an Idempotency-Key: the key, the endpoint and the body its fingerprint covers. */
   readonly idempotency: { readonly key: string; readonly endpoint: string; readonly body: unknown } | null;
+  /** The creating request's id (X-Request-Id), stored with the job. */
+  readonly requestId?: string | null;
 }
 
 /**
@@ -106,6 +108,7 @@ export class JobAdmission {
           webhookUrl: job.webhookUrl,
           zeroDataRetention: job.zeroDataRetention,
           createdBy: auth.memberEmail,
+          requestId: job.requestId ?? null,
         },
         now,
       );

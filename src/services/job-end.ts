@@ -86,7 +86,8 @@ function moveToEnd(tx: StoreTx, e: JobEnding, completedAt: Micros, now: Micros):
     case 'fail':
       return tx.queue.move('fail', { id: e.id, leaseId: e.leaseId, patch: { result: null, error: e.error, completedAt }, now });
     case 'cancel':
-      return tx.queue.move('cancel', { id: e.id, patch: { completedAt }, now });
+      // A job that did not complete has no result: a preview's URL goes with its files.
+      return tx.queue.move('cancel', { id: e.id, patch: { result: null, completedAt }, now });
     case 'expire':
       return tx.queue.move('expire', { id: e.id, patch: { result: null, error: e.error, completedAt }, now });
   }

@@ -7,7 +7,7 @@ import type { OutputStore } from '../outputs/output-store.js';
 import type { Store } from '../store/store.js';
 import type { BillingService } from './billing.js';
 import type { WebhookService } from './webhooks.js';
-import { notFound } from '../domain/errors.js';
+import { DomainError, notFound } from '../domain/errors.js';
 import type { AuthContext } from './identity.js';
 import { toJobView } from './job-view.js';
 import type { JobView } from './job-view.js';
@@ -86,6 +86,8 @@ export class JobService {
         ? undefined
         : await endJob(tx, lock, { move: 'cancel', id: job.id }, { billing: this.#billing, webhooks: this.#webhooks }, now);
       if (!(await tx.jobs.deleteJob(auth.apiUserId, job.id))) throw new Error(`job ${job.id} vanished under its workspace lock`);
+      // Its waiters and event streams learn at once that it is gone.
+      await tx.queue.notify({ kind: 'changed', jobId: job.id });
       const ended = stopped ?? job;
       // A training job's style keeps its cover, and so the files under its key (docs/styles.md).
       // Styles are made under this lock too, so none can appear for this job after the read.
@@ -99,6 +101,33 @@ export class JobService {
       await removeOrLeaveToJanitor(this.#outputs, gone.outputKey, log, { jobId: gone.id }, "a deleted job's outputs");
     }
     return { job_id: gone.id, deleted: true };
+  }
+
+  /**
+   * Cancels a job that has not ended and keeps its record (POST /jobs/{id}/cancel): DELETE's end
+   * without the delete. One transaction reads the job under the workspace lock and ends it with
+   * the `cancel` move (its hold released, its webhook event written, its worker told to abort, its
+   * slot given to the next backlogged job); then its files are removed, as DELETE removes them, so
+   * a preview of the run is not served. An ended job is job_ended (409) with its status.
+   */
+  async cancel(auth: AuthContext, id: string, log: RemovalLog = quiet): Promise<JobView> {
+    if (!isUuid(id)) throw notFound(`job '${id}' not found`);
+    const jobId = id.toLowerCase();
+    const now = msToMicros(this.#clock.nowMs());
+    const cancelled = await this.#store.transaction(async (tx) => {
+      const lock = await lockExisting(tx, auth.workspace.id);
+      const job = await tx.jobs.getJob(auth.apiUserId, jobId);
+      if (!job) return undefined;
+      if (isTerminal(job.status)) {
+        throw new DomainError('job_ended', `job '${id}' has already ended: it is ${job.status}`, { fields: { status: job.status } });
+      }
+      return endJob(tx, lock, { move: 'cancel', id: job.id }, { billing: this.#billing, webhooks: this.#webhooks }, now);
+    });
+    if (!cancelled) throw notFound(`job '${id}' not found`);
+    if (cancelled.outputKey) {
+      await removeOrLeaveToJanitor(this.#outputs, cancelled.outputKey, log, { jobId: cancelled.id }, "a cancelled job's outputs");
+    }
+    return toJobView(cancelled);
   }
 
   /** Whether files under this output key may be served: it belongs to an existing, unfailed job. */

@@ -30,6 +30,8 @@ export interface ExecuteRequest {
     /** Asked for; no node app offers it. */
     readonly zeroDataRetention: boolean;
     readonly idempotencyKey: string | null;
+    /** The transport's id of the request (X-Request-Id). */
+    readonly requestId?: string | null;
   };
 }
 
@@ -93,6 +95,7 @@ export class NodeAppExecution {
       zeroDataRetention: false,
       assets,
       idempotency: idempotencyKey ? { key: idempotencyKey, endpoint: `/node-apps/${version.id}/execute`, body: inputs } : null,
+      requestId: req.options.requestId ?? null,
     };
     return this.#admission.admit(req.caller, job, policy.publicUrl);
   }

@@ -14,6 +14,8 @@ import type { IdentityLimits } from './identity.js';
 import { JobRuns } from './job-runs.js';
 import type { RunPolicy } from './job-runs.js';
 import { JobSignals } from './job-signals.js';
+import { JobWaits } from './job-waits.js';
+import type { JobWaitOptions } from './job-waits.js';
 import { JobService } from './jobs.js';
 import { ModelService } from './models.js';
 import { NodeAppExecution } from './node-app-execution.js';
@@ -41,6 +43,8 @@ export interface Services {
   /** Worker tokens, their authentication, and the presence of remote workers. */
   readonly workerTokens: WorkerTokenService;
   readonly signals: JobSignals;
+  /** Waiting for a job's changes: Prefer: wait, its event stream, the MCP tools' wait. */
+  readonly waits: JobWaits;
   readonly readiness: Readiness;
   readonly outputs: OutputStore;
   readonly catalog: Catalog;
@@ -64,10 +68,12 @@ export interface ServiceOptions {
   readonly bindings: EngineBindings;
   /** Sandbox mode (docs/sandbox.md): job creation checks the prompt's sandbox markers. */
   readonly sandbox?: boolean;
+  /** The waiters' backstop poll and limits. */
+  readonly waits: JobWaitOptions;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
-  const signals = new JobSignals();
+  const signals = new JobSignals(store.listen);
   // Every committed change that wakes someone reaches this process's waiters through the store.
   store.onEvent((event) => signals.relay(event));
   const identity = new IdentityService(store, clock, opts.limits);
@@ -88,6 +94,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     webhooks,
     workerTokens,
     signals,
+    waits: new JobWaits(store, signals, clock, opts.waits),
     readiness: new Readiness(store, clock, opts.disk, workerTokens),
     outputs: opts.outputs,
     catalog,

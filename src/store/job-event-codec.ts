@@ -10,6 +10,7 @@ export function decodeJobEvent(payload: string | undefined): JobEvent | undefine
     if (e.kind === 'queued') return { kind: 'queued' };
     if (e.kind === 'webhook') return { kind: 'webhook' };
     if (e.kind === 'cancelled' && typeof e.jobId === 'string') return { kind: 'cancelled', jobId: e.jobId };
+    if (e.kind === 'changed' && typeof e.jobId === 'string') return { kind: 'changed', jobId: e.jobId };
   } catch {
     // Not ours.
   }

@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { JobStatus } from '../domain/states.js';
 import type { RemoteWorkersTable, WorkerTokensTable } from './worker-schema.js';
 
@@ -75,6 +76,20 @@ export interface JobsTable {
   created_by: string | null;
   /** A remote worker's last reported fraction done, 0..1 (0014); null when none was reported. */
   progress: number | null;
+  /** The X-Request-Id of the request that created the job (0015); null for older jobs and other transports. */
+  request_id: string | null;
+}
+
+/**
+ * Every status a job has had (0015), written by triggers on `jobs` with its insert and with every
+ * status change; deleted with the job. Ids increase with each row, so a job's rows are in order.
+ */
+export interface JobTransitionsTable {
+  id: Generated<number>;
+  job_id: string;
+  status: JobStatus;
+  /** The job's updated_at of that change. */
+  at: number;
 }
 
 /** One row per probe name, rewritten by each readiness check to prove the store takes writes. */
@@ -281,6 +296,7 @@ export interface Database {
   api_users: ApiUsersTable;
   api_tokens: ApiTokensTable;
   jobs: JobsTable;
+  job_transitions: JobTransitionsTable;
   ledger_entries: LedgerEntriesTable;
   balances: BalancesTable;
   webhook_secrets: WebhookSecretsTable;

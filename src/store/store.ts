@@ -3,6 +3,7 @@ import type { Micros } from '../lib/time.js';
 import type { AssetStore } from './asset-store.js';
 import type { BillingStore } from './billing-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
+import type { JobHistory } from './job-history.js';
 import type { LockedWorkspace } from './locked-workspace.js';
 import type { NewClaim, OverdueCutoff } from './queue-inputs.js';
 import type { NodeAppStore } from './node-app-store.js';
@@ -12,6 +13,7 @@ import type { WorkerTokenStore } from './worker-token-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
 export type { ClaimTypes, NewClaim, OverdueCutoff } from './queue-inputs.js';
+export type { JobHistory, JobTransition } from './job-history.js';
 
 /**
  * The narrow interfaces the services use. Every backend (sqlite/, postgres/) implements the same
@@ -78,6 +80,8 @@ export interface JobRecord {
   readonly createdBy: string | null;
   /** A remote worker's last reported fraction done, 0..1, of the current attempt; null: none reported. */
   readonly progress: number | null;
+  /** The X-Request-Id of the request that created it; null when none (older jobs, other transports). */
+  readonly requestId: string | null;
 }
 
 export interface NewWorkspace {
@@ -134,6 +138,8 @@ export interface NewJob {
   readonly zeroDataRetention: boolean;
   /** The member whose token created it (AuthContext.memberEmail): every job is some member's. */
   readonly createdBy: string;
+  /** The creating request's X-Request-Id, for the worker's log lines about the job. */
+  readonly requestId?: string | null;
 }
 
 export interface JobQuery {
@@ -160,9 +166,11 @@ export interface JobStore {
   /** Newest first; the view's columns only. */
   listJobs(query: JobQuery): Promise<JobSummary[]>;
   deleteJob(apiUserId: string, id: string): Promise<boolean>;
+  /** The API user's job and its status changes with an id above `afterId` (at most `limit`); undefined: no such job. */
+  transitions(apiUserId: string, id: string, afterId: number, limit: number): Promise<JobHistory<JobSummary> | undefined>;
   /**
-   * Which of `keys` name files that must be kept: the output key of any job but a failed one (its
-   * files are removed with its end), a style's (its training job's, holding its cover), a live
+   * Which of `keys` name files that must be kept: the output key of any job neither failed nor
+   * cancelled (their files are removed with their end), a style's (its training job's, holding its cover), a live
    * asset's key, and a deleted asset's key while a job of its workspace that existed at the
    * deletion has not ended (the job may still read the file). Keys of deleted jobs no style
    * holds, of assets no job needs any more, and keys nothing ever had, are absent.
@@ -171,7 +179,7 @@ export interface JobStore {
   outputKeysInUse(keys: readonly string[]): Promise<Set<string>>;
   /**
    * Which of `keys` are the output key of a job whose files may be served under /outputs: any job
-   * but a failed one, and a style's (its cover outlives a deleted training job). Asset keys are
+   * neither failed nor cancelled, and a style's (its cover outlives a deleted training job). Asset keys are
    * not: asset files are served only at their own URL.
    */
   jobOutputKeysServed(keys: readonly string[]): Promise<Set<string>>;
@@ -255,6 +263,8 @@ export interface QueueStore {
 export type JobEvent =
   | { readonly kind: 'queued' }
   | { readonly kind: 'cancelled'; readonly jobId: string }
+  /** The job's status changed, or it was deleted: its waiters read it again. */
+  | { readonly kind: 'changed'; readonly jobId: string }
   /** A webhook event was written to the outbox. */
   | { readonly kind: 'webhook' };
 

@@ -4,6 +4,7 @@ import type { Engine, EngineContext, EngineStage, OutputFile, StyleArtifact } fr
 import { EngineError } from '../engines/engine.js';
 import type { Clock } from '../lib/clock.js';
 import type { Log } from '../lib/log.js';
+import { withFields } from '../lib/log.js';
 import type { JobSignals } from '../services/job-signals.js';
 import { INFRA_FAULT_ALERT, infraFault } from '../lib/infra-fault.js';
 import type { InfraFault } from '../lib/infra-fault.js';
@@ -45,7 +46,9 @@ export class RunStopped extends Error {
  * timeout, each engine stage becomes a guarded status write, and whatever stops the run (cancel,
  * lost lease, timeout, shutdown, engine error) ends in exactly one outcome for the job.
  */
-export async function runJob(job: ClaimedJob, deps: RunDeps, shutdown: AbortSignal): Promise<void> {
+export async function runJob(job: ClaimedJob, given: RunDeps, shutdown: AbortSignal): Promise<void> {
+  // Every line about the job names the request that created it (X-Request-Id), when one did.
+  const deps = job.requestId === null ? given : { ...given, log: withFields(given.log, { requestId: job.requestId }) };
   const { runs, clock, outputs, log } = deps;
   const run = new AbortController();
   const stop = (why: RunStopped['why']) => {

@@ -42,7 +42,7 @@ export class Worker {
           }
         },
         run: (job, hardStop) => runJob(job, deps, hardStop),
-        failed: (job, err) => log.error({ jobId: job.id, err: { message: (err as Error).message } }, 'job run failed'),
+        failed: (job, err) => log.error({ jobId: job.id, requestId: job.requestId ?? undefined, err: { message: (err as Error).message } }, 'job run failed'),
         mayClaim: () => this.#diskAllowsClaims(),
         maintain: () => this.#maintain(),
       },

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createRuntime } from '../../src/app/runtime.js';
 import type { JobWorker } from '../../src/app/workers.js';
 import type { AppDeps } from '../../src/http/app.js';
@@ -13,6 +13,7 @@ import type { Store } from '../../src/store/store.js';
 import type { Engine } from '../../src/engines/engine.js';
 import { MODELS } from '../../src/models/registry.js';
 import type { RunPolicy } from '../../src/services/job-runs.js';
+import type { JobWaitOptions } from '../../src/services/job-waits.js';
 import { loadConfig } from '../../src/config/config.js';
 import { readCustomModels } from '../../src/config/custom-models.js';
 import type { Log } from '../../src/lib/log.js';
@@ -88,8 +89,12 @@ export async function createTestApp(
     modelEngines?: Record<string, string>;
     /** `worker_output_max_bytes`: the largest file a remote worker may upload (default 2 GiB). */
     workerOutputMaxBytes?: number;
-    /** Runs jobs in this process with this engine (default: none, jobs stay queued). */
-    worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean };
+    /** Runs jobs in this process with this engine (default: none, jobs stay queued); `log` gets the worker's lines. */
+    worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean; log?: Log };
+    /** The HTTP app's logger (default: none). */
+    logger?: FastifyBaseLogger;
+    /** The job waiters' settings (stream cap, heartbeat). */
+    waits?: Partial<JobWaitOptions>;
   } = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mediagen-test-'));
@@ -114,10 +119,17 @@ export async function createTestApp(
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
   };
-  const runtime = await createRuntime(config, { clock, store, outputs, ...(opts.runPolicy ? { runPolicy: opts.runPolicy } : {}) });
+  const runtime = await createRuntime(config, {
+    clock,
+    store,
+    outputs,
+    ...(opts.runPolicy ? { runPolicy: opts.runPolicy } : {}),
+    ...(opts.waits ? { waits: opts.waits } : {}),
+  });
   const { services } = runtime;
   const app = await runtime.buildHttp({
     publicUrl: () => opts.publicUrl ?? PUBLIC_URL,
+    ...(opts.logger ? { logger: opts.logger } : {}),
     http: {
       ...(opts.bodyLimitBytes ? { bodyLimitBytes: opts.bodyLimitBytes } : {}),
       allowPrivateUrls: opts.allowPrivateUrls ?? false,
@@ -128,7 +140,7 @@ export async function createTestApp(
   const boot = (await services.identity.bootstrap(balanceMicros))!;
   let jobs: JobWorker | undefined;
   if (opts.worker) {
-    jobs = await runtime.createJobWorker(silentLog, {
+    jobs = await runtime.createJobWorker(opts.worker.log ?? silentLog, {
       engine: opts.worker.engine,
       concurrency: opts.worker.concurrency ?? 2,
       pollMs: opts.worker.pollMs ?? 1000,

@@ -61,7 +61,9 @@ const describe = (check: ValidateFunction) =>
 
 /**
  * One Ajv per schema: component schemas carry an `$id` and appear inside many responses, which a
- * single Ajv instance would refuse as the same id added twice. Cached by schema object.
+ * single Ajv instance would refuse as the same id added twice. Cached by schema object. Nested
+ * `$id`s are dropped (nothing refers to them): a union of two components that share one
+ * (CreatedJob | Job, both holding JobError) would otherwise be refused as ambiguous.
  */
 const validators = new WeakMap<object, ValidateFunction>();
 
@@ -71,10 +73,20 @@ function validatorFor(schema: object): ValidateFunction {
     const ajv = new Ajv({ allErrors: true, strict: false });
     addFormats(ajv);
     const { headers: _headers, ...rest } = schema as Record<string, unknown>;
-    check = ajv.compile(rest);
+    check = ajv.compile(withoutNestedIds(rest) as object);
     validators.set(schema, check);
   }
   return check;
+}
+
+function withoutNestedIds(schema: unknown, top = true): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => withoutNestedIds(s, false));
+  if (schema === null || typeof schema !== 'object') return schema;
+  return Object.fromEntries(
+    Object.entries(schema).flatMap(([k, v]) =>
+      k === '$id' && !top ? [] : [[k, k === 'examples' || k === 'const' || k === 'enum' || k === 'default' ? v : withoutNestedIds(v, false)]],
+    ),
+  );
 }
 
 /** The route Fastify would pick: static segments before parameters, as find-my-way does. */

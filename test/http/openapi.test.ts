@@ -115,13 +115,15 @@ describe('GET /openapi.json', () => {
 
   it('declares the deprecation headers on a deprecated model that still answers', () => {
     const ok = doc.paths['/generate/video/vendor-f/model-f']!.post!.responses['200']!;
-    expect(Object.keys(ok.headers ?? {}).sort()).toEqual(['deprecation', 'idempotent-replayed', 'link', 'sunset']);
-    expect(Object.keys(doc.paths['/generate/video/vendor-d/model-d-fast']!.post!.responses['200']!.headers ?? {})).toEqual(['idempotent-replayed']);
+    expect(Object.keys(ok.headers ?? {}).sort()).toEqual(['deprecation', 'idempotent-replayed', 'link', 'preference-applied', 'sunset']);
+    expect(Object.keys(doc.paths['/generate/video/vendor-d/model-d-fast']!.post!.responses['200']!.headers ?? {})).toEqual(['idempotent-replayed', 'preference-applied']);
   });
 
   it('declares the Idempotency-Key header, the replay header and the 409 and 422 answers on every POST that creates', () => {
-    // Sharing a style creates nothing and is idempotent by itself; the worker protocol creates nothing.
-    const posts = Object.entries(doc.paths).filter(([path, ops]) => ops.post && path !== '/styles/{id}/share/workspace' && !path.startsWith('/worker/v1/'));
+    // Sharing a style and cancelling a job create nothing and are idempotent by themselves; the worker protocol creates nothing.
+    const posts = Object.entries(doc.paths).filter(
+      ([path, ops]) => ops.post && path !== '/styles/{id}/share/workspace' && path !== '/jobs/{id}/cancel' && !path.startsWith('/worker/v1/'),
+    );
     expect(posts.length).toBeGreaterThan(0);
     for (const [path, ops] of posts) {
       const op = ops.post!;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LogController } from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import type { IdentityService } from '../../services/identity.js';
@@ -16,6 +17,8 @@ export function edgeOptions(identity: IdentityService): Partial<FastifyServerOpt
     // A path that is not valid percent-encoding matches no route: after the usual authentication
     // it is "not found", like a malformed job id, and its text is not echoed back.
     frameworkErrors: (_err, request, reply) => {
+      // Answered before the edge hook runs: the request id is set here.
+      void reply.header('x-request-id', request.id);
       const send = (err: DomainError) => sendError(reply as unknown as FastifyReply, err);
       identity
         .authenticate(headerValues(request.raw.rawHeaders, 'authorization'))
@@ -51,11 +54,25 @@ export function edgeOptions(identity: IdentityService): Partial<FastifyServerOpt
     },
     // Long ids reach the route (and authentication) and are then simply not found.
     routerOptions: { maxParamLength: 1000 },
-    // Every response names its request, so a user's report can be found in the log.
-    genReqId: () => randomUUID(),
+    // Every response names its request, so a user's report can be found in the log: the client's
+    // X-Request-Id when well-formed (a proxy's or the caller's own), else a fresh UUID.
+    genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
+    // Request log lines carry it under the same name as the worker's lines about the job it created.
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
     // Fastify's own 503 while closing has its own body shape; registerEdgeHooks uses the catalogue.
     return503OnClosing: false,
   };
+}
+
+/** An X-Request-Id worth keeping: 1 to 128 characters a log or a header can carry as they are. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The request's id: X-Request-Id as sent when well-formed, else a new UUID. Sent twice, Node joins
+ * the values with ", ", which is not well-formed: a new one.
+ */
+export function requestIdFrom(sent: string | string[] | undefined): string {
+  return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
 }
 
 /** The catalogue error and HTTP reason phrase for an error Node reports before routing. */

@@ -15,9 +15,23 @@ import {
 } from '../request-headers.js';
 import { BODY_COMPONENT, RESULT_URLS } from '../openapi.js';
 import { ModelFileUrls } from '../../services/job-view.js';
-import { BalanceBody, CreatedJob, DeprecationHeaders, IdempotencyErrors, IdempotencyKeyHeader, NoQuery, ReplayedHeader, SunsetBody, errorResponses } from '../schemas.js';
+import {
+  BalanceBody,
+  CreatedOrWaitedJob,
+  DeprecationHeaders,
+  IdempotencyErrors,
+  IdempotencyKeyHeader,
+  NoQuery,
+  PreferHeader,
+  PreferenceAppliedHeader,
+  ReplayedHeader,
+  SunsetBody,
+  errorResponses,
+} from '../schemas.js';
+import { createdAnswer } from '../prefer-wait.js';
+import type { WaitDeps } from '../prefer-wait.js';
 
-export interface GenerateDeps {
+export interface GenerateDeps extends WaitDeps {
   readonly catalog: Catalog;
   readonly generation: GenerationService;
   readonly publicUrl: () => string;
@@ -30,7 +44,8 @@ export interface GenerateDeps {
 /** What every generation endpoint does (spec 4.2), before what a route says of itself (deprecation). */
 const GENERATE_DESCRIPTION =
   'Creates a job and answers at once with it pending (`completed_at` and `result` null). Read the outcome with ' +
-  'GET /jobs/{id}, or send X-Webhook-URL to receive it by POST (see `webhooks`). Unknown body properties are refused.';
+  'GET /jobs/{id} or its event stream (GET /jobs/{id}/events), send X-Webhook-URL to receive it by POST (see `webhooks`), ' +
+  'or send `Prefer: wait` to be answered when it ends (at most 60 s). Unknown body properties are refused.';
 
 /**
  * What a 3D model's job holds when completed, which the creation response (result null) cannot
@@ -57,6 +72,7 @@ export function headerSchema(entry: Pick<CatalogEntry, 'zeroDataRetention'>) {
       }),
     ),
     'idempotency-key': Type.Optional(IdempotencyKeyHeader),
+    prefer: Type.Optional(PreferHeader),
     ...(entry.zeroDataRetention
       ? { 'x-api-zero-data-retention': Type.Optional(Type.Literal('1', { description: 'Enables zero data retention' })) }
       : {}),
@@ -96,7 +112,7 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
           response: retired
             ? { 410: SunsetBody }
             : {
-                200: { ...CreatedJob, headers: { ...ReplayedHeader, ...(entry.deprecation ? DeprecationHeaders : {}) } },
+                200: { ...CreatedOrWaitedJob, headers: { ...ReplayedHeader, ...PreferenceAppliedHeader, ...(entry.deprecation ? DeprecationHeaders : {}) } },
                 ...errorResponses(400, 413, 415, 429),
                 ...IdempotencyErrors,
                 402: BalanceBody,
@@ -131,12 +147,13 @@ export function creationHandler(entry: CatalogEntry, deps: Omit<GenerateDeps, 'c
           webhookUrl: webhookUrlFrom(headers),
           zeroDataRetention: zeroDataRetentionFrom(headers, entry.zeroDataRetention),
           idempotencyKey: idempotencyKeyFrom(headers),
+          requestId: request.id,
         },
       },
       { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: deps.publicUrl(), labels: OPTION_LABELS },
     );
     if (entry.deprecation) reply.headers(deprecationHeaders(entry.deprecation, deps.publicUrl()));
     if (created.replayed) reply.header('Idempotent-Replayed', 'true');
-    return reply.code(200).send(created.job);
+    return reply.code(200).send(await createdAnswer(request, reply, caller, created, deps));
   };
 }

@@ -10,7 +10,7 @@ import { JOB_STATUSES } from '../../domain/states.js';
 import { isNodeAppJobType } from '../../domain/node-app-plan.js';
 import { PageQuery, pageParams } from '../query.js';
 import { requireAuth } from '../plugins/auth.js';
-import { DeletedJob, Job, JobPage, NoQuery, errorResponses } from '../schemas.js';
+import { DeletedJob, Job, JobEndedBody, JobPage, NoQuery, errorResponses } from '../schemas.js';
 
 const IdParam = Type.Object({
   id: Type.String({ description: 'Job identifier (UUID)', examples: ['0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69'] }),
@@ -74,6 +74,27 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
       },
     },
     async (request) => presentJob(await jobs.get(requireAuth(request.auth), request.params.id), publicUrl()),
+  );
+
+  typed.post(
+    '/jobs/:id/cancel',
+    {
+      // Stores nothing new: like DELETE, it goes on while the data dir cannot take writes.
+      config: { storesInside: true },
+      schema: {
+        operationId: 'cancelJob',
+        summary: 'Cancel a job and keep its record',
+        description:
+          'Moves a job that has not ended to `cancelled`: its worker stops, its output files are removed, its hold is released (not ' +
+          'billed) and its webhook is sent. The record stays: GET and lists show it `cancelled` (DELETE removes it instead). ' +
+          'A job that has already ended answers 409 with its status. Send no body.',
+        tags: ['jobs'],
+        params: IdParam,
+        querystring: NoQuery,
+        response: { 200: Job, 409: JobEndedBody, ...errorResponses(400, 404) },
+      },
+    },
+    async (request) => presentJob(await jobs.cancel(requireAuth(request.auth), request.params.id, request.log), publicUrl()),
   );
 
   typed.delete(

@@ -41,7 +41,7 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpRouteDeps): void
     },
     async (request, reply) => {
       const caller = requireAuth(request.auth);
-      const server = createMcpServer(deps, { caller, publicUrl: deps.publicUrl(), log: request.log });
+      const server = createMcpServer(deps, { caller, publicUrl: deps.publicUrl(), log: request.log, requestId: request.id });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       // A client gone mid-call aborts what its call still waits for (generate's wait).
       reply.raw.once('close', () => {

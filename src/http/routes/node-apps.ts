@@ -9,7 +9,9 @@ import { errorResponses } from '../schemas.js';
 import type { NodeAppExecution } from '../../services/node-app-execution.js';
 import { OPTION_LABELS, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request-headers.js';
 import { headerSchema } from './generate.js';
-import { BalanceBody, CreatedJob, IdempotencyErrors, NoQuery, ReplayedHeader, SunsetBody } from '../schemas.js';
+import { BalanceBody, CreatedJob, CreatedOrWaitedJob, IdempotencyErrors, NoQuery, PreferenceAppliedHeader, ReplayedHeader, SunsetBody } from '../schemas.js';
+import { createdAnswer } from '../prefer-wait.js';
+import type { WaitDeps } from '../prefer-wait.js';
 
 export function registerNodeAppRoutes(app: FastifyInstance, nodeApps: NodeAppService): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
@@ -49,7 +51,7 @@ export function registerNodeAppRoutes(app: FastifyInstance, nodeApps: NodeAppSer
 
 // POST /node-apps/{id}/execute (issue 15 point 7), apart from the reads above.
 
-export interface NodeAppExecuteDeps {
+export interface NodeAppExecuteDeps extends WaitDeps {
   readonly nodeAppExecution: NodeAppExecution;
   readonly publicUrl: () => string;
   readonly allowPrivateUrls: boolean;
@@ -93,11 +95,11 @@ export function registerNodeAppExecuteRoute(app: FastifyInstance, deps: NodeAppE
           examples: [EXECUTE_EXAMPLE],
         }),
         response: {
-          200: Type.Array(CreatedJob, {
+          200: Type.Array(CreatedOrWaitedJob, {
             $id: 'CreatedJobs',
-            description: 'The created job, pending (the original API answers an array of one)',
+            description: 'The created job, pending (the original API answers an array of one); with `Prefer: wait`, the job as GET /jobs/{id} shows it when the wait ended',
             examples: [[{ ...(CreatedJob.examples as Record<string, unknown>[])[0], type: 'node-app/lighthouse-clip' }]],
-            headers: ReplayedHeader,
+            headers: { ...ReplayedHeader, ...PreferenceAppliedHeader },
           }),
           ...errorResponses(400, 404, 413, 415, 429),
           ...IdempotencyErrors,
@@ -108,21 +110,23 @@ export function registerNodeAppExecuteRoute(app: FastifyInstance, deps: NodeAppE
     },
     async (request, reply) => {
       const headers = request.raw.rawHeaders;
+      const caller = requireAuth(request.auth);
       const created = await deps.nodeAppExecution.execute(
         {
           versionId: request.params.id,
           body: request.body,
-          caller: requireAuth(request.auth),
+          caller,
           options: {
             webhookUrl: webhookUrlFrom(headers),
             zeroDataRetention: zeroDataRetentionFrom(headers, false),
             idempotencyKey: idempotencyKeyFrom(headers),
+            requestId: request.id,
           },
         },
         { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: deps.publicUrl(), labels: OPTION_LABELS },
       );
       if (created.replayed) reply.header('Idempotent-Replayed', 'true');
-      return reply.code(200).send([created.job]);
+      return reply.code(200).send([await createdAnswer(request, reply, caller, created, deps)]);
     },
   );
 }

@@ -8,7 +8,7 @@ import type { StyleService } from '../../services/styles.js';
 import { BODY_COMPONENT } from '../openapi.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PAGE_LIMIT, PageQuery, pageParams } from '../query.js';
-import { BalanceBody, CreatedJob, IdempotencyErrors, NoQuery, ReplayedHeader, errorResponses } from '../schemas.js';
+import { BalanceBody, CreatedOrWaitedJob, IdempotencyErrors, NoQuery, PreferenceAppliedHeader, ReplayedHeader, errorResponses } from '../schemas.js';
 import { creationHandler, headerSchema } from './generate.js';
 import type { GenerateDeps } from './generate.js';
 
@@ -46,7 +46,7 @@ const ListQuery = Type.Object({
 
 const TRAIN_DESCRIPTION =
   'Creates a training job (type `loraTraining`) and answers at once with it pending, like every generation endpoint: ' +
-  'X-Webhook-URL, Idempotency-Key, billing (per training step, by base model) and the concurrency limits apply. When ' +
+  'X-Webhook-URL, Idempotency-Key, `Prefer: wait`, billing (per training step, by base model) and the concurrency limits apply. When ' +
   'the job completes, its `result` holds `style_id` and the cover image in `urls`. The style is private to the member ' +
   "whose token trained it until shared with the workspace (POST /styles/{id}/share/workspace). qwen and z-image must be " +
   'named in `model` and take no `learning_rate`, `batch_size` or `type: Default`.';
@@ -74,7 +74,7 @@ export function registerStyleRoutes(app: FastifyInstance, deps: StyleRouteDeps):
         body: entry.request,
         ...(entry.requestName ? { [BODY_COMPONENT]: entry.requestName } : {}),
         response: {
-          200: { ...CreatedJob, headers: ReplayedHeader },
+          200: { ...CreatedOrWaitedJob, headers: { ...ReplayedHeader, ...PreferenceAppliedHeader } },
           ...errorResponses(400, 413, 415, 429),
           ...IdempotencyErrors,
           402: BalanceBody,

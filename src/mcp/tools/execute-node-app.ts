@@ -39,7 +39,7 @@ export const executeNodeApp = defineTool({
         versionId: input.node_app_version_id,
         body: input.inputs,
         caller: ctx.caller,
-        options: { webhookUrl: input.webhook_url ?? null, zeroDataRetention: false, idempotencyKey },
+        options: { webhookUrl: input.webhook_url ?? null, zeroDataRetention: false, idempotencyKey, requestId: ctx.requestId ?? null },
       },
       { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: ctx.publicUrl, labels: LABELS },
     );

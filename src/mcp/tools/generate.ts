@@ -42,7 +42,7 @@ export const generate = defineTool({
         model: input.model,
         body: input.input,
         caller: ctx.caller,
-        options: { webhookUrl: input.webhook_url ?? null, zeroDataRetention: input.zero_data_retention ?? false, idempotencyKey },
+        options: { webhookUrl: input.webhook_url ?? null, zeroDataRetention: input.zero_data_retention ?? false, idempotencyKey, requestId: ctx.requestId ?? null },
       },
       { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: ctx.publicUrl, labels: LABELS },
     );

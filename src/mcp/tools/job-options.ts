@@ -48,7 +48,7 @@ function asJobView(created: CreatedJobView): JobView {
 }
 
 /** The created job at once, or followed for `waitSeconds`; a completed job's outputs as resource links. */
-export async function jobAnswer(deps: Pick<McpDeps, 'jobs' | 'clock'>, ctx: ToolContext, created: CreatedJob, waitSeconds: number): Promise<ToolOutput<JobView>> {
+export async function jobAnswer(deps: Pick<McpDeps, 'waits'>, ctx: ToolContext, created: CreatedJob, waitSeconds: number): Promise<ToolOutput<JobView>> {
   const job = waitSeconds > 0 ? await waitForEnd(deps, ctx, created.job.job_id, waitSeconds) : asJobView(created.job);
   return { structured: job, links: outputLinks(job) };
 }

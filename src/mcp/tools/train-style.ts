@@ -30,7 +30,7 @@ export const trainStyle = defineTool({
     const idempotencyKey = checkedKey(key);
     await deps.readiness.assertCanStore();
     const created = await deps.generation.create(
-      { model: LORA_TRAINING_PATH, body, caller: ctx.caller, options: { webhookUrl: webhookUrl ?? null, zeroDataRetention: false, idempotencyKey } },
+      { model: LORA_TRAINING_PATH, body, caller: ctx.caller, options: { webhookUrl: webhookUrl ?? null, zeroDataRetention: false, idempotencyKey, requestId: ctx.requestId ?? null } },
       { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: ctx.publicUrl, labels: LABELS },
     );
     return jobAnswer(deps, ctx, created, wait ?? 0);

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, JobsTable } from '../schema.js';
-import type { JobQuery, JobRecord, JobStore, JobSummary, NewJob } from '../store.js';
+import type { JobHistory, JobQuery, JobRecord, JobStore, JobSummary, NewJob } from '../store.js';
 import { assetKeysKept } from './asset-queries.js';
 import { styleKeysKept } from './style-queries.js';
 import type { Transact } from './transact.js';
@@ -31,6 +31,7 @@ export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
   faultCount: Number(r.fault_count),
   createdBy: r.created_by,
   progress: r.progress === null ? null : Number(r.progress),
+  requestId: r.request_id,
 });
 
 /** The columns of a JobSummary: a list reads no request body (up to the body limit each) it would throw away. */
@@ -82,6 +83,7 @@ export class SqlJobStore implements JobStore {
       fault_count: 0,
       created_by: job.createdBy,
       progress: null,
+      request_id: job.requestId ?? null,
     };
     // The API user's creation clock: one more than its newest job, or `now` if that is later. The
     // row lock (PostgreSQL) or write lock (SQLite) makes concurrent creations for one user take
@@ -93,7 +95,7 @@ export class SqlJobStore implements JobStore {
         const { created_at } = await db
           .with('u', (d) => d.updateTable('api_users').set({ last_job_us: advanced }).where('id', '=', job.apiUserId).returning('last_job_us'))
           .insertInto('jobs')
-          .columns(['id', 'workspace_id', 'api_user_id', 'type', 'status', 'created_at', 'updated_at', 'request', 'webhook_url', 'zero_data_retention', 'created_by'])
+          .columns(['id', 'workspace_id', 'api_user_id', 'type', 'status', 'created_at', 'updated_at', 'request', 'webhook_url', 'zero_data_retention', 'created_by', 'request_id'])
           .expression((eb) =>
             eb
               .selectFrom('u')
@@ -109,6 +111,7 @@ export class SqlJobStore implements JobStore {
                 sql<string | null>`CAST(${row.webhook_url} AS TEXT)`.as('webhook_url'),
                 sql<number>`CAST(${row.zero_data_retention} AS INTEGER)`.as('zero_data_retention'),
                 sql<string | null>`CAST(${row.created_by} AS TEXT)`.as('created_by'),
+                sql<string | null>`CAST(${row.request_id} AS TEXT)`.as('request_id'),
               ]),
           )
           .returning('created_at')
@@ -169,6 +172,24 @@ export class SqlJobStore implements JobStore {
     return Number(r.numDeletedRows) > 0;
   }
 
+  async transitions(apiUserId: string, id: string, afterId: number, limit: number): Promise<JobHistory<JobSummary> | undefined> {
+    // One statement, so one snapshot on both backends: the job and its history agree (its last
+    // transition is its status), however the job moves between two reads.
+    const rows = await this.#db
+      .selectFrom('jobs as j')
+      .leftJoin('job_transitions as t', (join) => join.onRef('t.job_id', '=', 'j.id').on('t.id', '>', afterId))
+      .select(['j.id', 'j.type', 'j.status', 'j.created_at', 'j.completed_at', 'j.result', 'j.error', 't.id as t_id', 't.status as t_status', 't.at as t_at'])
+      .where('j.api_user_id', '=', apiUserId)
+      .where('j.id', '=', id)
+      .orderBy('t.id')
+      .limit(limit)
+      .execute();
+    const first = rows[0];
+    if (!first) return undefined;
+    const transitions = rows.flatMap((r) => (r.t_id === null || r.t_status === null || r.t_at === null ? [] : [{ id: Number(r.t_id), status: r.t_status, at: Number(r.t_at) }]));
+    return { job: toJobSummary(first), transitions };
+  }
+
   async outputKeysInUse(keys: readonly string[]): Promise<Set<string>> {
     if (keys.length === 0) return new Set();
     // One round trip, an index seek per key on each side (jobs_output_key, styles_output_key, the
@@ -185,6 +206,7 @@ export class SqlJobStore implements JobStore {
   }
 
   #servedJobKeys(keys: readonly string[]) {
-    return this.#db.selectFrom('jobs').select('output_key').where('output_key', 'in', [...keys]).where('status', '<>', 'failed');
+    // A failed or cancelled job's files are removed with its end (POST /jobs/{id}/cancel keeps the record).
+    return this.#db.selectFrom('jobs').select('output_key').where('output_key', 'in', [...keys]).where('status', 'not in', ['failed', 'cancelled']);
   }
 }

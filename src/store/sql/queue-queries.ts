@@ -117,6 +117,7 @@ export class SqlQueueStore implements QueueStore {
       .where('status', 'in', from)
       .returningAll()
       .executeTakeFirst();
+    if (r) this.#changed(r.id);
     return r && toJobRecord(r);
   }
 
@@ -157,7 +158,17 @@ export class SqlQueueStore implements QueueStore {
       q = q.where('lease_id', '=', m.leaseId);
     }
     const r = await q.returningAll().executeTakeFirst();
+    if (r) this.#changed(r.id);
     return r && toJobRecord(r);
+  }
+
+  /**
+   * A status changed: its waiters (Prefer: wait, SSE) hear it. This process's at the commit; the
+   * other processes' through SQLite's wake sockets (the store's `publish`) or, on PostgreSQL, the
+   * NOTIFY the status trigger sends in the same transaction (migration 0015), so no extra round trip.
+   */
+  #changed(jobId: string): void {
+    this.#announce({ kind: 'changed', jobId });
   }
 
   async expiredLeases(now: number, limit: number): Promise<JobRecord[]> {

@@ -9,6 +9,9 @@ import type { JobEvent } from '../store.js';
 /** Unix socket paths longer than this cannot be bound (sun_path is 108 bytes on Linux). */
 const MAX_SOCKET_PATH = 100;
 
+/** How long closing waits for the events written to a peer to go out before cutting its connection. */
+const FLUSH_MS = 1000;
+
 /** `<pid>-<random>.sock`: the pid tells a dead process's leftover socket from a live one. */
 const SOCKET_NAME = /^(\d+)-[0-9a-f]+\.sock$/;
 
@@ -72,8 +75,21 @@ export class WakeSockets {
   async close(): Promise<void> {
     this.#closed = true;
     this.#watcher?.close();
-    for (const s of this.#peers.values()) s.destroy();
+    // Events published just before closing still reach their peers (a short-lived process such as
+    // the admin CLI): each connection is ended after its writes, and cut only if that takes long.
+    const flushed = [...this.#peers.values()].map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          const cut = setTimeout(() => s.destroy(), FLUSH_MS);
+          s.once('close', () => {
+            clearTimeout(cut);
+            resolve();
+          });
+          s.end();
+        }),
+    );
     this.#peers.clear();
+    await Promise.all(flushed);
     await this.#unbind();
   }
 

@@ -1,0 +1,74 @@
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestApp, generate, jobWhenEnded } from '../helpers/app.js';
+import type { Json, TestApp } from '../helpers/app.js';
+import { ScriptedEngine } from '../helpers/scripted-engine.js';
+import { B1, MINIMAL } from './generate-support.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** X-Request-Id: taken when well-formed, else made; on every response, every log line of the request, and the jobs it creates. */
+describe('X-Request-Id', () => {
+  let t: TestApp;
+  const lines: Json[] = [];
+  afterEach(async () => {
+    lines.length = 0;
+    await t.close();
+  });
+  const start = async () => {
+    // The logger the server and its worker share, its lines captured.
+    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as Json) });
+    t = await createTestApp({ logger: log, worker: { engine: new ScriptedEngine(), log } });
+  };
+  const auth = () => ({ authorization: `Bearer ${t.token}` });
+
+  it('echoes a well-formed id on every answer: success, 400, 401, 404, an unknown route and a malformed path', async () => {
+    await start();
+    const id = 'client-Req_1.2:3';
+    const answers = [
+      await t.app.inject({ url: '/jobs', headers: { ...auth(), 'x-request-id': id } }),
+      await t.app.inject({ url: '/jobs?limit=0', headers: { ...auth(), 'x-request-id': id } }),
+      await t.app.inject({ url: '/jobs', headers: { 'x-request-id': id } }),
+      await t.app.inject({ url: '/jobs/nope', headers: { ...auth(), 'x-request-id': id } }),
+      await t.app.inject({ url: '/no/such/route', headers: { ...auth(), 'x-request-id': id } }),
+      await t.app.inject({ url: '/jobs/%E0%A4%A', headers: { ...auth(), 'x-request-id': id } }),
+      await t.app.inject({ method: 'POST', url: `/generate/${B1}`, headers: { ...auth(), 'x-request-id': id, 'content-type': 'application/json' }, payload: '{' }),
+    ];
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 400, 401, 404, 404, 404, 400]);
+    for (const a of answers) expect(a.headers['x-request-id']).toBe(id);
+  });
+
+  it('makes a new one when none is sent or the one sent is not well-formed', async () => {
+    await start();
+    const sent = [undefined, '', 'a'.repeat(129), 'has space', 'semi;colon', 'ünïcode', 'a/b'];
+    const ids = new Set<string>();
+    for (const value of sent) {
+      const res = await t.app.inject({ url: '/jobs', headers: { ...auth(), ...(value === undefined ? {} : { 'x-request-id': value }) } });
+      const id = res.headers['x-request-id'] as string;
+      expect(id, String(value)).toMatch(UUID);
+      ids.add(id);
+    }
+    expect(ids.size).toBe(sent.length);
+    expect((await t.app.inject({ url: '/jobs', headers: { ...auth(), 'x-request-id': 'a'.repeat(128) } })).headers['x-request-id']).toBe('a'.repeat(128));
+    // Sent twice: Node joins the values with ", ", which is not well-formed.
+    const twice = await t.app.inject({ url: '/jobs', headers: { ...auth(), 'x-request-id': ['one', 'two'] } });
+    expect(twice.headers['x-request-id']).toMatch(UUID);
+  });
+
+  it('names the request in its log lines, and the job it created in the worker lines about it', async () => {
+    await start();
+    const res = await generate(t, B1, MINIMAL[B1], { 'x-request-id': 'trace-77' });
+    const jobId = (res.json() as Json).job_id as string;
+    await jobWhenEnded(t, jobId);
+    expect((await t.store.queue.findJob(jobId))!.requestId).toBe('trace-77');
+    const ofRequest = lines.filter((l) => l.requestId === 'trace-77');
+    expect(ofRequest.map((l) => l.msg)).toEqual(expect.arrayContaining(['incoming request', 'request completed', 'job completed']));
+    const completed = lines.find((l) => l.msg === 'job completed')!;
+    expect(completed).toMatchObject({ jobId, requestId: 'trace-77' });
+    // Every line about another request carries that request's id, never this one.
+    for (const l of lines.filter((x) => x.msg === 'incoming request')) expect(l.requestId).toEqual(expect.any(String));
+    // A job created without a well-formed id keeps the one the server made.
+    const other = await generate(t, B1, MINIMAL[B1], { 'x-request-id': 'bad id' });
+    expect((await t.store.queue.findJob((other.json() as Json).job_id as string))!.requestId).toBe(other.headers['x-request-id']);
+  });
+});
