@@ -20,14 +20,20 @@ const LAYERS: readonly (readonly string[])[] = [
   ['config'],
   ['domain'],
   ['lib'],
+  // The typed client (`mediagen/client`) imports nothing outside itself (test/client/browser-safe.test.ts).
+  ['client'],
 ];
 const MAX_LINES = 320;
 
 const SRC = resolve(__dirname, '../../src');
 
+/** Generated code (the client's types from the OpenAPI document) is not written by a reader. */
+const GENERATED = 'generated';
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
+    if (name === GENERATED) return [];
     return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
   });
 }

@@ -1,0 +1,104 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { outputUrls } from '../client/index.js';
+import type { Job } from '../client/index.js';
+import { UsageError } from './client-exit.js';
+
+/** A file name from the last segment of an output URL: safe characters only. */
+function outputName(url: string, index: number): string {
+  const last = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
+  const safe = last.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '');
+  return safe || `output-${index + 1}`;
+}
+
+/**
+ * Downloads every output of a completed job into `dir` as `<job id>-<name>` (written to a
+ * `.part` file, then renamed, so a file that is there is whole). Outputs are public URLs: no
+ * token is sent with them. Returns the paths written, main output first.
+ */
+export async function downloadOutputs(job: Job, dir: string, signal?: AbortSignal): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const written: string[] = [];
+  for (const [i, url] of outputUrls(job).entries()) {
+    const path = join(dir, `${job.job_id}-${outputName(url, i)}`);
+    const res = await fetch(url, signal ? { signal } : {});
+    if (!res.ok || !res.body) {
+      await res.body?.cancel();
+      throw new Error(`downloading ${basename(path)} failed: HTTP ${res.status}`);
+    }
+    const part = `${path}.part`;
+    try {
+      await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), createWriteStream(part));
+      await rename(part, path);
+    } catch (err) {
+      await rm(part, { force: true });
+      throw err;
+    }
+    written.push(path);
+  }
+  return written;
+}
+
+/** A `--set` value: JSON when it parses as JSON, else the text itself. */
+export function parseValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Sets `key=value` in `body`; dots in the key make nested objects (`styles` arrays take JSON). */
+export function setField(body: Record<string, unknown>, assignment: string): void {
+  const eq = assignment.indexOf('=');
+  if (eq <= 0) throw new UsageError(`--set takes key=value, got '${assignment}'`);
+  const path = assignment.slice(0, eq).split('.');
+  if (path.some((p) => p === '' || FORBIDDEN_KEYS.has(p))) throw new UsageError(`--set: bad key '${assignment.slice(0, eq)}'`);
+  let target = body;
+  for (const segment of path.slice(0, -1)) {
+    const next = target[segment];
+    if (next === undefined) target[segment] = {};
+    else if (typeof next !== 'object' || next === null || Array.isArray(next)) {
+      throw new UsageError(`--set ${assignment.slice(0, eq)}: '${segment}' is already set to a value that is not an object`);
+    }
+    target = target[segment] as Record<string, unknown>;
+  }
+  target[path[path.length - 1]!] = parseValue(assignment.slice(eq + 1));
+}
+
+/** The request body: --body's JSON object (a file, or `-` for stdin), then --prompt, then each --set. */
+export async function buildBody(opts: { body?: string | undefined; prompt?: string | undefined; set?: string[] | undefined }, stdin: () => Promise<string>): Promise<Record<string, unknown>> {
+  let body: Record<string, unknown> = {};
+  if (opts.body !== undefined) {
+    let text: string;
+    try {
+      text = opts.body === '-' ? await stdin() : await readFile(opts.body, 'utf8');
+    } catch (err) {
+      throw new UsageError(`cannot read --body ${opts.body}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      throw new UsageError(`--body ${opts.body} is not JSON: ${(err as Error).message}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`--body ${opts.body} must hold a JSON object`);
+    body = parsed as Record<string, unknown>;
+  }
+  if (opts.prompt !== undefined) body.prompt = opts.prompt;
+  for (const assignment of opts.set ?? []) setField(body, assignment);
+  return body;
+}
+
+/** All of stdin as text. */
+export async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

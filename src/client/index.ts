@@ -1,0 +1,39 @@
+/**
+ * `mediagen/client`: the typed client of the mediagen API (docs/clients.md).
+ *
+ *   import { Mediagen } from 'mediagen/client';
+ *   const mg = new Mediagen({ baseUrl: 'http://localhost:8080', token: process.env.MEDIAGEN_TOKEN });
+ *   const job = await mg.generate('image/vendor-a/model-a-2/medium', { prompt: 'a fox', aspect_ratio: '1:1', resolution: '1K' }, { wait: true });
+ *
+ * Browser-safe: nothing here imports a Node module (test/client/browser-safe.test.ts).
+ */
+export { Mediagen, Jobs, Assets, Models } from './client.js';
+export type { MediagenOptions, GenerateOptions, UploadOptions, RequestOptions } from './client.js';
+export { MediagenError, MediagenNetworkError } from './errors.js';
+export type { RetryOptions } from './http.js';
+export type { WaitOptions, WatchOptions } from './watch.js';
+export { SseParser } from './sse.js';
+export type { SseEvent } from './sse.js';
+export { TERMINAL_STATUSES, isTerminal, outputUrls } from './types.js';
+export type {
+  Asset,
+  AssetListQuery,
+  AssetPage,
+  CreatedJob,
+  DeletedAsset,
+  DeletedJob,
+  GenerateBody,
+  Job,
+  JobError,
+  JobListQuery,
+  JobPage,
+  JobResult,
+  JobStatus,
+  Model,
+  ModelPath,
+  RetiredModelError,
+  UsageItem,
+  UsagePage,
+  UsageQuery,
+} from './types.js';
+export type { components, paths } from './generated/openapi.js';

@@ -1,0 +1,72 @@
+/**
+ * The client's types, every one taken from the types openapi-typescript generates from the
+ * server's OpenAPI document (scripts/client-types.ts writes ./generated/openapi.ts): no shape is
+ * copied by hand, so a change to a route's schema shows up here at the next build.
+ */
+import type { components, paths } from './generated/openapi.js';
+
+type Schemas = components['schemas'];
+
+/** A job as `GET /jobs/{id}` shows it. */
+export type Job = Schemas['Job'];
+export type JobStatus = Job['status'];
+export type JobResult = Schemas['JobResult'];
+export type JobError = Schemas['JobError'];
+export type JobPage = Schemas['JobPage'];
+/** The answer of `POST /generate/...` without `Prefer: wait`: `completed_at` and `result` present and null. */
+export type CreatedJob = Schemas['CreatedJob'];
+export type DeletedJob = Schemas['DeletedJob'];
+export type Model = Schemas['Model'];
+export type Asset = Schemas['Asset'];
+export type AssetPage = Schemas['AssetPage'];
+export type DeletedAsset = Schemas['DeletedAsset'];
+export type UsagePage = Schemas['UsagePage'];
+export type UsageItem = Schemas['UsageItem'];
+/** The 410 body of a retired model. */
+export type RetiredModelError = Schemas['Error410'];
+
+type QueryOf<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+
+/** `GET /jobs`'s query; `types` may also be given as a list. */
+export type JobListQuery = Omit<QueryOf<paths['/jobs']['get']>, 'types'> & { types?: string | readonly string[] };
+export type AssetListQuery = QueryOf<paths['/assets']['get']>;
+/** `GET /usage`'s query: a time window (`start` inclusive, `end` exclusive) and paging. */
+export type UsageQuery = QueryOf<paths['/usage']['get']>;
+
+type GenerationRoute = Extract<keyof paths, `/generate/${string}`>;
+
+/** Every model path the server had a `POST /generate/{path}` route for when the types were generated. */
+export type ModelPath = GenerationRoute extends `/generate/${infer M}` ? M : never;
+
+type JsonBodyOf<Route> = Route extends { post: { requestBody?: { content: { 'application/json': infer B } } } } ? B : never;
+
+/**
+ * A model's request body: the generated one for a known model path (a retired model has none),
+ * any JSON object for a model these types do not know (a custom model of the server's config).
+ */
+export type GenerateBody<M extends string> = M extends ModelPath
+  ? [JsonBodyOf<paths[`/generate/${M}`]>] extends [never]
+    ? Record<string, unknown>
+    : JsonBodyOf<paths[`/generate/${M}`]>
+  : Record<string, unknown>;
+
+/** The statuses a job ends in. */
+export const TERMINAL_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly JobStatus[];
+
+export function isTerminal(status: string): status is (typeof TERMINAL_STATUSES)[number] {
+  return (TERMINAL_STATUSES as readonly string[]).includes(status);
+}
+
+/**
+ * Every output URL of a job's `result`, main output first: `result.urls` is a list of URLs, a list
+ * of `{type, url}` (a 3D model and its preview), or URLs by name. Empty while there is no result.
+ */
+export function outputUrls(job: Pick<Job, 'result'>): string[] {
+  const urls: unknown = job.result?.urls;
+  const items: unknown[] = Array.isArray(urls) ? urls : urls && typeof urls === 'object' ? Object.values(urls) : [];
+  return items.flatMap((u) => {
+    if (typeof u === 'string') return [u];
+    const url = u && typeof u === 'object' ? (u as { url?: unknown }).url : undefined;
+    return typeof url === 'string' ? [url] : [];
+  });
+}
