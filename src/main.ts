@@ -10,6 +10,7 @@ Usage:
   mediagen mcp --url URL          the server's MCP tools over stdio, for desktop assistants (mediagen mcp --help)
   mediagen generate MODEL ...     create a job on a running server, follow it, download its outputs (see below)
   mediagen jobs|assets|models|usage ...   the server's jobs, uploads, models and usage (see below)
+  mediagen remote-worker ...      run jobs for a server from another machine (mediagen remote-worker --help)
   mediagen --version              print the version
 `;
 
@@ -23,6 +24,8 @@ async function main(argv: string[]): Promise<void> {
       return (await import('./cli/admin.js')).admin(rest);
     case 'mcp':
       return (await import('./cli/mcp.js')).mcp(rest);
+    case 'remote-worker':
+      return (await import('./cli/remote-worker.js')).remoteWorker(rest);
     case 'generate':
     case 'jobs':
     case 'assets':
@@ -38,13 +41,14 @@ async function main(argv: string[]): Promise<void> {
     case '-h':
     case '--help':
     case 'help': {
-      const [{ SERVE_HELP }, { ADMIN_HELP }, { MCP_HELP }, { CLIENT_HELP }] = await Promise.all([
+      const [{ SERVE_HELP }, { ADMIN_HELP }, { MCP_HELP }, { CLIENT_HELP }, { REMOTE_WORKER_HELP }] = await Promise.all([
         import('./cli/serve.js'),
         import('./cli/admin.js'),
         import('./cli/mcp.js'),
         import('./cli/client.js'),
+        import('./cli/remote-worker.js'),
       ]);
-      process.stdout.write(`${HELP}\n${SERVE_HELP}\n${ADMIN_HELP}\n${MCP_HELP}\n${CLIENT_HELP}`);
+      process.stdout.write(`${HELP}\n${SERVE_HELP}\n${ADMIN_HELP}\n${MCP_HELP}\n${CLIENT_HELP}\n${REMOTE_WORKER_HELP}`);
       return;
     }
     default:
