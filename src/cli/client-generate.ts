@@ -101,6 +101,11 @@ async function waitWithProgress(
       ctx.stderr.write(`mediagen: stopped waiting after ${seconds(Date.now() - started)}; job ${seen.job_id} goes on ('mediagen jobs wait ${seen.job_id}')\n`);
       return EXIT.interrupted;
     }
+    if (ctl.signal.aborted) {
+      // Before the first answer (the POST, or a Retry-After pause): a job may have been made.
+      ctx.stderr.write("mediagen: interrupted before the server's answer; a job may have been created ('mediagen jobs list')\n");
+      return EXIT.interrupted;
+    }
     if (err instanceof MediagenError && err.status === 404 && seen) {
       ctx.stderr.write(`mediagen: job ${seen.job_id} was deleted\n`);
       return EXIT.cancelled;

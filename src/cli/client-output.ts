@@ -1,6 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, extname, join, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
@@ -8,23 +8,41 @@ import { outputUrls } from '../client/index.js';
 import type { Job } from '../client/index.js';
 import { UsageError } from './client-exit.js';
 
-/** A file name from the last segment of an output URL: safe characters only. */
-function outputName(url: string, index: number): string {
-  const last = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
-  const safe = last.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '');
-  return safe || `output-${index + 1}`;
+/** A job id as the server makes them; anything else is never part of a file name. */
+const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A file name from the last segment of an output URL: safe characters only, unique among `taken`. */
+function outputName(url: string, index: number, taken: Set<string>): string {
+  const raw = new URL(url).pathname.split('/').pop() ?? '';
+  let last: string;
+  try {
+    last = decodeURIComponent(raw);
+  } catch {
+    last = raw; // A malformed %-escape: the segment as sent.
+  }
+  const name = last.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '') || `output-${index + 1}`;
+  let unique = name;
+  for (let n = 2; taken.has(unique); n++) unique = `${name.slice(0, name.length - extname(name).length)}-${n}${extname(name)}`;
+  taken.add(unique);
+  return unique;
 }
 
 /**
  * Downloads every output of a completed job into `dir` as `<job id>-<name>` (written to a
  * `.part` file, then renamed, so a file that is there is whole). Outputs are public URLs: no
- * token is sent with them. Returns the paths written, main output first.
+ * token is sent with them. Returns the paths written, main output first. A job id that is not a
+ * UUID is refused (it comes from the server, and must not lead a path out of `dir`).
  */
 export async function downloadOutputs(job: Job, dir: string, signal?: AbortSignal): Promise<string[]> {
+  if (typeof job.job_id !== 'string' || !JOB_ID.test(job.job_id)) throw new Error(`the server sent a job id that is not a UUID (${JSON.stringify(String(job.job_id).slice(0, 40))})`);
+  const root = resolve(dir);
+  const inside = root.endsWith(sep) ? root : root + sep;
   await mkdir(dir, { recursive: true });
   const written: string[] = [];
+  const taken = new Set<string>();
   for (const [i, url] of outputUrls(job).entries()) {
-    const path = join(dir, `${job.job_id}-${outputName(url, i)}`);
+    const path = join(dir, `${job.job_id}-${outputName(url, i, taken)}`);
+    if (!resolve(path).startsWith(inside)) throw new Error(`refusing to write ${JSON.stringify(path)}: it is not inside ${dir}`);
     const res = await fetch(url, signal ? { signal } : {});
     if (!res.ok || !res.body) {
       await res.body?.cancel();

@@ -235,7 +235,15 @@ export class Mediagen {
     });
     const job = asJob(created);
     if (waitS === 0) return job;
-    opts.onUpdate?.(job);
+    const report = opts.onUpdate;
+    report?.(job);
+    // The stream replays the job from its creation: its first status is the one just reported.
+    let reported: string | undefined = job.status;
+    const onUpdate = report && ((update: Job) => {
+      const again = update.status === reported;
+      reported = undefined;
+      if (!again) report(update);
+    });
     const remainingS = (deadline - Date.now()) / 1000;
     if (isTerminal(job.status) || remainingS <= 0) return job;
     // Whether or not the server applied the preference (Preference-Applied), what is left of the
@@ -243,7 +251,7 @@ export class Mediagen {
     return this.jobs.wait(job.job_id, {
       ...(Number.isFinite(remainingS) ? { timeoutSeconds: remainingS } : {}),
       signal: opts.signal,
-      onUpdate: opts.onUpdate,
+      onUpdate,
     });
   }
 

@@ -21,7 +21,7 @@ export const ERROR_CODES = {
   range_not_satisfiable: 'the requested byte range selects nothing of the file',
   idempotency_key_reused: 'the idempotency key was used with a different request',
   too_many_jobs: "the workspace's concurrency and backlog are full",
-  too_many_streams: 'the workspace holds its maximum of open job event streams on this server',
+  too_many_streams: 'the workspace, or the server process, holds its maximum of open job event streams',
   job_ended: 'the job has already reached a terminal status',
   headers_too_large: 'the request headers are too large',
   worker_conflict: "a remote worker's call does not fit the job's state: the worker no longer holds the job (`reason` says why) or reports a status behind the job's",

@@ -5,6 +5,7 @@ import { isTerminal } from '../domain/states.js';
 import type { JobHistory, JobSummary, JobTransition, Store } from '../store/store.js';
 import type { AuthContext } from './identity.js';
 import type { JobSignals } from './job-signals.js';
+import { Watch } from './job-watch.js';
 import { toJobView } from './job-view.js';
 import type { JobView } from './job-view.js';
 
@@ -16,6 +17,10 @@ export const HEARTBEAT_MS = 15_000;
 export const STREAMS_PER_WORKSPACE = 32;
 /** Waiting creation requests per workspace in one process; more are answered at once. */
 export const WAITS_PER_WORKSPACE = 128;
+/** Open event streams in one process, all workspaces together; more answer too_many_streams. */
+export const STREAMS_PER_PROCESS = 256;
+/** Waiting creation requests in one process, all workspaces together; more are answered at once. */
+export const WAITS_PER_PROCESS = 512;
 /** Seconds a refused stream is told to wait. */
 export const STREAMS_RETRY_AFTER_S = 5;
 /** Transitions read per query; a job has a few dozen at most (requeues are bounded). */
@@ -27,6 +32,8 @@ export interface JobWaitOptions {
   readonly heartbeatMs?: number;
   readonly streamsPerWorkspace?: number;
   readonly waitsPerWorkspace?: number;
+  readonly streamsPerProcess?: number;
+  readonly waitsPerProcess?: number;
 }
 
 /** What a job's stream says: a status (`end` for the terminal one), the job's deletion, or nothing for a while. */
@@ -53,6 +60,7 @@ export class JobWaits {
   readonly #clock: Clock;
   readonly #opts: Required<JobWaitOptions>;
   readonly #held = { wait: new Map<string, number>(), stream: new Map<string, number>() };
+  readonly #total = { wait: 0, stream: 0 };
   #others: Promise<(() => Promise<void>) | undefined> | undefined;
 
   constructor(store: Store, signals: JobSignals, clock: Clock, opts: JobWaitOptions) {
@@ -63,6 +71,8 @@ export class JobWaits {
       heartbeatMs: HEARTBEAT_MS,
       streamsPerWorkspace: STREAMS_PER_WORKSPACE,
       waitsPerWorkspace: WAITS_PER_WORKSPACE,
+      streamsPerProcess: STREAMS_PER_PROCESS,
+      waitsPerProcess: WAITS_PER_PROCESS,
       ...opts,
     };
   }
@@ -70,7 +80,7 @@ export class JobWaits {
   /**
    * The caller's job once it reaches a terminal status, or as it is when `ms` have passed or
    * `signal` aborts; `onChange` hears each status seen on the way. Not found as for GET. Past the
-   * workspace's maximum of waits the job is answered at once (`applied` false).
+   * workspace's (or the process's) maximum of waits the job is answered at once (`applied` false).
    */
   async waitForEnd(auth: AuthContext, id: string, ms: number, signal: AbortSignal, onChange?: (job: JobView) => Promise<void>): Promise<Waited> {
     const jobId = jobIdOf(id);
@@ -99,8 +109,9 @@ export class JobWaits {
   /**
    * The caller's job's status changes after transition `afterId` (0: from its creation), then live,
    * until its terminal status (`end`) or its deletion, or until `signal` aborts. Throws not found
-   * before anything streams, and too_many_streams past the workspace's maximum. Undefined when the
-   * job ended at or before `afterId`: nothing will ever follow.
+   * before anything streams, and too_many_streams past the workspace's or the process's maximum.
+   * Undefined when the job ended at or before `afterId` (nothing will ever follow), or when `signal`
+   * aborted meanwhile.
    */
   async stream(auth: AuthContext, id: string, afterId: number, signal: AbortSignal): Promise<AsyncGenerator<JobStreamEvent> | undefined> {
     const jobId = jobIdOf(id);
@@ -109,9 +120,15 @@ export class JobWaits {
       watch.clear();
       const first = await this.#history(auth, jobId, afterId);
       if (!first) throw notFound(`job '${id}' not found`);
-      if (first.transitions.length === 0 && isTerminal(first.job.status)) {
+      // Nothing will ever follow, or the client left during the read: nothing to stream.
+      if ((first.transitions.length === 0 && isTerminal(first.job.status)) || signal.aborted) {
         watch.close();
         return undefined;
+      }
+      if (this.#total.stream >= this.#opts.streamsPerProcess) {
+        throw new DomainError('too_many_streams', `this server already has ${this.#opts.streamsPerProcess} open job event streams; retry later or poll GET /jobs/{id}`, {
+          retryAfterSeconds: STREAMS_RETRY_AFTER_S,
+        });
       }
       const release = this.#hold('stream', auth.workspace.id);
       if (!release) {
@@ -127,15 +144,20 @@ export class JobWaits {
         release();
       };
       signal.addEventListener('abort', done, { once: true });
-      return this.#events(auth, jobId, first, watch, done, signal);
+      if (signal.aborted) {
+        done();
+        return undefined;
+      }
+      return closedBy(this.#events(auth, jobId, first, watch, done, signal), done);
     } catch (err) {
       watch.close();
       throw err;
     }
   }
 
-  /** How many waits and streams the workspace holds in this process now. */
-  holding(workspaceId: string): { readonly waits: number; readonly streams: number } {
+  /** How many waits and streams the workspace (without one: all workspaces) holds in this process now. */
+  holding(workspaceId?: string): { readonly waits: number; readonly streams: number } {
+    if (workspaceId === undefined) return { waits: this.#total.wait, streams: this.#total.stream };
     return { waits: this.#held.wait.get(workspaceId) ?? 0, streams: this.#held.stream.get(workspaceId) ?? 0 };
   }
 
@@ -172,6 +194,9 @@ export class JobWaits {
           if (ended) return;
         }
         const afterId = transitions.at(-1)?.id ?? history.afterId;
+        // Ended with nothing after `afterId` (a Last-Event-ID past the job's last id): nothing will
+        // ever follow; the client's reconnect gets 204.
+        if (!more && transitions.length === 0 && isTerminal(job.status)) return;
         if (!more) {
           if (this.#clock.nowMs() - lastSent >= heartbeatMs) {
             yield { kind: 'idle' };
@@ -211,13 +236,16 @@ export class JobWaits {
   #hold(kind: 'wait' | 'stream', workspaceId: string): (() => void) | undefined {
     const counts = this.#held[kind];
     const max = kind === 'wait' ? this.#opts.waitsPerWorkspace : this.#opts.streamsPerWorkspace;
+    const maxTotal = kind === 'wait' ? this.#opts.waitsPerProcess : this.#opts.streamsPerProcess;
     const n = counts.get(workspaceId) ?? 0;
-    if (n >= max) return undefined;
+    if (n >= max || this.#total[kind] >= maxTotal) return undefined;
     counts.set(workspaceId, n + 1);
+    this.#total[kind] += 1;
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      this.#total[kind] -= 1;
       const left = (counts.get(workspaceId) ?? 1) - 1;
       if (left > 0) counts.set(workspaceId, left);
       else counts.delete(workspaceId);
@@ -231,6 +259,19 @@ interface History {
   /** More transitions follow the last one read. */
   readonly more: boolean;
   readonly afterId: number;
+}
+
+/**
+ * `gen`, whose `return()` also runs `onClose`: a generator closed before its first step (a client
+ * gone before the first event was asked for) never runs its own `finally`.
+ */
+function closedBy<T>(gen: AsyncGenerator<T>, onClose: () => void): AsyncGenerator<T> {
+  const close = gen.return.bind(gen);
+  gen.return = (value) => {
+    onClose();
+    return close(value);
+  };
+  return gen;
 }
 
 /** Unknown and malformed ids are simply not found, as for GET /jobs/{id}. */
@@ -247,46 +288,4 @@ function jobIdOf(id: string): string {
 function catchUpView(job: JobSummary, t: JobTransition): JobView {
   const { job_id, type, created_at } = toJobView(job);
   return { job_id, type, status: t.status, created_at };
-}
-
-/** One waiter's subscription to its job's `changed` events. */
-class Watch {
-  #changed = true;
-  #wake: (() => void) | undefined;
-  readonly #off: () => void;
-  readonly #clock: Clock;
-
-  constructor(signals: JobSignals, jobId: string, clock: Clock) {
-    this.#clock = clock;
-    this.#off = signals.onChanged(jobId, () => {
-      this.#changed = true;
-      this.#wake?.();
-    });
-  }
-
-  /** The job is about to be read: changes from now on wake the next wait. */
-  clear(): void {
-    this.#changed = false;
-  }
-
-  /** Resolves at a change since `clear` (at once if one came), after `ms`, or when `signal` aborts. */
-  async next(ms: number, signal: AbortSignal): Promise<void> {
-    if (this.#changed || signal.aborted) return;
-    const stop = new AbortController();
-    const onAbort = () => stop.abort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    this.#wake = onAbort;
-    try {
-      await this.#clock.sleep(ms, stop.signal);
-    } catch {
-      // Woken by a change or the caller's abort.
-    } finally {
-      this.#wake = undefined;
-      signal.removeEventListener('abort', onAbort);
-    }
-  }
-
-  close(): void {
-    this.#off();
-  }
 }

@@ -21,7 +21,10 @@ import { removeOrLeaveToJanitor } from './removal.js';
 /** Where job outputs live; the job service only ever removes them. */
 export type OutputRemover = Pick<OutputStore, 'remove'>;
 
-/** Where a removal that failed after the commit is reported (the request's logger). */
+/**
+ * Where a removal that failed after the commit is reported: the request's logger, whose lines carry
+ * that request's `requestId`; the line names the request that created the job as `jobRequestId`.
+ */
 export type RemovalLog = Pick<Log, 'warn'>;
 
 const quiet: RemovalLog = { warn: () => undefined };
@@ -98,7 +101,7 @@ export class JobService {
     // The job is gone, whatever happens to its files now: the outputs route serves only keys of
     // existing jobs (and styles), and the janitor removes what this removal leaves behind.
     if (gone.outputKey && !gone.keptByStyle) {
-      await removeOrLeaveToJanitor(this.#outputs, gone.outputKey, log, { jobId: gone.id }, "a deleted job's outputs");
+      await removeOrLeaveToJanitor(this.#outputs, gone.outputKey, log, { jobId: gone.id, jobRequestId: gone.requestId ?? undefined }, "a deleted job's outputs");
     }
     return { job_id: gone.id, deleted: true };
   }
@@ -125,7 +128,7 @@ export class JobService {
     });
     if (!cancelled) throw notFound(`job '${id}' not found`);
     if (cancelled.outputKey) {
-      await removeOrLeaveToJanitor(this.#outputs, cancelled.outputKey, log, { jobId: cancelled.id }, "a cancelled job's outputs");
+      await removeOrLeaveToJanitor(this.#outputs, cancelled.outputKey, log, { jobId: cancelled.id, jobRequestId: cancelled.requestId ?? undefined }, "a cancelled job's outputs");
     }
     return toJobView(cancelled);
   }

@@ -19,7 +19,7 @@ export async function openStore(opts: { databaseUrl?: string; dataDir: string })
 
 /**
  * Whether a store is already there, found without making one: the SQLite file in the data dir, or
- * the migrations table in the PostgreSQL database. `openStore` creates and migrates whatever it
+ * our migrations in the PostgreSQL database's migrations table. `openStore` creates and migrates whatever it
  * opens, so a caller that must not create one (the admin CLI, against a mistyped --data-dir) asks first.
  */
 export async function storeExists(opts: { databaseUrl?: string; dataDir: string }): Promise<boolean> {

@@ -15,6 +15,8 @@ export interface WebhookDelivery {
   readonly nextAttemptAt: Micros | null;
   readonly leaseUntil: Micros | null;
   readonly createdAt: Micros;
+  /** The X-Request-Id that created the job, when claimed for sending and the job had one. */
+  readonly requestId?: string | null;
 }
 
 export interface WebhookAttempt {

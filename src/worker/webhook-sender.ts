@@ -54,7 +54,8 @@ export class WebhookSender {
           }
         },
         run: ({ delivery, leaseUntil }) => this.#send(delivery, leaseUntil),
-        failed: ({ delivery }, err) => deps.log.error({ deliveryId: delivery.id, err: { message: (err as Error).message } }, 'webhook delivery failed'),
+        failed: ({ delivery }, err) =>
+          deps.log.error({ deliveryId: delivery.id, jobId: delivery.jobId, requestId: delivery.requestId ?? undefined, err: { message: (err as Error).message } }, 'webhook delivery failed'),
       },
       { concurrency: opts.concurrency, pollMs: opts.pollMs, clock: deps.clock },
     );
@@ -98,7 +99,7 @@ export class WebhookSender {
       nowMs: () => clock.nowMs(),
     });
     const recorded = await webhooks.record(delivery, leaseUntil, result, startedMs);
-    const fields = { deliveryId: delivery.id, jobId: delivery.jobId, attempt: delivery.attempts + 1, outcome: result.outcome, status: result.status };
+    const fields = { deliveryId: delivery.id, jobId: delivery.jobId, requestId: delivery.requestId ?? undefined, attempt: delivery.attempts + 1, outcome: result.outcome, status: result.status };
     if (!recorded) this.#deps.log.warn(fields, 'webhook attempt not recorded: another sender took the delivery over');
     else if (result.outcome === 'delivered') this.#deps.log.info(fields, 'webhook delivered');
     else this.#deps.log.warn({ ...fields, error: result.error }, 'webhook not delivered');

@@ -149,4 +149,20 @@ describe('jobs.wait and jobs.watch (a local stub server)', () => {
     expect(got.status).toBe('completed');
     expect(stub.seen).toHaveLength(1);
   });
+
+  it('generate with wait and onUpdate reports the created status once, then each change', async () => {
+    stub = await startStub((req, res) => {
+      if (req.method === 'POST') return sendJson(res, 200, job('queued', { completed_at: null, result: null }));
+      expect(req.url).toBe(EVENTS);
+      openStream(res);
+      res.write(event(1, 'status', job('queued')));
+      res.write(event(2, 'status', job('processing')));
+      res.end(event(3, 'end', job('completed', { completed_at: '2026-11-22T12:00:04.000000Z', result: { urls: ['http://x/outputs/k/output.png'] } })));
+    });
+    const seen: string[] = [];
+    const client = new Mediagen({ baseUrl: stub.url, token: 't' });
+    const got = await client.generate('image/vendor-a/model-a-2/medium', { prompt: 'x', aspect_ratio: '1:1', resolution: '1K' }, { wait: true, onUpdate: (j) => seen.push(j.status) });
+    expect(got.status).toBe('completed');
+    expect(seen).toEqual(['queued', 'processing', 'completed']);
+  });
 });

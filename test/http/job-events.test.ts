@@ -1,3 +1,4 @@
+import { Agent, fetch } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, del, errorOf, generate, get } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
@@ -152,6 +153,69 @@ describe.each(backends)('GET /jobs/{id}/events on $name', (backend) => {
     await waitFor(async () => holding().streams === 1, 'the closed stream to be let go');
     const again = await open(id);
     expect(again.res.status).toBe(200);
+  });
+
+  it('answers 429 past the process maximum of streams, all workspaces together', async () => {
+    await t.close();
+    engine = new ScriptedEngine();
+    engine.hold = deferred();
+    t = await createTestApp({ backend, worker: { engine, concurrency: 2 }, waits: { streamsPerWorkspace: 2, streamsPerProcess: 2 } });
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const other = await t.newWorkspace('other');
+    const id = await create();
+    await (await open(id)).next();
+    await (await open(await create(other.token), {}, other.token)).next();
+    expect(t.services.waits.holding()).toEqual({ waits: 0, streams: 2 });
+    const refused = await fetch(new URL(`/jobs/${id}/events`, base), { headers: { authorization: `Bearer ${t.token}` } });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(((await refused.json()) as Json).error).toMatch(/this server already has 2 open job event streams/);
+  });
+
+  it('lets the place go when the client leaves during the first read', async () => {
+    const id = await create();
+    const jobs = t.store.jobs as { transitions: (...a: unknown[]) => Promise<unknown> };
+    const read = jobs.transitions.bind(jobs);
+    const entered = deferred();
+    const gate = deferred();
+    let calls = 0;
+    jobs.transitions = async (...a: unknown[]) => {
+      if (++calls === 1) {
+        entered.resolve();
+        await gate.promise;
+      }
+      return read(...a);
+    };
+    const client = new AbortController();
+    const res = fetch(new URL(`/jobs/${id}/events`, base), { headers: { authorization: `Bearer ${t.token}` }, signal: client.signal, dispatcher: new Agent({ pipelining: 0 }) }).catch(() => undefined);
+    await entered.promise;
+    client.abort();
+    await new Promise((r) => setTimeout(r, 100));
+    gate.resolve();
+    await res;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(holding().streams).toBe(0);
+  });
+
+  it('lets the place go when the stream is closed before its first event is asked for', async () => {
+    const id = await create();
+    const auth = await t.services.identity.authenticate(`Bearer ${t.token}`);
+    const events = await t.services.waits.stream(auth, id, 0, new AbortController().signal);
+    expect(holding().streams).toBe(1);
+    await events!.return(undefined);
+    expect(holding().streams).toBe(0);
+  });
+
+  it('ends once the job ends when Last-Event-ID is past its last id, and a reconnect gets 204', async () => {
+    const id = await create();
+    const s = await open(id, { 'last-event-id': '999999999' });
+    expect(s.res.status).toBe(200);
+    release();
+    expect(await s.eventsUntil(() => false)).toEqual([]);
+    expect(((await get(t, `/jobs/${id}`)).json() as Json).status).toBe('completed');
+    await waitFor(async () => holding().streams === 0, 'the stream to be let go');
+    const again = await fetch(new URL(`/jobs/${id}/events`, base), { headers: { authorization: `Bearer ${t.token}`, 'last-event-id': '999999999' } });
+    expect(again.status).toBe(204);
   });
 
   it('is not cut by request_timeout_ms, and ends at once when the server closes', async () => {

@@ -131,6 +131,22 @@ describe.each(backends)('Prefer: wait on $name', (backend) => {
     await advancing(t.clock, Promise.all(held));
   });
 
+  it('answers at once past the process maximum of waits, all workspaces together', async () => {
+    await t.close();
+    engine = new ScriptedEngine();
+    engine.hold = deferred();
+    t = await createTestApp({ backend, worker: { engine, concurrency: 2 }, waits: { waitsPerWorkspace: 3, waitsPerProcess: 2 } });
+    const other = await t.newWorkspace('other');
+    const held = [waiting('wait=60'), generate(t, B1, MINIMAL[B1], { prefer: 'wait=60' }, other.token)];
+    await waitFor(async () => t.services.waits.holding().waits === 2, 'two waits');
+    const third = await waiting('wait=60');
+    expect(third.headers['preference-applied']).toBeUndefined();
+    expect(holding().waits).toBe(1);
+    release();
+    await advancing(t.clock, Promise.all(held));
+    expect(t.services.waits.holding().waits).toBe(0);
+  });
+
   it('ends when the client goes away: the wait is let go at once', async () => {
     engine.hold = deferred();
     const base = await t.app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,8 +1,11 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestApp, generate, jobWhenEnded } from '../helpers/app.js';
+import { createGuardedDispatcher } from '../../src/lib/safe-fetch.js';
+import { WebhookSender } from '../../src/worker/webhook-sender.js';
+import { PUBLIC_URL, createTestApp, generate, jobWhenEnded } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
-import { ScriptedEngine } from '../helpers/scripted-engine.js';
+import { Receiver } from '../helpers/receiver.js';
+import { ScriptedEngine, deferred, waitFor } from '../helpers/scripted-engine.js';
 import { B1, MINIMAL } from './generate-support.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -15,10 +18,10 @@ describe('X-Request-Id', () => {
     lines.length = 0;
     await t.close();
   });
-  const start = async () => {
-    // The logger the server and its worker share, its lines captured.
-    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as Json) });
-    t = await createTestApp({ logger: log, worker: { engine: new ScriptedEngine(), log } });
+  // The logger the server, its worker and its webhook sender share, its lines captured.
+  const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as Json) });
+  const start = async (engine = new ScriptedEngine()) => {
+    t = await createTestApp({ logger: log, worker: { engine, log }, allowPrivateUrls: true });
   };
   const auth = () => ({ authorization: `Bearer ${t.token}` });
 
@@ -70,5 +73,42 @@ describe('X-Request-Id', () => {
     // A job created without a well-formed id keeps the one the server made.
     const other = await generate(t, B1, MINIMAL[B1], { 'x-request-id': 'bad id' });
     expect((await t.store.queue.findJob((other.json() as Json).job_id as string))!.requestId).toBe(other.headers['x-request-id']);
+  });
+
+  it('names the request that created the job in the webhook sender lines and in a cancel or delete that cannot remove its files', async () => {
+    const engine = new ScriptedEngine();
+    engine.hold = deferred();
+    await start(engine);
+    const receiver = await new Receiver().start();
+    const dispatcher = createGuardedDispatcher({ allowPrivate: true });
+    const sender = new WebhookSender(
+      { webhooks: t.services.webhooks, signals: t.services.signals, clock: t.clock, dispatcher, publicUrl: () => PUBLIC_URL, log },
+      { concurrency: 1, pollMs: 1000, timeoutMs: 5000 },
+    );
+    try {
+      t.outputs.remove = async () => {
+        throw Object.assign(new Error('I/O'), { code: 'EIO' });
+      };
+      const ids: string[] = [];
+      for (const [n, method, path] of [
+        ['trace-cancel', 'POST', 'cancel'],
+        ['trace-delete', 'DELETE', ''],
+      ] as const) {
+        const jobId = ((await generate(t, B1, MINIMAL[B1], { 'x-request-id': n, 'x-webhook-url': `${receiver.url}/hook` })).json() as Json).job_id as string;
+        await waitFor(async () => engine.sampling.includes(jobId), 'the job to sample');
+        const res = await t.app.inject({ method, url: `/jobs/${jobId}${path ? `/${path}` : ''}`, headers: { ...auth(), 'x-request-id': `${n}-2` } });
+        expect(res.statusCode).toBe(200);
+        const removal = lines.find((l) => l.jobId === jobId && String(l.msg).startsWith('removing'));
+        expect(removal).toMatchObject({ requestId: `${n}-2`, jobRequestId: n });
+        ids.push(jobId);
+      }
+      // The cancelled job's webhook (a deleted job's is dropped with it).
+      expect(await sender.sendDue()).toBe(1);
+      expect(lines.find((l) => l.msg === 'webhook delivered')).toMatchObject({ jobId: ids[0], requestId: 'trace-cancel' });
+    } finally {
+      engine.hold.resolve();
+      await dispatcher.close();
+      await receiver.close();
+    }
   });
 });

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { invalid } from '../../domain/errors.js';
 import { presentJob } from '../../services/job-view.js';
-import { HEARTBEAT_MS, STREAMS_PER_WORKSPACE } from '../../services/job-waits.js';
+import { HEARTBEAT_MS, STREAMS_PER_PROCESS, STREAMS_PER_WORKSPACE } from '../../services/job-waits.js';
 import type { JobStreamEvent, JobWaits } from '../../services/job-waits.js';
 import type { HeldRequests } from '../held-requests.js';
 import { requireAuth } from '../plugins/auth.js';
@@ -32,7 +32,7 @@ const DESCRIPTION =
   'streaming sends `event: deleted` with `data: {"id": "<job id>"}` and closes. The stream opens with the comment `: ping` and ' +
   `repeats it after ${HEARTBEAT_MS / 1000} s without an event. Reconnect with the last id received as Last-Event-ID (or ` +
   '`?last_event_id=`; the header wins) to resume without loss or repeats; resuming a job that had ended by then answers 204. ' +
-  `At most ${STREAMS_PER_WORKSPACE} streams per workspace are open on one server process (then 429).`;
+  `At most ${STREAMS_PER_WORKSPACE} streams per workspace, and ${STREAMS_PER_PROCESS} in all, are open on one server process (then 429).`;
 
 /** GET /jobs/{id}/events: the job's status changes as Server-Sent Events (docs/clients.md). */
 export function registerJobEventsRoute(app: FastifyInstance, deps: JobEventDeps): void {
@@ -70,7 +70,7 @@ export function registerJobEventsRoute(app: FastifyInstance, deps: JobEventDeps)
           ...errorResponses(400, 404),
           429: {
             ...ErrorBody,
-            description: `The workspace has ${STREAMS_PER_WORKSPACE} event streams open on this server; retry after \`Retry-After\` seconds or poll`,
+            description: `The workspace has ${STREAMS_PER_WORKSPACE} event streams open on this server (or the server ${STREAMS_PER_PROCESS} in all); retry after \`Retry-After\` seconds or poll`,
             headers: { 'retry-after': { type: 'string', pattern: '^[0-9]+$', description: 'Seconds to wait before retrying', examples: ['5'] } },
           },
         },
@@ -90,8 +90,13 @@ export function registerJobEventsRoute(app: FastifyInstance, deps: JobEventDeps)
         held.release();
         return reply.code(204).send();
       }
-      const body = Readable.from(eventText(events, deps.publicUrl));
-      body.once('close', () => held.release());
+      const stream = events;
+      const body = Readable.from(eventText(stream, deps.publicUrl));
+      body.once('close', () => {
+        held.release();
+        // Closing the text does not reach `events` when it closes before its first event.
+        void stream.return(undefined);
+      });
       // Proxies that buffer (nginx) pass each event on at once.
       return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').header('x-accel-buffering', 'no').send(body);
     },

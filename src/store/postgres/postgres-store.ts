@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../schema.js';
 import type { Store } from '../store.js';
+import { MIGRATION_NAMES } from '../sql/migrations.js';
 import { createSqlStore } from '../sql/sql-store.js';
 import { PgListener } from './pg-listener.js';
 import { JOB_EVENTS_CHANNEL, pgNotify } from './pg-notify.js';
@@ -39,15 +40,20 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
   });
 }
 
-/** Whether the database holds a store: Kysely's migrations table (created by the first migration run) is there. */
+/**
+ * Whether the database holds a store: Kysely's migrations table is there and records our first
+ * migration (the table's name is Kysely's default, so another Kysely app's database has one too).
+ */
 export async function postgresStoreExists(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url });
   // A connection dropped later must not end the process (as for the pool).
   client.on('error', () => undefined);
   await client.connect();
   try {
-    const r = await client.query<{ present: boolean }>(`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`);
-    return r.rows[0]?.present === true;
+    const table = await client.query<{ present: boolean }>(`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`);
+    if (table.rows[0]?.present !== true) return false;
+    const ours = await client.query('SELECT 1 FROM kysely_migration WHERE name = $1', [MIGRATION_NAMES[0]]);
+    return ours.rowCount === 1;
   } finally {
     await client.end();
   }

@@ -90,7 +90,12 @@ export class SqlWebhookStore implements WebhookStore {
         .where('state', '=', 'pending')
         .returningAll()
         .execute();
-      return rows.map(toDelivery).sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
+      // The request that created each job, for the sender's log lines (the job may be gone).
+      const jobs = await db.selectFrom('jobs').select(['id', 'request_id']).where('id', 'in', [...new Set(rows.map((r) => r.job_id))]).execute();
+      const requestIds = new Map(jobs.map((j) => [j.id, j.request_id]));
+      return rows
+        .map((r) => ({ ...toDelivery(r), requestId: requestIds.get(r.job_id) ?? null }))
+        .sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
     });
   }
 
