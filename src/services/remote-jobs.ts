@@ -116,6 +116,16 @@ export class HeldJobs {
     return mustStop(stopReasonOf(await this.#deps.runs.find(jobId)));
   }
 
+  /**
+   * After a refused move: the job as it is now if `leaseId` still holds it (another call of the
+   * same worker moved it in between: a race, not a loss), else throws the 409 telling it to stop.
+   */
+  async recheck(jobId: string, leaseId: string): Promise<ClaimedJob> {
+    const job = await this.#deps.runs.find(jobId);
+    if (job && job.leaseId === leaseId && RUNNING_STATUSES.includes(job.status) && job.outputKey !== null && job.startedAt !== null) return job as ClaimedJob;
+    throw mustStop(stopReasonOf(job));
+  }
+
   /** Fails a held job past its deadline; its files go (a failed job's are never served). */
   async timeOut(job: ClaimedJob): Promise<boolean> {
     return this.failHeld(job, timeoutError(this.#deps.runs.policy.timeoutMs(job.type, job.request)));

@@ -47,7 +47,7 @@ export class RemoteRuns {
       if (ORDER.indexOf(req.status) < ORDER.indexOf(status)) {
         throw new DomainError('worker_conflict', `the job is ${status} already; a status cannot go back to ${req.status}`);
       }
-      status = await this.#advance(job, status, req.status, req.preview);
+      status = await this.#advance(job, req.status, req.preview);
     } else if (req.preview !== undefined && status === 'intermediate-complete') {
       throw invalid('the job shows a preview already; send the next one with the final outputs');
     }
@@ -55,13 +55,24 @@ export class RemoteRuns {
     return { lease_expires_at: formatMicros(this.#deps.runs.leaseEnd()), status: status as ProgressAnswerView['status'] };
   }
 
-  /** Each stage from `from` up to `to`, in turn; the last with the preview (already uploaded) in the result. */
-  async #advance(job: ClaimedJob, from: JobStatus, to: EngineStage, preview: string | undefined): Promise<JobStatus> {
+  /**
+   * Each stage from the job's status up to `to`, in turn; the last with the preview (already
+   * uploaded) in the result. A move refused while the worker still holds the job means another of
+   * its calls moved the job meanwhile: it goes on from the status the job has now, and a job
+   * already at or past `to` is done. Returns the status reached.
+   */
+  async #advance(job: ClaimedJob, to: EngineStage, preview: string | undefined): Promise<JobStatus> {
     const patch = preview === undefined ? undefined : { result: { urls: resultUrls([{ name: await this.#uploaded(job, preview) }], (n) => this.#deps.outputs.url(job.outputKey, n)) } };
-    let status = from;
-    for (const stage of WORKER_STAGES.slice(ORDER.indexOf(from), ORDER.indexOf(to))) {
-      if (!(await this.#deps.runs.advance(job, status, stage, stage === to ? patch : undefined))) throw await this.#held.lost(job.id);
-      status = stage;
+    let status = job.status;
+    for (let refused = 0; ORDER.indexOf(status) < ORDER.indexOf(to); ) {
+      const stage = WORKER_STAGES[ORDER.indexOf(status)]!;
+      if (await this.#deps.runs.advance(job, status, stage, stage === to ? patch : undefined)) {
+        status = stage;
+      } else {
+        // At most a few calls of one worker race; past that, something else is wrong.
+        if (++refused > 3) throw await this.#held.lost(job.id);
+        status = (await this.#held.recheck(job.id, job.leaseId)).status;
+      }
     }
     return status;
   }
@@ -90,9 +101,12 @@ export class RemoteRuns {
     const measured = req.outputs[0]!.duration_us;
     const usage = measured === undefined ? undefined : { outputUs: measured };
     const urls = resultUrls(files, (n) => outputs.url(job.outputKey, n));
-    const status = await this.#toSampling(job);
     const previous = job.result;
-    if (!(await runs.complete(job, status, { urls }, usage, style))) throw await this.#held.lost(job.id);
+    if (!(await runs.complete(job, await this.#toSampling(job), { urls }, usage, style))) {
+      // Refused while still held: another call of the worker moved the job meanwhile; once more from where it is.
+      const now = await this.#held.recheck(job.id, job.leaseId);
+      if (!(await runs.complete(job, await this.#toSampling(now), { urls }, usage, style))) throw await this.#held.lost(job.id);
+    }
     this.#deps.log.info({ jobId: job.id, model: job.type, attempt: job.attempts }, 'remote job completed');
     await this.#dropPreview(job, previous, names);
     return { status: 'completed' };
@@ -119,7 +133,7 @@ export class RemoteRuns {
   /** Complete moves from `sampling` on: a worker that reported fewer stages is moved along first. */
   async #toSampling(job: ClaimedJob): Promise<JobStatus> {
     if (job.status === 'sampling' || job.status === 'intermediate-complete') return job.status;
-    return this.#advance(job, job.status, 'sampling', undefined);
+    return this.#advance(job, 'sampling', undefined);
   }
 
   /** Refuses (400) a file name that was not uploaded for this job. */
