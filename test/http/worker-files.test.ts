@@ -44,7 +44,7 @@ describe.each(backends)('worker protocol files on $name', (backend) => {
     expect(Object.keys(job!.inputs)).toEqual(['image_url']);
     expect(job!.request.image_url).toBe(asset.image_url);
     const url = pathOf(job!.inputs.image_url!);
-    expect(url).toMatch(new RegExp(`^/worker/v1/jobs/${id}/inputs/0\\?exp=\\d+&tok=[0-9a-f-]+&sig=[0-9a-f]{64}$`));
+    expect(url).toMatch(new RegExp(`^/worker/v1/jobs/${id}/inputs/0\\?exp=\\d+&lease=${job!.lease_id}&tok=[0-9a-f-]+&sig=[0-9a-f]{64}$`));
     const ok = await t.app.inject({ method: 'GET', url });
     expect(ok.statusCode).toBe(200);
     expect(ok.headers['content-type']).toBe('image/png');

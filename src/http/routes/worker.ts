@@ -195,7 +195,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
         const v = request.query[name];
         return typeof v === 'string' ? v : undefined;
       };
-      const input = await remote.inputs.open(request.params.id, request.params.n, { exp: one('exp'), tok: one('tok'), sig: one('sig') }, hangUp(reply));
+      const input = await remote.inputs.open(request.params.id, request.params.n, { exp: one('exp'), lease: one('lease'), tok: one('tok'), sig: one('sig') }, hangUp(reply));
       return reply.headers({ 'content-type': input.contentType, 'content-length': String(input.data.length), 'x-content-type-options': 'nosniff' }).send(input.data);
     },
   );
