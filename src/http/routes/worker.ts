@@ -14,6 +14,7 @@ import {
   ProgressRequest,
   UploadAnswer,
 } from '../../services/remote-views.js';
+import type { HeldRequests } from '../held-requests.js';
 import { BODY_COMPONENT, WORKER_SECURITY } from '../openapi.js';
 import { requireWorker } from '../plugins/worker-auth.js';
 import { NoQuery, errorResponses } from '../schemas.js';
@@ -44,7 +45,7 @@ function hangUp(reply: FastifyReply): AbortSignal {
  * authenticated with a worker token (never an API token). Routes only translate; the use cases
  * (services/remote-*.ts) check bodies, tokens, leases and deadlines.
  */
-export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtocol, publicUrl: () => string): void {
+export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtocol, publicUrl: () => string, waits: HeldRequests): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   // progress, complete and fail store no files: they go on while the data dir cannot take writes,
   // so a worker can still end what it holds. A claim is refused then (503), as in-process workers stop claiming.
@@ -70,7 +71,16 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
         response: { 200: ClaimAnswer, ...errorResponses(400, 413, 415) },
       },
     },
-    (request, reply) => remote.claims.claim(requireWorker(request.worker), request.body, publicUrl(), hangUp(reply)),
+    async (request, reply) => {
+      // The long poll ends when the client goes away and when the server starts closing: a draining
+      // process answers its waiting claims at once, with no jobs, and takes none.
+      const wait = waits.hold(reply);
+      try {
+        return await remote.claims.claim(requireWorker(request.worker), request.body, publicUrl(), wait.signal);
+      } finally {
+        wait.release();
+      }
+    },
   );
 
   typed.post(

@@ -78,6 +78,8 @@ export class SqlQueueStore implements QueueStore {
   }
 
   async claim(c: NewClaim): Promise<JobRecord | undefined> {
+    // A filter naming no type takes nothing: no query at all.
+    if (c.types && 'only' in c.types && c.types.only.length === 0) return undefined;
     // One statement: pick the oldest queued job and take it, guarded by its status.
     const { from, to } = MOVES.claim;
     const r = await this.#db
@@ -104,7 +106,7 @@ export class SqlQueueStore implements QueueStore {
           .$call((q) => {
             const t = c.types;
             if (!t) return q;
-            if ('only' in t) return q.where('type', 'in', t.only.length > 0 ? [...t.only] : ['\u0000none']);
+            if ('only' in t) return q.where('type', 'in', [...t.only]);
             return t.except.length > 0 ? q.where('type', 'not in', [...t.except]) : q;
           })
           // A status change sets updated_at, so a queued job's updated_at is when it became queued.
