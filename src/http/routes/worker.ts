@@ -114,7 +114,8 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
     scope.withTypeProvider<TypeBoxTypeProvider>().put(
       `${WORKER_PREFIX}/jobs/:id/outputs/:name`,
       {
-        config: held,
+        // Refused (503, Retry-After) while the data dir cannot take writes, before a byte is read.
+        config: { worker: true, stores: 'store uploaded outputs' },
         // A Content-Length past the limit is refused before a byte of the body is read.
         onRequest: async (request) => {
           const length = Number(request.headers['content-length'] ?? NaN);
