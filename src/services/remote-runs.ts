@@ -3,6 +3,7 @@ import type { JobStatus } from '../domain/states.js';
 import type { EngineStage } from '../engines/engine.js';
 import { MAX_STYLE_ARTIFACT_BYTES } from '../engines/engine.js';
 import { formatMicros } from '../lib/time.js';
+import { contentTypeOf } from '../outputs/output-store.js';
 import { bodyValidator } from '../models/validation.js';
 import type { BodyValidator } from '../models/validation.js';
 import type { ClaimedJob } from './job-runs.js';
@@ -96,19 +97,23 @@ export class RemoteRuns {
       await this.#uploaded(job, o.name, `outputs[${i}].name`);
       files.push({ name: o.name, ...(o.role ? { role: o.role } : {}), ...(o.key ? { key: o.key } : {}) });
     }
+    const allowed = runs.mainOutputTypes(job.type);
+    const mainType = contentTypeOf(req.outputs[0]!.name);
+    if (allowed && !allowed.includes(mainType)) {
+      throw invalid(`outputs[0].name: '${req.outputs[0]!.name}' is ${mainType}, but the main output of ${job.type} is one of ${allowed.join(', ')}; list the main output first`);
+    }
     const keys = files.filter((f) => f.key !== undefined).length;
     if (keys > 0 && keys < files.length) throw invalid('outputs: give every output a key, or none');
     const measured = req.outputs[0]!.duration_us;
     const usage = measured === undefined ? undefined : { outputUs: measured };
     const urls = resultUrls(files, (n) => outputs.url(job.outputKey, n));
-    const previous = job.result;
     if (!(await runs.complete(job, await this.#toSampling(job), { urls }, usage, style))) {
       // Refused while still held: another call of the worker moved the job meanwhile; once more from where it is.
       const now = await this.#held.recheck(job.id, job.leaseId);
       if (!(await runs.complete(job, await this.#toSampling(now), { urls }, usage, style))) throw await this.#held.lost(job.id);
     }
     this.#deps.log.info({ jobId: job.id, model: job.type, attempt: job.attempts }, 'remote job completed');
-    await this.#dropPreview(job, previous, names);
+    await this.#dropUnlisted(job, names);
     return { status: 'completed' };
   }
 
@@ -142,15 +147,17 @@ export class RemoteRuns {
     return name;
   }
 
-  /** A preview shown while the job ran but not among its outputs is removed, as in-process runs do. */
-  async #dropPreview(job: ClaimedJob, previous: ClaimedJob['result'], kept: ReadonlySet<string>): Promise<void> {
-    const urls = previous?.urls;
-    const first = Array.isArray(urls) ? (urls[0] as unknown) : undefined;
-    const url = typeof first === 'string' ? first : (first as { url?: unknown } | undefined)?.url;
-    if (typeof url !== 'string') return;
-    const name = url.slice(url.lastIndexOf('/') + 1);
-    if (kept.has(name) || this.#deps.outputs.url(job.outputKey, name) !== url) return;
-    await this.#deps.outputs.removeFile(job.outputKey, name).catch(() => undefined);
+  /**
+   * What the job's key holds beyond its outputs (a preview not among them, retries under other
+   * names, scratch renders) is removed: a completed job serves exactly its result.
+   */
+  async #dropUnlisted(job: ClaimedJob, kept: ReadonlySet<string>): Promise<void> {
+    const { outputs, log } = this.#deps;
+    try {
+      for (const name of await outputs.names(job.outputKey)) if (!kept.has(name)) await outputs.removeFile(job.outputKey, name);
+    } catch (err) {
+      log.warn({ jobId: job.id, err: String(err) }, "could not remove a completed remote job's unlisted files");
+    }
   }
 }
 

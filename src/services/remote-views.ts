@@ -10,6 +10,9 @@ import { PATTERN_MAX_LENGTH, PATTERNS_MAX } from './worker-patterns.js';
  * (OpenAPI, tag `workers`), the use cases' validation (models/validation.ts) and, by `Static`,
  * their types. Requests carry no `$id`; the routes name their components.
  */
+/** 24 hours in microseconds: longer than any output a job makes. */
+export const MAX_DURATION_US = 86_400_000_000;
+
 const JOB_ID = '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69';
 const LEASE_ID = '5d1c9a7e-2b3f-4e8d-9a6c-1f0e2d3c4b5a';
 const MODEL = 'image/vendor-a/model-a-2/medium';
@@ -132,7 +135,9 @@ export const CompleteRequest = Type.Object(
           name: outputName('An uploaded file (letters, digits, `.`, `_`, `-`; no leading dot)', 'output.png'),
           role: Type.Optional(StringEnum(['model', 'preview'], { description: 'For outputs of more than one kind (a 3D model and its render): which this is', examples: ['model'] })),
           key: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A named output: the result then maps each key to its URL', examples: ['image'] })),
-          duration_us: Type.Optional(Type.Integer({ minimum: 0, description: "The main output's measured length in microseconds (metered models are charged by it)", examples: [5_000_000] })),
+          duration_us: Type.Optional(
+            Type.Integer({ minimum: 0, maximum: MAX_DURATION_US, description: "The main output's measured length in microseconds, at most 24 hours (metered models are charged by it)", examples: [5_000_000] }),
+          ),
         },
         { ...closed, description: 'One uploaded file', examples: [{ name: 'output.png' }] },
       ),

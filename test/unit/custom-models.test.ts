@@ -161,6 +161,15 @@ describe('custom models in the catalog, prices and run policy', () => {
     expect(() => priceTableFor({ ...config, prices: { [TONE]: { per_request: 1 } } }, catalog)).toThrow(`prices.${TONE}: unknown rate 'per_request'; its rates are per_second`);
   });
 
+  it("checks the most a request can cost again with the config's prices: a rate that overflows it stops the start", () => {
+    // seconds is at most 10: 10 times this rate is past Number.MAX_SAFE_INTEGER micro-USD.
+    expect(() => priceTableFor({ ...config, prices: { [MORPH]: { per_second: 999_999_999_000_000 } } }, catalog)).toThrow(
+      `prices.${MORPH}: with these rates the most a request can cost (at its fields' maxima) is past any amount this server can hold; lower the rate`,
+    );
+    expect(() => priceTableFor({ ...config, prices: { [MORPH]: { per_second: 999_999_999_000_000 } } }, catalog)).toThrow(ConfigError);
+    expect(priceTableFor({ ...config, prices: { [MORPH]: { per_second: 1_000_000 } } }, catalog).priceOf(MORPH, { seconds: 10 })).toBe(10_000_000);
+  });
+
   it('prices fixed and per-output rules', () => {
     const models = build(
       base(),
