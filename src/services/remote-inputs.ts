@@ -6,6 +6,7 @@ import { sniffAsset } from '../engines/media-types.js';
 import type { Catalog } from '../models/catalog.js';
 import { httpUrlInputsOf } from '../models/private-urls.js';
 import type { UrlInput } from '../models/private-urls.js';
+import { Semaphore } from '../lib/semaphore.js';
 import { resolveUrl } from '../lib/urls.js';
 import { contentTypeOf } from '../outputs/output-store.js';
 import type { JobRecord } from '../store/store.js';
@@ -26,6 +27,13 @@ import type { WorkerPrincipal, WorkerTokenService } from './worker-tokens.js';
  * is not revoked: another token, or a worker that lost the job, reads nothing with it.
  */
 export const INPUT_URL_TTL_S = 600;
+
+/**
+ * Inputs one process loads for remote workers at once: each holds up to `input_max_bytes` in
+ * memory while it is served. Past it, a GET is refused with 503 and Retry-After (the worker retries).
+ */
+export const INPUT_SERVES_MAX = 16;
+const BUSY_RETRY_AFTER_S = 2;
 
 /** Loads one input the way an in-process run does (worker/input-loader.ts, wired by the runtime). */
 export type InputLoad = (url: string, field: string, signal: AbortSignal) => Promise<Buffer>;
@@ -75,6 +83,7 @@ export class RemoteInputs {
   readonly #tokens: Pick<WorkerTokenService, 'byId'>;
   readonly #load: InputLoad;
   readonly #nowMs: () => number;
+  readonly #gate: Semaphore;
 
   constructor(
     runs: Pick<JobRuns, 'find'>,
@@ -83,7 +92,9 @@ export class RemoteInputs {
     tokens: Pick<WorkerTokenService, 'byId'>,
     load: InputLoad,
     nowMs: () => number,
+    concurrency = INPUT_SERVES_MAX,
   ) {
+    this.#gate = new Semaphore(concurrency, 0);
     this.#runs = runs;
     this.#catalog = catalog;
     this.#remote = remote;
@@ -115,12 +126,16 @@ export class RemoteInputs {
     assertMayWork(this.#remote, worker, job.type);
     const input = inputsOf(this.#catalog, job)[index];
     if (!input) throw gone();
+    const release = await this.#gate.acquire();
+    if (!release) throw new DomainError('unavailable', 'the server is serving as many inputs as it may at once; retry shortly', { retryAfterSeconds: BUSY_RETRY_AFTER_S });
     let data: Buffer;
     try {
       data = await this.#load(input.url, input.field, signal);
     } catch (err) {
       if (err instanceof EngineError) throw new DomainError('input_unavailable', err.message, { fields: { code: err.code } });
       throw err;
+    } finally {
+      release();
     }
     const kind = sniffAsset(data.subarray(0, 64 * 1024));
     return { data, contentType: kind.ok ? contentTypeOf(`input.${kind.type}`) : 'application/octet-stream' };

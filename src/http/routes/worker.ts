@@ -198,9 +198,12 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
   );
 
   // A signed URL, handed out with the claim: no Authorization, and out of the document like /outputs.
+  // No automatic HEAD: it would load the whole input to answer headers; HEAD is 405.
+  const inputPath = `${WORKER_PREFIX}/jobs/:id/inputs/:n`;
+  app.head(inputPath, { config: { public: true }, schema: { hide: true } }, (_request, reply) => reply.code(405).header('allow', 'GET').send());
   app.get<{ Params: { id: string; n: string }; Querystring: Record<string, string | string[] | undefined> }>(
-    `${WORKER_PREFIX}/jobs/:id/inputs/:n`,
-    { config: { public: true }, schema: { hide: true } },
+    inputPath,
+    { config: { public: true }, exposeHeadRoute: false, schema: { hide: true } },
     async (request, reply) => {
       const one = (name: string) => {
         const v = request.query[name];
