@@ -196,10 +196,11 @@ export class JobRuns {
 
   /**
    * Fails a queued job nobody claimed in time (remote maintenance: no remote worker took it). Its
-   * hold is released like any failure's. Undefined when it was no longer queued.
+   * hold is released like any failure's. Undefined when it was no longer queued, or (with
+   * `unchangedSince`) its status changed after that instant: claimed and requeued meanwhile.
    */
-  expire(job: JobRecord, error: JobError): Promise<JobRecord | undefined> {
-    return this.#end(job, { move: 'expire', id: job.id, error });
+  expire(job: JobRecord, error: JobError, unchangedSince?: Micros): Promise<JobRecord | undefined> {
+    return this.#end(job, { move: 'expire', id: job.id, error, ...(unchangedSince === undefined ? {} : { unchangedSince }) });
   }
 
   /** The job as it is now, whoever holds it. */
