@@ -143,6 +143,18 @@ describe('the config file\'s models: building them', () => {
   });
 });
 
+describe('custom model property names', () => {
+  it.each(['__proto__', 'constructor', 'prototype'])('refuses the property name %s, naming it', (name) => {
+    // As JSON text: a JavaScript object literal would not keep __proto__ as a key.
+    const text = JSON.stringify({ models: [base()] }).replace('"properties":{', `"properties":{"${name}":{"type":"string","description":"p"},`);
+    const path = join(mkdtempSync(join(tmpdir(), 'mediagen-cfg-')), 'config.json');
+    writeFileSync(path, text);
+    const load = () => modelsWith(loadConfig({ env: {}, configFile: path }).models);
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(`.properties.${name}: '${name}' is reserved; give the property another name`);
+  });
+});
+
 describe('custom models in the catalog, prices and run policy', () => {
   const config = { ...loadConfig({ env: {} }), models: readCustomModels(CUSTOM_MODELS, 'c.json') };
   const catalog = buildCatalog({ models: modelsWith(config.models) });
