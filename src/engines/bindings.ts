@@ -1,6 +1,6 @@
 import { ConfigError } from '../config/config.js';
 import type { ModelEngines } from '../config/options.js';
-import { globRegExp, globSpecificity, isGlob } from '../lib/glob.js';
+import { GLOB_SYNTAX, globSpecificity, isGlob, isGlobPattern, matchesGlob } from '../lib/glob.js';
 
 /**
  * What runs a model's jobs: an engine in the worker processes (`local`), or the remote workers of
@@ -15,8 +15,6 @@ export const REMOTE_PREFIX = 'remote:';
 /** The built-in engine's id (src/engines/local/): it renders the built-in models only. */
 export const LOCAL_ENGINE = 'local';
 const POOL_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-/** A `model_engines` pattern: path characters and `*`. */
-const PATTERN_RE = /^[A-Za-z0-9._/*-]{1,200}$/;
 
 /** `local` -> an in-process engine; `remote:<pool>` -> a remote pool. Throws a ConfigError naming `where`. */
 export function parseBinding(id: string, where: string): EngineBinding {
@@ -47,7 +45,6 @@ export interface BindableModel {
 
 interface Pattern {
   readonly key: string;
-  readonly re: RegExp;
   readonly specificity: number;
 }
 
@@ -57,7 +54,7 @@ interface Pattern {
  */
 function keyFor(model: string, overrides: ModelEngines, patterns: readonly Pattern[]): string | undefined {
   if (Object.hasOwn(overrides, model)) return model;
-  const matching = patterns.filter((p) => p.re.test(model));
+  const matching = patterns.filter((p) => matchesGlob(p.key, model));
   if (matching.length === 0) return undefined;
   const best = Math.max(...matching.map((p) => p.specificity));
   const top = matching.filter((p) => p.specificity === best);
@@ -70,13 +67,12 @@ function keyFor(model: string, overrides: ModelEngines, patterns: readonly Patte
   return top[0]!.key;
 }
 
-function checkKeys(models: readonly BindableModel[], overrides: ModelEngines, patterns: readonly Pattern[]): void {
+function checkKeys(models: readonly BindableModel[], overrides: ModelEngines): void {
   const runnable = models.filter((m) => m.engine !== undefined).map((m) => m.path);
   for (const key of Object.keys(overrides)) {
     if (isGlob(key)) {
-      if (!PATTERN_RE.test(key)) throw new ConfigError(`model_engines: '${key}' is not a pattern; a pattern is a model path with * for any run of characters, e.g. video/*`);
-      const re = patterns.find((p) => p.key === key)!.re;
-      if (!runnable.some((path) => re.test(path))) {
+      if (!isGlobPattern(key)) throw new ConfigError(`model_engines: '${key.slice(0, 200)}' is not a pattern; a pattern is ${GLOB_SYNTAX}, e.g. video/*`);
+      if (!runnable.some((path) => matchesGlob(key, path))) {
         throw new ConfigError(`model_engines: pattern '${key}' matches no model that takes requests; the models are ${runnable.join(', ')}`);
       }
     } else if (!runnable.includes(key)) {
@@ -95,8 +91,8 @@ function checkKeys(models: readonly BindableModel[], overrides: ModelEngines, pa
 export function buildBindings(models: readonly BindableModel[], overrides: ModelEngines = {}): EngineBindings {
   const patterns = Object.keys(overrides)
     .filter(isGlob)
-    .map((key) => ({ key, re: globRegExp(key), specificity: globSpecificity(key) }));
-  checkKeys(models, overrides, patterns);
+    .map((key) => ({ key, specificity: globSpecificity(key) }));
+  checkKeys(models, overrides);
   const byModel = new Map<string, EngineBinding>();
   const origins = new Map<string, string>();
   const remote = new Map<string, string>();

@@ -156,7 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key));
     registerAssetRoutes(app, deps.assets, deps.outputs, deps.publicUrl);
   }
-  if (deps.remote) registerWorkerRoutes(app, deps.remote, deps.publicUrl);
+  if (deps.remote) registerWorkerRoutes(app, deps.remote, deps.publicUrl, held);
   const background = deps.background ?? [];
   app.addHook('onReady', async () => background.forEach((task) => task.start()));
   app.addHook('onClose', async () => {

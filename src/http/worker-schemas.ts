@@ -13,9 +13,9 @@ export const WorkerConflict = Type.Object(
   {
     error: ErrorBody.properties.error,
     reason: Type.Optional(
-      StringEnum(['cancelled', 'deleted', 'lease_lost', 'timeout'], {
+      StringEnum(['cancelled', 'completed', 'deleted', 'lease_lost', 'timeout'], {
         description:
-          'Why the worker must stop: the job was cancelled, deleted, its lease is no longer this worker\'s (requeued, reclaimed or ended), or it passed its deadline and failed',
+          "Why the worker must stop: the job was cancelled, has completed (a repeated complete), was deleted, its lease is no longer this worker's (requeued, reclaimed or failed), or it passed its deadline and failed",
         examples: ['cancelled'],
       }),
     ),

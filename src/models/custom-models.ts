@@ -1,10 +1,9 @@
 import type { TObject } from '@sinclair/typebox';
 import { ConfigError } from '../config/readers.js';
 import type { CustomModelDecl } from '../config/custom-models.js';
-import { OUTPUT_CONTENT_TYPES } from '../outputs/output-store.js';
 import { customPriceRule } from './custom-prices.js';
 import { customRequestSchema } from './custom-schema.js';
-import { OUTPUT_KINDS, operationIdOf } from './model.js';
+import { OUTPUT_KINDS, mainOutputTypes, operationIdOf } from './model.js';
 import type { ModelModule, OutputKind } from './model.js';
 import { MODELS } from './registry.js';
 
@@ -16,7 +15,6 @@ import { MODELS } from './registry.js';
  */
 
 /** Each kind's media types: a custom model's declared output types are of its kind. */
-const TYPE_PREFIX: Readonly<Record<OutputKind, string>> = { image: 'image/', video: 'video/', audio: 'audio/', '3d': 'model/' };
 
 const MAKES: Readonly<Record<OutputKind, string>> = { image: 'an image', video: 'a video', audio: 'audio', '3d': 'a 3D model' };
 
@@ -31,7 +29,7 @@ function checkKind(decl: CustomModelDecl): OutputKind {
 }
 
 function checkOutputTypes(decl: CustomModelDecl, kind: OutputKind): void {
-  const ofKind = OUTPUT_CONTENT_TYPES.filter((t) => t.startsWith(TYPE_PREFIX[kind]));
+  const ofKind = mainOutputTypes({ kind });
   const bad = decl.outputTypes?.find((t) => !ofKind.includes(t));
   if (bad !== undefined) throw new ConfigError(`${decl.where}.output.content_types: '${bad}' is not an output type of kind ${kind}; the types are ${ofKind.join(', ')}`);
 }

@@ -95,5 +95,5 @@ export function customPriceRule(decl: CustomPriceDecl, schema: Json, where: stri
     }
   }
   if (!Number.isSafeInteger(most(rule.rates))) throw new ConfigError(`${at}: the most a request can cost (at the fields' maxima) is past any amount this server can hold; lower the rate or the maxima`);
-  return Object.freeze(rule);
+  return Object.freeze({ ...rule, maxPrice: most });
 }

@@ -34,6 +34,8 @@ const BY_TYPE: Readonly<Record<string, readonly string[]>> = {
 const COUNTS = ['minLength', 'maxLength', 'minItems', 'maxItems'];
 /** A property name: what reads well in a URL field path, a message and a generated client. */
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+/** Names that are the machinery of JavaScript objects: as keys they would change a schema's prototype, not add a property. */
+const RESERVED_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 const DIALECT_RE = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 
 /** The format that marks a media input URL field. */
@@ -114,6 +116,7 @@ function objectParts(node: Json, at: string): Json {
   for (const [name, sub] of Object.entries(props)) {
     const where = `${at}.properties.${name}`;
     if (!NAME_RE.test(name)) fail(where, 'a property name is 1 to 64 letters, digits, _, - and ., starting with a letter or _');
+    if (RESERVED_NAMES.has(name)) fail(where, `'${name}' is reserved; give the property another name`);
     if (!isPlainObject(sub) || typeof sub.description !== 'string' || sub.description.trim() === '') {
       fail(where, 'needs a description (clients read it in GET /models and the OpenAPI document)');
     }

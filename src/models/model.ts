@@ -1,11 +1,20 @@
 import type { TObject } from '@sinclair/typebox';
 import type { MicroUsd } from '../domain/money.js';
 import type { Usage } from '../domain/usage.js';
+import { OUTPUT_CONTENT_TYPES } from '../outputs/output-store.js';
 import type { FieldAlias } from './aliases.js';
 
 /** What a model makes; also the OpenAPI tag of its endpoint and the `kind` GET /models shows. */
 export const OUTPUT_KINDS = ['image', 'video', 'audio', '3d'] as const;
 export type OutputKind = (typeof OUTPUT_KINDS)[number];
+
+/** The media types (prefix) of each kind's outputs: a 3D model is `model/gltf-binary`. */
+export const KIND_TYPE_PREFIX: Readonly<Record<OutputKind, string>> = { image: 'image/', video: 'video/', audio: 'audio/', '3d': 'model/' };
+
+/** The media types a model's main output may have: its `outputTypes` (custom models), else every served type of its kind. */
+export function mainOutputTypes(m: Pick<ModelModule, 'kind' | 'outputTypes'>): readonly string[] {
+  return m.outputTypes ?? OUTPUT_CONTENT_TYPES.filter((t) => t.startsWith(KIND_TYPE_PREFIX[m.kind]));
+}
 
 /** A request as the price rule reads it: validated, defaults applied, aliases renamed. */
 export type PricedRequest = Readonly<Record<string, unknown>>;
@@ -25,6 +34,11 @@ export interface PriceRule {
    * completion from what it made. The ledger never charges more than the hold.
    */
   readonly charge?: (rates: Rates, request: PricedRequest, usage: Usage) => MicroUsd;
+  /**
+   * The most a request can cost with these rates (a custom model's fields have maxima): the price
+   * table checks it is a whole amount the server can hold whenever the config's `prices` replace a rate.
+   */
+  readonly maxPrice?: (rates: Rates) => number;
 }
 
 /**

@@ -48,7 +48,12 @@ export function buildPriceTable(overrides: PriceOverrides = {}, models: readonly
     for (const name of Object.keys(given)) {
       if (!(name in base)) throw new PriceError(`prices.${model}: unknown rate '${name}'; its rates are ${Object.keys(base).join(', ')}`);
     }
-    rates.set(model, Object.freeze({ ...base, ...given }));
+    const replaced = Object.freeze({ ...base, ...given });
+    const most = rules[model]!.maxPrice?.(replaced);
+    if (most !== undefined && !Number.isSafeInteger(most)) {
+      throw new PriceError(`prices.${model}: with these rates the most a request can cost (at its fields' maxima) is past any amount this server can hold; lower the rate`);
+    }
+    rates.set(model, replaced);
   }
   const whole = (amount: MicroUsd | undefined, what: string) => {
     if (amount !== undefined && !Number.isSafeInteger(amount)) throw new PriceError(`${what} is not whole micro-USD`);
@@ -56,8 +61,12 @@ export function buildPriceTable(overrides: PriceOverrides = {}, models: readonly
   };
   return Object.freeze({
     priceOf: (model: string, request: PricedRequest) => whole(rules[model]?.price(rates.get(model)!, request), `price of ${model}`),
-    chargeOf: (model: string, request: PricedRequest, usage: Usage) =>
-      whole(rules[model]?.charge?.(rates.get(model)!, request, usage), `charge of ${model}`),
+    // Never more than the price, which is what the job holds: a huge measured usage cannot overflow it.
+    chargeOf: (model: string, request: PricedRequest, usage: Usage) => {
+      const rule = rules[model];
+      const charge = rule?.charge?.(rates.get(model)!, request, usage);
+      return charge === undefined ? undefined : whole(Math.min(charge, rule!.price(rates.get(model)!, request)), `charge of ${model}`);
+    },
     rates: (model: string) => rates.get(model),
   });
 }

@@ -135,6 +135,8 @@ export interface OutputStore {
    */
   remove(key: string): Promise<void>;
   removeFile(key: string, name: string): Promise<void>;
+  /** The names of the files `key` holds (its scratch directories are none); empty for an unknown key. */
+  names(key: string): Promise<string[]>;
   /** Every stored key and unfinished removal, streamed: a store may hold millions. */
   list(): AsyncIterable<OutputEntry>;
   /** Deletes a listed entry. */

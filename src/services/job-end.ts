@@ -33,7 +33,7 @@ export type JobEnding =
   | { readonly move: 'fail'; readonly id: string; readonly leaseId: string; readonly error: JobError }
   | { readonly move: 'cancel'; readonly id: string }
   /** A remote-bound job no worker claimed in time (remote maintenance): failed from `queued`. */
-  | { readonly move: 'expire'; readonly id: string; readonly error: JobError };
+  | { readonly move: 'expire'; readonly id: string; readonly error: JobError; readonly unchangedSince?: Micros };
 
 /** The services a job's end writes through. */
 export interface JobEndDeps {
@@ -89,7 +89,7 @@ function moveToEnd(tx: StoreTx, e: JobEnding, completedAt: Micros, now: Micros):
       // A job that did not complete has no result: a preview's URL goes with its files.
       return tx.queue.move('cancel', { id: e.id, patch: { result: null, completedAt }, now });
     case 'expire':
-      return tx.queue.move('expire', { id: e.id, patch: { result: null, error: e.error, completedAt }, now });
+      return tx.queue.move('expire', { id: e.id, patch: { result: null, error: e.error, completedAt }, now, ...(e.unchangedSince === undefined ? {} : { unchangedSince: e.unchangedSince }) });
   }
 }
 

@@ -8,6 +8,7 @@ import type { Micros } from '../lib/time.js';
 import { newOutputKey } from '../outputs/output-store.js';
 import type { EngineStage, StyleArtifact } from '../engines/engine.js';
 import type { Catalog } from '../models/catalog.js';
+import { mainOutputTypes } from '../models/model.js';
 import type { ClaimTypes, JobPatch, JobRecord, Store } from '../store/store.js';
 import { lockExisting, promote } from './admission.js';
 import type { BillingService } from './billing.js';
@@ -77,6 +78,12 @@ export class JobRuns {
    */
   makesStyle(type: string): boolean {
     return this.#catalog.get(type)?.makesStyle === true;
+  }
+
+  /** The media types the main output of a job of `type` may have; undefined for a type that is no model. */
+  mainOutputTypes(type: string): readonly string[] | undefined {
+    const entry = this.#catalog.get(type);
+    return entry && mainOutputTypes(entry);
   }
 
   /** The job's deadline: its first claim plus its model's timeout. */
@@ -189,10 +196,11 @@ export class JobRuns {
 
   /**
    * Fails a queued job nobody claimed in time (remote maintenance: no remote worker took it). Its
-   * hold is released like any failure's. Undefined when it was no longer queued.
+   * hold is released like any failure's. Undefined when it was no longer queued, or (with
+   * `unchangedSince`) its status changed after that instant: claimed and requeued meanwhile.
    */
-  expire(job: JobRecord, error: JobError): Promise<JobRecord | undefined> {
-    return this.#end(job, { move: 'expire', id: job.id, error });
+  expire(job: JobRecord, error: JobError, unchangedSince?: Micros): Promise<JobRecord | undefined> {
+    return this.#end(job, { move: 'expire', id: job.id, error, ...(unchangedSince === undefined ? {} : { unchangedSince }) });
   }
 
   /** The job as it is now, whoever holds it. */

@@ -21,7 +21,7 @@ const validateClaim: BodyValidator = bodyValidator(ClaimRequest);
 export interface ClaimDeps extends RemoteDeps {
   readonly catalog: Pick<Catalog, 'get'>;
   readonly signals: Pick<JobSignals, 'onQueued'>;
-  readonly tokens: Pick<WorkerTokenService, 'seen'>;
+  readonly tokens: Pick<WorkerTokenService, 'seen' | 'byId'>;
   /** A trained style's artifact (StyleService.artifact): input_invalid when it is gone. */
   loadStyle(id: string): Promise<StyleArtifact>;
   /** The longest wait between two looks at the queue while a claim waits (`poll_interval_ms`). */
@@ -32,7 +32,8 @@ export interface ClaimDeps extends RemoteDeps {
  * `POST /worker/v1/claim`: takes up to `max` queued jobs of the models the worker may run, waiting
  * up to `wait_ms` for one when none is queued. The wait holds no database connection: it sleeps
  * on the clock and wakes at once when a job is queued in this process or announced by another
- * (JobSignals), looking again at least every `pollMs`, and ends when the client goes away.
+ * (JobSignals), looking again at least every `pollMs`, and ends when `signal` aborts (the client
+ * went away, or the server is closing): then it answers no jobs and takes none.
  */
 export class RemoteClaims {
   readonly #deps: ClaimDeps;
@@ -51,11 +52,14 @@ export class RemoteClaims {
     await this.#deps.tokens.seen(worker, { workerId: req.worker_id, pool: req.pool ?? null, models: models ?? [] });
     const { clock } = this.#deps;
     const until = clock.nowMs() + req.wait_ms;
-    for (;;) {
+    for (let waited = false; ; waited = true) {
       // Listening before looking: a job queued between the look and the wait still wakes it.
       const woken = new AbortController();
       const off = this.#deps.signals.onQueued(() => woken.abort());
       try {
+        if (signal.aborted) return { jobs: [] };
+        // A token revoked during the wait takes nothing; its next claim is refused (401).
+        if (waited && !(await this.#deps.tokens.byId(worker.tokenId))) return { jobs: [] };
         const jobs = types.length > 0 ? await this.#take(worker, types, req.max, publicUrl, signal) : [];
         const left = until - clock.nowMs();
         if (jobs.length > 0 || left <= 0 || signal.aborted) return { jobs };
@@ -75,7 +79,14 @@ export class RemoteClaims {
       while (taken.length < max) {
         const job = await this.#deps.runs.claim({ only: types });
         if (!job) break;
-        const view = await this.#ready(worker, job, publicUrl);
+        let view: ClaimedJobView | undefined;
+        try {
+          view = await this.#ready(worker, job, publicUrl);
+        } catch (err) {
+          // Not yet among `held`: it goes back with them rather than stay scheduled until its lease lapses.
+          held.push(job);
+          throw err;
+        }
         if (!view) continue;
         held.push(job);
         taken.push(view);
@@ -110,12 +121,7 @@ export class RemoteClaims {
       await this.#held.failHeld(job, { code: err.code, message: err.message });
       return undefined;
     }
-    try {
-      await (await outputs.scratch(job.outputKey)).dispose();
-    } catch (err) {
-      await runs.handBack(job).catch(() => undefined);
-      throw err;
-    }
+    await (await outputs.scratch(job.outputKey)).dispose();
     this.#deps.log.info({ jobId: job.id, model: job.type, attempt: job.attempts, workerToken: worker.tokenId }, 'remote job claimed');
     return {
       id: job.id,

@@ -6,11 +6,12 @@ import { sniffAsset } from '../engines/media-types.js';
 import type { Catalog } from '../models/catalog.js';
 import { httpUrlInputsOf } from '../models/private-urls.js';
 import type { UrlInput } from '../models/private-urls.js';
+import { Semaphore } from '../lib/semaphore.js';
 import { resolveUrl } from '../lib/urls.js';
 import { contentTypeOf } from '../outputs/output-store.js';
 import type { JobRecord } from '../store/store.js';
-import type { JobRuns } from './job-runs.js';
-import { matchesModel } from './worker-tokens.js';
+import type { ClaimedJob, JobRuns } from './job-runs.js';
+import { assertMayWork } from './remote-jobs.js';
 import type { WorkerPrincipal, WorkerTokenService } from './worker-tokens.js';
 
 /**
@@ -20,17 +21,25 @@ import type { WorkerPrincipal, WorkerTokenService } from './worker-tokens.js';
  * bytes. The worker never fetches a client's URL itself, so it needs no address guard of its own
  * and no way out to the internet.
  *
- * Signature: hex HMAC-SHA256 keyed with the worker token's hash over `${job}\n${n}\n${exp}`; valid
- * without an Authorization header until `exp` (unix seconds, at most 10 minutes on), and only while
- * the job runs and the token is not revoked.
+ * Signature: hex HMAC-SHA256 keyed with the worker token's hash over `${job}\n${lease}\n${n}\n${exp}`:
+ * bound to the claim. Valid without an Authorization header until `exp` (unix seconds, at most 10
+ * minutes on), and only while that claim's lease is the job's (the job runs under it) and the token
+ * is not revoked: another token, or a worker that lost the job, reads nothing with it.
  */
 export const INPUT_URL_TTL_S = 600;
+
+/**
+ * Inputs one process loads for remote workers at once: each holds up to `input_max_bytes` in
+ * memory while it is served. Past it, a GET is refused with 503 and Retry-After (the worker retries).
+ */
+export const INPUT_SERVES_MAX = 16;
+const BUSY_RETRY_AFTER_S = 2;
 
 /** Loads one input the way an in-process run does (worker/input-loader.ts, wired by the runtime). */
 export type InputLoad = (url: string, field: string, signal: AbortSignal) => Promise<Buffer>;
 
-export function inputSignature(tokenHash: string, jobId: string, n: number, exp: number): string {
-  return createHmac('sha256', tokenHash).update(`${jobId}\n${n}\n${exp}`).digest('hex');
+export function inputSignature(tokenHash: string, jobId: string, leaseId: string, n: number, exp: number): string {
+  return createHmac('sha256', tokenHash).update(`${jobId}\n${leaseId}\n${n}\n${exp}`).digest('hex');
 }
 
 /** The http(s) URL fields of a job's request, in the order their numbers (`n`) count. */
@@ -38,13 +47,13 @@ export function inputsOf(catalog: Pick<Catalog, 'get'>, job: Pick<JobRecord, 'ty
   return httpUrlInputsOf(catalog.get(job.type)?.request, job.request);
 }
 
-/** The signed URLs of a job's inputs, by field, for the worker `worker`. */
-export function signedInputs(catalog: Pick<Catalog, 'get'>, job: JobRecord, worker: WorkerPrincipal, publicUrl: string, nowMs: number): Record<string, string> {
+/** The signed URLs of a claimed job's inputs, by field, for the worker `worker` under the claim's lease. */
+export function signedInputs(catalog: Pick<Catalog, 'get'>, job: ClaimedJob, worker: WorkerPrincipal, publicUrl: string, nowMs: number): Record<string, string> {
   const exp = Math.floor(nowMs / 1000) + INPUT_URL_TTL_S;
   const out: Record<string, string> = {};
   inputsOf(catalog, job).forEach(({ field }, n) => {
-    const sig = inputSignature(worker.tokenHash, job.id, n, exp);
-    const query = new URLSearchParams({ exp: String(exp), tok: worker.tokenId, sig });
+    const sig = inputSignature(worker.tokenHash, job.id, job.leaseId, n, exp);
+    const query = new URLSearchParams({ exp: String(exp), lease: job.leaseId, tok: worker.tokenId, sig });
     out[field] = resolveUrl(`worker/v1/jobs/${job.id}/inputs/${n}?${query.toString()}`, publicUrl);
   });
   return out;
@@ -53,6 +62,7 @@ export function signedInputs(catalog: Pick<Catalog, 'get'>, job: JobRecord, work
 /** A signed input URL's query, as received. */
 export interface InputQuery {
   readonly exp?: string | undefined;
+  readonly lease?: string | undefined;
   readonly tok?: string | undefined;
   readonly sig?: string | undefined;
 }
@@ -63,7 +73,7 @@ export interface InputBytes {
 }
 
 const refused = () => forbidden('the input URL is not validly signed');
-const gone = () => notFound('no such input: the URL has expired, or its job no longer runs, or its token was revoked');
+const gone = () => notFound('no such input: the URL has expired, or its claim no longer holds the job, or its token was revoked');
 
 /** Serves signed input URLs. */
 export class RemoteInputs {
@@ -73,6 +83,7 @@ export class RemoteInputs {
   readonly #tokens: Pick<WorkerTokenService, 'byId'>;
   readonly #load: InputLoad;
   readonly #nowMs: () => number;
+  readonly #gate: Semaphore;
 
   constructor(
     runs: Pick<JobRuns, 'find'>,
@@ -81,7 +92,9 @@ export class RemoteInputs {
     tokens: Pick<WorkerTokenService, 'byId'>,
     load: InputLoad,
     nowMs: () => number,
+    concurrency = INPUT_SERVES_MAX,
   ) {
+    this.#gate = new Semaphore(concurrency, 0);
     this.#runs = runs;
     this.#catalog = catalog;
     this.#remote = remote;
@@ -97,25 +110,32 @@ export class RemoteInputs {
   async open(jobId: string, n: string, query: InputQuery, signal: AbortSignal): Promise<InputBytes> {
     const index = /^(0|[1-9][0-9]{0,3})$/.test(n) ? Number(n) : NaN;
     const exp = /^[0-9]{1,12}$/.test(query.exp ?? '') ? Number(query.exp) : NaN;
-    if (Number.isNaN(index) || Number.isNaN(exp) || !query.tok || !/^[0-9a-f]{64}$/.test(query.sig ?? '')) throw refused();
+    const lease = query.lease;
+    if (Number.isNaN(index) || Number.isNaN(exp) || !lease || lease.length > 100 || !query.tok || !/^[0-9a-f]{64}$/.test(query.sig ?? '')) throw refused();
     const nowS = Math.floor(this.#nowMs() / 1000);
     if (exp > nowS + INPUT_URL_TTL_S) throw refused();
     if (exp < nowS) throw gone();
     const worker = await this.#tokens.byId(query.tok);
     // An unknown and a revoked token read alike: neither signs anything any more.
     if (!worker) throw gone();
-    const expected = Buffer.from(inputSignature(worker.tokenHash, jobId, index, exp), 'hex');
+    const expected = Buffer.from(inputSignature(worker.tokenHash, jobId, lease, index, exp), 'hex');
     if (!timingSafeEqual(expected, Buffer.from(query.sig!, 'hex'))) throw refused();
     const job = await this.#runs.find(jobId);
-    if (!job || !RUNNING_STATUSES.includes(job.status) || !this.#remote.has(job.type) || !matchesModel(worker.models, job.type)) throw gone();
+    // Only while the claim that signed it holds the job: not after a requeue, nor for another claim.
+    if (!job || job.leaseId !== lease || !RUNNING_STATUSES.includes(job.status)) throw gone();
+    assertMayWork(this.#remote, worker, job.type);
     const input = inputsOf(this.#catalog, job)[index];
     if (!input) throw gone();
+    const release = await this.#gate.acquire();
+    if (!release) throw new DomainError('unavailable', 'the server is serving as many inputs as it may at once; retry shortly', { retryAfterSeconds: BUSY_RETRY_AFTER_S });
     let data: Buffer;
     try {
       data = await this.#load(input.url, input.field, signal);
     } catch (err) {
       if (err instanceof EngineError) throw new DomainError('input_unavailable', err.message, { fields: { code: err.code } });
       throw err;
+    } finally {
+      release();
     }
     const kind = sniffAsset(data.subarray(0, 64 * 1024));
     return { data, contentType: kind.ok ? contentTypeOf(`input.${kind.type}`) : 'application/octet-stream' };

@@ -19,12 +19,13 @@ import type { WorkerPrincipal } from './worker-tokens.js';
  */
 
 /** Why a worker must stop working on a job: the `reason` of its 409. */
-export type StopReason = 'cancelled' | 'deleted' | 'lease_lost' | 'timeout';
+export type StopReason = 'cancelled' | 'completed' | 'deleted' | 'lease_lost' | 'timeout';
 
 const STOP_WORDS: Readonly<Record<StopReason, string>> = {
   cancelled: 'the job was cancelled',
+  completed: 'the job has completed: by this claim (a repeated complete), or by another after this claim\'s lease ran out',
   deleted: 'the job no longer exists',
-  lease_lost: 'this worker no longer holds the job: its lease ran out, or the job was given to another worker or has ended',
+  lease_lost: 'this worker no longer holds the job: its lease ran out, or the job was given to another worker or has failed',
   timeout: "the job passed its deadline and failed with 'timeout'",
 };
 
@@ -37,6 +38,7 @@ export function mustStop(reason: StopReason): DomainError {
 export function stopReasonOf(job: JobRecord | undefined): StopReason {
   if (!job) return 'deleted';
   if (job.status === 'cancelled') return 'cancelled';
+  if (job.status === 'completed') return 'completed';
   if (job.status === 'failed' && job.error?.code === 'timeout') return 'timeout';
   return 'lease_lost';
 }
@@ -114,6 +116,16 @@ export class HeldJobs {
   /** After a refused move: the 409 for the job as it is now. */
   async lost(jobId: string): Promise<DomainError> {
     return mustStop(stopReasonOf(await this.#deps.runs.find(jobId)));
+  }
+
+  /**
+   * After a refused move: the job as it is now if `leaseId` still holds it (another call of the
+   * same worker moved it in between: a race, not a loss), else throws the 409 telling it to stop.
+   */
+  async recheck(jobId: string, leaseId: string): Promise<ClaimedJob> {
+    const job = await this.#deps.runs.find(jobId);
+    if (job && job.leaseId === leaseId && RUNNING_STATUSES.includes(job.status) && job.outputKey !== null && job.startedAt !== null) return job as ClaimedJob;
+    throw mustStop(stopReasonOf(job));
   }
 
   /** Fails a held job past its deadline; its files go (a failed job's are never served). */

@@ -5,6 +5,8 @@ import { timeoutError } from './job-runs.js';
 import type { ClaimedJob, JobError } from './job-runs.js';
 import { removeOrLeaveToJanitor } from './removal.js';
 import { HeldJobs } from './remote-jobs.js';
+import { UNSERVED_WARN_MS } from './worker-tokens.js';
+import type { WorkerTokenService } from './worker-tokens.js';
 import type { RemoteDeps } from './remote-jobs.js';
 
 /** Jobs looked at per pass; more wait for the next. */
@@ -40,14 +42,18 @@ export class RemoteMaintenance {
   readonly #queue: Pick<QueueStore, 'overdueJobs'>;
   readonly #held: HeldJobs;
   readonly #intervalMs: number;
+  readonly #presence: Pick<WorkerTokenService, 'unserved'> | undefined;
+  #lookedMs: number | undefined;
   readonly #stop = new AbortController();
   #loop: Promise<void> | undefined;
 
-  constructor(deps: RemoteDeps, queue: Pick<QueueStore, 'overdueJobs'>, intervalMs: number) {
+  /** `presence`: the remote workers' presence, to warn about models no live worker can claim. */
+  constructor(deps: RemoteDeps, queue: Pick<QueueStore, 'overdueJobs'>, intervalMs: number, presence?: Pick<WorkerTokenService, 'unserved'>) {
     this.#deps = deps;
     this.#queue = queue;
     this.#held = new HeldJobs(deps);
     this.#intervalMs = intervalMs;
+    this.#presence = presence;
   }
 
   /** A pass now, then one every interval, until stop(); nothing when no model is remote-bound. */
@@ -74,13 +80,29 @@ export class RemoteMaintenance {
       if (RUNNING_STATUSES.includes(job.status)) {
         if (await this.#held.timeOut(job as ClaimedJob)) timedOut++;
       } else if (job.status === 'queued') {
-        // Claimed before and handed back: it ran out of time; never claimed: nobody took it.
-        if (!(await runs.expire(job, job.startedAt === null ? untakenError(timeoutMs) : timeoutError(timeoutMs)))) continue;
+        // Claimed before and handed back: it ran out of time (its first claim never changes). Never
+        // claimed: nobody took it, unless it was claimed (and requeued) since it was read, which
+        // its last status change, still before the cutoff, rules out.
+        const untaken = job.startedAt === null;
+        const before = msToMicros(nowMs - timeoutMs);
+        if (!(await runs.expire(job, untaken ? untakenError(timeoutMs) : timeoutError(timeoutMs), untaken ? before : undefined))) continue;
         expired++;
         if (job.outputKey !== null) await removeOrLeaveToJanitor(this.#deps.outputs, job.outputKey, this.#deps.log, { jobId: job.id }, "a failed remote job's outputs");
       }
     }
+    await this.#warnUnserved(nowMs);
     return { reaped, timedOut, expired };
+  }
+
+  /**
+   * Logs the models whose queued jobs no live worker can claim (as /readyz does, and rate-limited
+   * with it: once a minute per model), looking at most once a UNSERVED_WARN_MS: without a health
+   * checker calling /readyz, the log still says so.
+   */
+  async #warnUnserved(nowMs: number): Promise<void> {
+    if (!this.#presence || (this.#lookedMs !== undefined && nowMs - this.#lookedMs < UNSERVED_WARN_MS && nowMs >= this.#lookedMs)) return;
+    this.#lookedMs = nowMs;
+    await this.#presence.unserved(this.#deps.log);
   }
 
   async #run(): Promise<void> {

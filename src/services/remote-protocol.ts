@@ -49,6 +49,6 @@ export function createRemoteProtocol(
     runs: new RemoteRuns(deps),
     uploads: new RemoteUploads(deps, opts.outputMaxBytes),
     inputs: new RemoteInputs(services.runs, services.catalog, services.bindings.remote, services.workerTokens, opts.loadInput, () => clock.nowMs()),
-    maintenance: new RemoteMaintenance(deps, queue, opts.pollMs),
+    maintenance: new RemoteMaintenance(deps, queue, opts.pollMs, services.workerTokens),
   };
 }

@@ -3,6 +3,7 @@ import type { JobStatus } from '../domain/states.js';
 import type { EngineStage } from '../engines/engine.js';
 import { MAX_STYLE_ARTIFACT_BYTES } from '../engines/engine.js';
 import { formatMicros } from '../lib/time.js';
+import { contentTypeOf } from '../outputs/output-store.js';
 import { bodyValidator } from '../models/validation.js';
 import type { BodyValidator } from '../models/validation.js';
 import type { ClaimedJob } from './job-runs.js';
@@ -47,7 +48,7 @@ export class RemoteRuns {
       if (ORDER.indexOf(req.status) < ORDER.indexOf(status)) {
         throw new DomainError('worker_conflict', `the job is ${status} already; a status cannot go back to ${req.status}`);
       }
-      status = await this.#advance(job, status, req.status, req.preview);
+      status = await this.#advance(job, req.status, req.preview);
     } else if (req.preview !== undefined && status === 'intermediate-complete') {
       throw invalid('the job shows a preview already; send the next one with the final outputs');
     }
@@ -55,13 +56,24 @@ export class RemoteRuns {
     return { lease_expires_at: formatMicros(this.#deps.runs.leaseEnd()), status: status as ProgressAnswerView['status'] };
   }
 
-  /** Each stage from `from` up to `to`, in turn; the last with the preview (already uploaded) in the result. */
-  async #advance(job: ClaimedJob, from: JobStatus, to: EngineStage, preview: string | undefined): Promise<JobStatus> {
+  /**
+   * Each stage from the job's status up to `to`, in turn; the last with the preview (already
+   * uploaded) in the result. A move refused while the worker still holds the job means another of
+   * its calls moved the job meanwhile: it goes on from the status the job has now, and a job
+   * already at or past `to` is done. Returns the status reached.
+   */
+  async #advance(job: ClaimedJob, to: EngineStage, preview: string | undefined): Promise<JobStatus> {
     const patch = preview === undefined ? undefined : { result: { urls: resultUrls([{ name: await this.#uploaded(job, preview) }], (n) => this.#deps.outputs.url(job.outputKey, n)) } };
-    let status = from;
-    for (const stage of WORKER_STAGES.slice(ORDER.indexOf(from), ORDER.indexOf(to))) {
-      if (!(await this.#deps.runs.advance(job, status, stage, stage === to ? patch : undefined))) throw await this.#held.lost(job.id);
-      status = stage;
+    let status = job.status;
+    for (let refused = 0; ORDER.indexOf(status) < ORDER.indexOf(to); ) {
+      const stage = WORKER_STAGES[ORDER.indexOf(status)]!;
+      if (await this.#deps.runs.advance(job, status, stage, stage === to ? patch : undefined)) {
+        status = stage;
+      } else {
+        // At most a few calls of one worker race; past that, something else is wrong.
+        if (++refused > 3) throw await this.#held.lost(job.id);
+        status = (await this.#held.recheck(job.id, job.leaseId)).status;
+      }
     }
     return status;
   }
@@ -85,16 +97,23 @@ export class RemoteRuns {
       await this.#uploaded(job, o.name, `outputs[${i}].name`);
       files.push({ name: o.name, ...(o.role ? { role: o.role } : {}), ...(o.key ? { key: o.key } : {}) });
     }
+    const allowed = runs.mainOutputTypes(job.type);
+    const mainType = contentTypeOf(req.outputs[0]!.name);
+    if (allowed && !allowed.includes(mainType)) {
+      throw invalid(`outputs[0].name: '${req.outputs[0]!.name}' is ${mainType}, but the main output of ${job.type} is one of ${allowed.join(', ')}; list the main output first`);
+    }
     const keys = files.filter((f) => f.key !== undefined).length;
     if (keys > 0 && keys < files.length) throw invalid('outputs: give every output a key, or none');
     const measured = req.outputs[0]!.duration_us;
     const usage = measured === undefined ? undefined : { outputUs: measured };
     const urls = resultUrls(files, (n) => outputs.url(job.outputKey, n));
-    const status = await this.#toSampling(job);
-    const previous = job.result;
-    if (!(await runs.complete(job, status, { urls }, usage, style))) throw await this.#held.lost(job.id);
+    if (!(await runs.complete(job, await this.#toSampling(job), { urls }, usage, style))) {
+      // Refused while still held: another call of the worker moved the job meanwhile; once more from where it is.
+      const now = await this.#held.recheck(job.id, job.leaseId);
+      if (!(await runs.complete(job, await this.#toSampling(now), { urls }, usage, style))) throw await this.#held.lost(job.id);
+    }
     this.#deps.log.info({ jobId: job.id, model: job.type, attempt: job.attempts }, 'remote job completed');
-    await this.#dropPreview(job, previous, names);
+    await this.#dropUnlisted(job, names);
     return { status: 'completed' };
   }
 
@@ -119,7 +138,7 @@ export class RemoteRuns {
   /** Complete moves from `sampling` on: a worker that reported fewer stages is moved along first. */
   async #toSampling(job: ClaimedJob): Promise<JobStatus> {
     if (job.status === 'sampling' || job.status === 'intermediate-complete') return job.status;
-    return this.#advance(job, job.status, 'sampling', undefined);
+    return this.#advance(job, 'sampling', undefined);
   }
 
   /** Refuses (400) a file name that was not uploaded for this job. */
@@ -128,15 +147,17 @@ export class RemoteRuns {
     return name;
   }
 
-  /** A preview shown while the job ran but not among its outputs is removed, as in-process runs do. */
-  async #dropPreview(job: ClaimedJob, previous: ClaimedJob['result'], kept: ReadonlySet<string>): Promise<void> {
-    const urls = previous?.urls;
-    const first = Array.isArray(urls) ? (urls[0] as unknown) : undefined;
-    const url = typeof first === 'string' ? first : (first as { url?: unknown } | undefined)?.url;
-    if (typeof url !== 'string') return;
-    const name = url.slice(url.lastIndexOf('/') + 1);
-    if (kept.has(name) || this.#deps.outputs.url(job.outputKey, name) !== url) return;
-    await this.#deps.outputs.removeFile(job.outputKey, name).catch(() => undefined);
+  /**
+   * What the job's key holds beyond its outputs (a preview not among them, retries under other
+   * names, scratch renders) is removed: a completed job serves exactly its result.
+   */
+  async #dropUnlisted(job: ClaimedJob, kept: ReadonlySet<string>): Promise<void> {
+    const { outputs, log } = this.#deps;
+    try {
+      for (const name of await outputs.names(job.outputKey)) if (!kept.has(name)) await outputs.removeFile(job.outputKey, name);
+    } catch (err) {
+      log.warn({ jobId: job.id, err: String(err) }, "could not remove a completed remote job's unlisted files");
+    }
   }
 }
 

@@ -90,6 +90,8 @@ export class RemoteUploads {
     if (!leaseId) throw invalid('query parameter lease_id is required: the lease of the claim this worker holds');
     const type = declaredType(name);
     const job = await this.#held.held(worker, jobId, leaseId);
+    // An upload is the worker at work: it renews the lease as it starts and once it is stored.
+    if (!(await this.#deps.runs.heartbeat(job))) throw await this.#held.lost(job.id);
     const { outputs } = this.#deps;
     let scratch: OutputScratch;
     try {
@@ -117,6 +119,7 @@ export class RemoteUploads {
         if ((now.details.fields?.reason ?? 'lease_lost') !== 'lease_lost') throw now;
         throw err;
       }
+      await this.#deps.runs.heartbeat(job);
       return { name, size: seen.bytes, content_type: type };
     } finally {
       await scratch.dispose().catch(() => undefined);

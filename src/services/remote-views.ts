@@ -10,11 +10,14 @@ import { PATTERN_MAX_LENGTH, PATTERNS_MAX } from './worker-patterns.js';
  * (OpenAPI, tag `workers`), the use cases' validation (models/validation.ts) and, by `Static`,
  * their types. Requests carry no `$id`; the routes name their components.
  */
+/** 24 hours in microseconds: longer than any output a job makes. */
+export const MAX_DURATION_US = 86_400_000_000;
+
 const JOB_ID = '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69';
 const LEASE_ID = '5d1c9a7e-2b3f-4e8d-9a6c-1f0e2d3c4b5a';
 const MODEL = 'image/vendor-a/model-a-2/medium';
 const BASE = 'https://mediagen.example';
-const INPUT_URL = `${BASE}/worker/v1/jobs/${JOB_ID}/inputs/0?exp=1795435804&tok=7c0e9a52-1d3b-4f6e-8a2c-9b4d5e6f7a8b&sig=9f2c6b1e0a7d3c5b8e4f1a2d6c9b0e3f7a5d8c1b4e2f6a9d0c3b7e5f1a8d2c4b`;
+const INPUT_URL = `${BASE}/worker/v1/jobs/${JOB_ID}/inputs/0?exp=1795435804&lease=${LEASE_ID}&tok=7c0e9a52-1d3b-4f6e-8a2c-9b4d5e6f7a8b&sig=9f2c6b1e0a7d3c5b8e4f1a2d6c9b0e3f7a5d8c1b4e2f6a9d0c3b7e5f1a8d2c4b`;
 const UPLOAD_URL = `${BASE}/worker/v1/jobs/${JOB_ID}/outputs/`;
 const AT = '2026-11-22T12:00:30.000000Z';
 const DEADLINE = '2026-11-22T12:03:00.000000Z';
@@ -132,7 +135,9 @@ export const CompleteRequest = Type.Object(
           name: outputName('An uploaded file (letters, digits, `.`, `_`, `-`; no leading dot)', 'output.png'),
           role: Type.Optional(StringEnum(['model', 'preview'], { description: 'For outputs of more than one kind (a 3D model and its render): which this is', examples: ['model'] })),
           key: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A named output: the result then maps each key to its URL', examples: ['image'] })),
-          duration_us: Type.Optional(Type.Integer({ minimum: 0, description: "The main output's measured length in microseconds (metered models are charged by it)", examples: [5_000_000] })),
+          duration_us: Type.Optional(
+            Type.Integer({ minimum: 0, maximum: MAX_DURATION_US, description: "The main output's measured length in microseconds, at most 24 hours (metered models are charged by it)", examples: [5_000_000] }),
+          ),
         },
         { ...closed, description: 'One uploaded file', examples: [{ name: 'output.png' }] },
       ),

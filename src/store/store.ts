@@ -208,6 +208,8 @@ export type JobMove<N extends MoveName> = {
   readonly id: string;
   readonly patch?: JobPatch;
   readonly now: Micros;
+  /** Also require the job's last status change (updated_at) at or before this instant: it has not moved since it was read. */
+  readonly unchangedSince?: Micros;
 } & (N extends HolderMove
   ? { /** The worker's lease: the move also requires it. */ readonly leaseId: string }
   : { readonly leaseId?: undefined });

@@ -40,6 +40,14 @@ describe('model path patterns', () => {
     expect(matchesGlob('*-fast', D_FAST)).toBe(true);
     expect(matchesGlob('image/vendor.a/*', A2)).toBe(false);
   });
+
+  it('? matches one character in model_engines too: the dialect of worker tokens and claims', () => {
+    const b = buildBindings(MODELS, { 'video/vendor-?/model-d-fast': 'remote:gpu-q' });
+    expect(b.of(D_FAST)).toEqual({ kind: 'remote', pool: 'gpu-q' });
+    expect(b.origin(D_FAST)).toBe("model_engines 'video/vendor-?/model-d-fast'");
+    // A run of stars is no slower than one.
+    expect(buildBindings(MODELS, { [`${'*'.repeat(100)}-d-fast`]: 'remote:gpu-s' }).of(D_FAST)).toEqual({ kind: 'remote', pool: 'gpu-s' });
+  });
 });
 
 describe('engine bindings', () => {

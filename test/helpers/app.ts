@@ -115,6 +115,8 @@ export async function createTestApp(
     sandbox: opts.sandbox ?? false,
     models: readCustomModels(opts.models ?? [], 'test.json'),
     modelEngines: opts.modelEngines ?? {},
+    // The remote-input loader reads the config; the HTTP app and the worker take theirs below.
+    ...(opts.allowPrivateUrls ? { allowPrivateUrls: true } : {}),
     ...(opts.workerOutputMaxBytes !== undefined ? { workerOutputMaxBytes: opts.workerOutputMaxBytes } : {}),
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),

@@ -15,6 +15,7 @@ import { POOL, claimNow, pathOf, png, remoteApp, remoteJob, workerToken, wpost, 
 const LONG = { leaseMs: 3_600_000, timeoutMs: () => 3_600_000 };
 const UPSCALE = 'enhance/vendor-j/video-upscale';
 const TRAIN = 'loraTraining';
+const K1 = '3d/vendor-k/model-k-1';
 
 /** An MP4's first box: what the output sniffing reads (the file is not decoded). */
 const mp4 = (size = 4096) => {
@@ -44,7 +45,7 @@ describe.each(backends)('worker protocol files on $name', (backend) => {
     expect(Object.keys(job!.inputs)).toEqual(['image_url']);
     expect(job!.request.image_url).toBe(asset.image_url);
     const url = pathOf(job!.inputs.image_url!);
-    expect(url).toMatch(new RegExp(`^/worker/v1/jobs/${id}/inputs/0\\?exp=\\d+&tok=[0-9a-f-]+&sig=[0-9a-f]{64}$`));
+    expect(url).toMatch(new RegExp(`^/worker/v1/jobs/${id}/inputs/0\\?exp=\\d+&lease=${job!.lease_id}&tok=[0-9a-f-]+&sig=[0-9a-f]{64}$`));
     const ok = await t.app.inject({ method: 'GET', url });
     expect(ok.statusCode).toBe(200);
     expect(ok.headers['content-type']).toBe('image/png');
@@ -156,10 +157,10 @@ describe.each(backends)('worker protocol files on $name', (backend) => {
   });
 
   it('shows an uploaded preview while the job runs, removes it when the outputs do not list it, and shapes results as in-process runs do', async () => {
-    t = await remoteApp({ backend });
+    t = await remoteApp({ backend }, [K1]);
     const token = await workerToken(t);
-    const id = await remoteJob(t);
-    const [job] = await claimNow(t, token);
+    const id = ((await createJob(t, K1, { image_url: 'https://assets.example/product.png' })).json() as { job_id: string }).job_id;
+    const [job] = await claimNow(t, token, { models: [K1] });
     const preview = await sharp(await png()).jpeg().toBuffer();
     expect((await wpost(t, token, `/jobs/${id}/progress`, { lease_id: job!.lease_id, status: 'intermediate-complete', preview: 'preview.jpg' })).statusCode).toBe(400);
     expect((await wput(t, token, id, 'preview.jpg', job!.lease_id, preview)).statusCode).toBe(201);

@@ -7,6 +7,9 @@ import type { TestApp } from '../helpers/app.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
 import { claimNow, remoteApp, remoteJob, workerToken, wpost } from '../helpers/remote-worker.js';
 import { waitFor } from '../helpers/scripted-engine.js';
+import type { Log } from '../../src/lib/log.js';
+import { RemoteMaintenance } from '../../src/services/remote-maintenance.js';
+import type { QueueStore } from '../../src/store/store.js';
 
 /**
  * Remote-job maintenance, run by the HTTP app itself (an `api`-only deployment has no in-process
@@ -75,5 +78,50 @@ describe.each(backends)('remote job maintenance on $name', (backend) => {
     await new Promise((r) => setTimeout(r, 50));
     expect((await statusOf(id)).status).toBe('queued');
     expect(await claimNow(t, token)).toMatchObject([{ id, attempt: 1 }]);
+  });
+
+  /** A maintenance pass of its own over the app's services, logging to `log`, reading overdue jobs through `queue`. */
+  const maintenance = (log: Log, queue: Pick<QueueStore, 'overdueJobs'> = t.store.queue, aheadMs = 0) => {
+    const clock = { nowMs: () => t.clock.nowMs() + aheadMs, sleep: (ms: number, signal?: AbortSignal) => t.clock.sleep(ms, signal) };
+    return new RemoteMaintenance({ runs: t.services.runs, remote: t.services.bindings.remote, outputs: t.services.outputs, clock, log }, queue, 1000, t.services.workerTokens);
+  };
+
+  it('warns from maintenance, without any /readyz, about a model no live worker can claim: once a minute', async () => {
+    t = await remoteApp({ backend });
+    await remoteJob(t);
+    const warnings: string[] = [];
+    const log: Log = { info: () => undefined, error: () => undefined, warn: (_o, msg) => warnings.push(msg) };
+    const m = maintenance(log);
+    await m.pass();
+    expect(warnings).toEqual(['1 queued job(s) of image/vendor-a/model-a-2/medium wait for a remote worker of pool gpu-a, and no live worker can claim them']);
+    t.clock.advance(30_000);
+    await m.pass();
+    expect(warnings).toHaveLength(1);
+    t.clock.advance(30_000);
+    await m.pass();
+    expect(warnings).toHaveLength(2);
+  });
+
+  it('does not expire as untaken a job claimed and requeued after maintenance read it', async () => {
+    t = await remoteApp({ backend });
+    const token = await workerToken(t);
+    const id = await remoteJob(t);
+    // 100 s on, the job is not overdue to the app's own maintenance; this pass sees the world 100 s
+    // later still, where the job, queued since creation, is (its model's timeout is 180 s).
+    t.clock.advance(100_000);
+    // Between maintenance's read and its expire, a worker claims the job and hands it back.
+    const racing: Pick<QueueStore, 'overdueJobs'> = {
+      overdueJobs: async (cutoffs, limit) => {
+        const jobs = await t.store.queue.overdueJobs(cutoffs, limit);
+        const [job] = await claimNow(t, token);
+        const back = await wpost(t, token, `/jobs/${job!.id}/fail`, { lease_id: job!.lease_id, code: 'engine_failed', message: 'try again', retryable: true });
+        expect(back.json()).toEqual({ status: 'queued' });
+        return jobs;
+      },
+    };
+    const quiet: Log = { info: () => undefined, error: () => undefined, warn: () => undefined };
+    expect(await maintenance(quiet, racing, 100_000).pass()).toMatchObject({ expired: 0 });
+    expect((await statusOf(id)).status).toBe('queued');
+    expect(await claimNow(t, token)).toMatchObject([{ id, attempt: 2 }]);
   });
 });

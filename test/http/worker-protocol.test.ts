@@ -57,7 +57,7 @@ describe.each(backends)('worker protocol on $name', (backend) => {
     expect(await charges(id)).toHaveLength(1);
     // Completing again changes nothing and charges nothing more.
     const again = await wpost(t, token, `/jobs/${id}/complete`, { lease_id: job!.lease_id, outputs: [{ name: 'output.png' }] });
-    expect(again.json()).toMatchObject({ reason: 'lease_lost' });
+    expect(again.json()).toMatchObject({ reason: 'completed' });
     expect(await charges(id)).toHaveLength(1);
     await expectLedgerConsistent(t.store, t.workspaceId);
   });

@@ -157,6 +157,27 @@ describe.each(backends)('queue store contract: $name', (backend) => {
     void backlogged;
   });
 
+  it('lists overdue jobs of several types oldest first, at most the limit over all of them', async () => {
+    const typed = (type: string, at: number) =>
+      store.jobs.insertJob({ id: newId(), workspaceId: ws.id, apiUserId: ws.apiUserId, type, status: 'queued', request: { prompt: 'p' }, webhookUrl: null, zeroDataRetention: false, createdBy: 'owner@localhost' }, at);
+    const a1 = await typed('remote/a', T0);
+    const b1 = await typed('remote/b', T0 + SEC);
+    const a2 = await typed('remote/a', T0 + 2 * SEC);
+    const b2 = await typed('remote/b', T0 + 3 * SEC);
+    const cutoffs = [{ type: 'remote/b', before: T0 + 40 * SEC }, { type: 'remote/a', before: T0 + 40 * SEC }];
+    expect((await store.queue.overdueJobs(cutoffs, 10)).map((j) => j.id)).toEqual([a1.id, b1.id, a2.id, b2.id]);
+    expect((await store.queue.overdueJobs(cutoffs, 3)).map((j) => j.id)).toEqual([a1.id, b1.id, a2.id]);
+  });
+
+  it('a move with unchangedSince is refused when the job changed status after it (expire racing a claim and requeue)', async () => {
+    const job = await insert();
+    const c = (await store.queue.claim({ leaseId: newId(), leaseExpiresAt: T0 + 99 * SEC, outputKey: newId(), now: T0 + 50 * SEC }))!;
+    await store.queue.move('requeue', { id: c.id, leaseId: c.leaseId!, now: T0 + 60 * SEC });
+    expect(await store.queue.move('expire', { id: job.id, now: T0 + 70 * SEC, unchangedSince: T0 + 40 * SEC })).toBeUndefined();
+    expect((await store.queue.findJob(job.id))!.status).toBe('queued');
+    expect((await store.queue.move('expire', { id: job.id, now: T0 + 70 * SEC, unchangedSince: T0 + 60 * SEC }))!.status).toBe('failed');
+  });
+
   it('lists running jobs whose lease ran out, oldest expiry first', async () => {
     await insert();
     await insert();

@@ -143,6 +143,18 @@ describe('the config file\'s models: building them', () => {
   });
 });
 
+describe('custom model property names', () => {
+  it.each(['__proto__', 'constructor', 'prototype'])('refuses the property name %s, naming it', (name) => {
+    // As JSON text: a JavaScript object literal would not keep __proto__ as a key.
+    const text = JSON.stringify({ models: [base()] }).replace('"properties":{', `"properties":{"${name}":{"type":"string","description":"p"},`);
+    const path = join(mkdtempSync(join(tmpdir(), 'mediagen-cfg-')), 'config.json');
+    writeFileSync(path, text);
+    const load = () => modelsWith(loadConfig({ env: {}, configFile: path }).models);
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(`.properties.${name}: '${name}' is reserved; give the property another name`);
+  });
+});
+
 describe('custom models in the catalog, prices and run policy', () => {
   const config = { ...loadConfig({ env: {} }), models: readCustomModels(CUSTOM_MODELS, 'c.json') };
   const catalog = buildCatalog({ models: modelsWith(config.models) });
@@ -159,6 +171,15 @@ describe('custom models in the catalog, prices and run policy', () => {
     const cheaper = priceTableFor({ ...config, prices: { [TONE]: { per_second: 1000 } } }, catalog);
     expect(cheaper.priceOf(TONE, { duration: 3 })).toBe(3000);
     expect(() => priceTableFor({ ...config, prices: { [TONE]: { per_request: 1 } } }, catalog)).toThrow(`prices.${TONE}: unknown rate 'per_request'; its rates are per_second`);
+  });
+
+  it("checks the most a request can cost again with the config's prices: a rate that overflows it stops the start", () => {
+    // seconds is at most 10: 10 times this rate is past Number.MAX_SAFE_INTEGER micro-USD.
+    expect(() => priceTableFor({ ...config, prices: { [MORPH]: { per_second: 999_999_999_000_000 } } }, catalog)).toThrow(
+      `prices.${MORPH}: with these rates the most a request can cost (at its fields' maxima) is past any amount this server can hold; lower the rate`,
+    );
+    expect(() => priceTableFor({ ...config, prices: { [MORPH]: { per_second: 999_999_999_000_000 } } }, catalog)).toThrow(ConfigError);
+    expect(priceTableFor({ ...config, prices: { [MORPH]: { per_second: 1_000_000 } } }, catalog).priceOf(MORPH, { seconds: 10 })).toBe(10_000_000);
   });
 
   it('prices fixed and per-output rules', () => {

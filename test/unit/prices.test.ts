@@ -80,6 +80,15 @@ describe('price overrides from the config file', () => {
     expect(t.priceOf('image/vendor-a/model-a-2/large', { moodboards: [{}] })).toBe(70_000);
   });
 
+  it("a metered model's charge never passes its price (the hold), however long the output it reports", () => {
+    const upscale = 'enhance/vendor-j/video-upscale';
+    const request = { resolution: '1080p' };
+    const price = table.priceOf(upscale, request)!;
+    expect(table.chargeOf(upscale, request, { outputUs: 1_000_000 })!).toBeLessThan(price);
+    expect(table.chargeOf(upscale, request, { outputUs: 86_400_000_000 })).toBe(price);
+    expect(table.chargeOf(upscale, request, { outputUs: 1e30 })).toBe(price);
+  });
+
   it('can make a model free', () => {
     expect(buildPriceTable({ 'video/vendor-f/model-f': { per_request: 0 } }).priceOf('video/vendor-f/model-f', {})).toBe(0);
   });

@@ -14,6 +14,7 @@ import {
   ProgressRequest,
   UploadAnswer,
 } from '../../services/remote-views.js';
+import type { HeldRequests } from '../held-requests.js';
 import { BODY_COMPONENT, WORKER_SECURITY } from '../openapi.js';
 import { requireWorker } from '../plugins/worker-auth.js';
 import { NoQuery, errorResponses } from '../schemas.js';
@@ -44,7 +45,7 @@ function hangUp(reply: FastifyReply): AbortSignal {
  * authenticated with a worker token (never an API token). Routes only translate; the use cases
  * (services/remote-*.ts) check bodies, tokens, leases and deadlines.
  */
-export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtocol, publicUrl: () => string): void {
+export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtocol, publicUrl: () => string, waits: HeldRequests): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   // progress, complete and fail store no files: they go on while the data dir cannot take writes,
   // so a worker can still end what it holds. A claim is refused then (503), as in-process workers stop claiming.
@@ -70,7 +71,16 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
         response: { 200: ClaimAnswer, ...errorResponses(400, 413, 415) },
       },
     },
-    (request, reply) => remote.claims.claim(requireWorker(request.worker), request.body, publicUrl(), hangUp(reply)),
+    async (request, reply) => {
+      // The long poll ends when the client goes away and when the server starts closing: a draining
+      // process answers its waiting claims at once, with no jobs, and takes none.
+      const wait = waits.hold(reply);
+      try {
+        return await remote.claims.claim(requireWorker(request.worker), request.body, publicUrl(), wait.signal);
+      } finally {
+        wait.release();
+      }
+    },
   );
 
   typed.post(
@@ -104,7 +114,8 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
     scope.withTypeProvider<TypeBoxTypeProvider>().put(
       `${WORKER_PREFIX}/jobs/:id/outputs/:name`,
       {
-        config: held,
+        // Refused (503, Retry-After) while the data dir cannot take writes, before a byte is read.
+        config: { worker: true, stores: 'store uploaded outputs' },
         // A Content-Length past the limit is refused before a byte of the body is read.
         onRequest: async (request) => {
           const length = Number(request.headers['content-length'] ?? NaN);
@@ -187,15 +198,18 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
   );
 
   // A signed URL, handed out with the claim: no Authorization, and out of the document like /outputs.
+  // No automatic HEAD: it would load the whole input to answer headers; HEAD is 405.
+  const inputPath = `${WORKER_PREFIX}/jobs/:id/inputs/:n`;
+  app.head(inputPath, { config: { public: true }, schema: { hide: true } }, (_request, reply) => reply.code(405).header('allow', 'GET').send());
   app.get<{ Params: { id: string; n: string }; Querystring: Record<string, string | string[] | undefined> }>(
-    `${WORKER_PREFIX}/jobs/:id/inputs/:n`,
-    { config: { public: true }, schema: { hide: true } },
+    inputPath,
+    { config: { public: true }, exposeHeadRoute: false, schema: { hide: true } },
     async (request, reply) => {
       const one = (name: string) => {
         const v = request.query[name];
         return typeof v === 'string' ? v : undefined;
       };
-      const input = await remote.inputs.open(request.params.id, request.params.n, { exp: one('exp'), tok: one('tok'), sig: one('sig') }, hangUp(reply));
+      const input = await remote.inputs.open(request.params.id, request.params.n, { exp: one('exp'), lease: one('lease'), tok: one('tok'), sig: one('sig') }, hangUp(reply));
       return reply.headers({ 'content-type': input.contentType, 'content-length': String(input.data.length), 'x-content-type-options': 'nosniff' }).send(input.data);
     },
   );

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { copyFile, lstat, mkdir, open, opendir, rename, rm } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, open, opendir, readdir, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -147,6 +147,17 @@ export class DiskOutputStore implements OutputStore {
 
   async removeFile(key: string, name: string): Promise<void> {
     await rm(this.#path(key, name), { force: true });
+  }
+
+  async names(key: string): Promise<string[]> {
+    if (!isOutputKey(key)) return [];
+    try {
+      const entries = await readdir(this.dir(key), { withFileTypes: true });
+      return entries.filter((e) => e.isFile() && isOutputName(e.name)).map((e) => e.name);
+    } catch (err) {
+      if (isMissing(err)) return [];
+      throw err;
+    }
   }
 
   /** The regular file `name` of `key`, with its path; undefined for anything else, including unchecked input. */

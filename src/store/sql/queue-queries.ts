@@ -78,6 +78,8 @@ export class SqlQueueStore implements QueueStore {
   }
 
   async claim(c: NewClaim): Promise<JobRecord | undefined> {
+    // A filter naming no type takes nothing: no query at all.
+    if (c.types && 'only' in c.types && c.types.only.length === 0) return undefined;
     // One statement: pick the oldest queued job and take it, guarded by its status.
     const { from, to } = MOVES.claim;
     const r = await this.#db
@@ -104,7 +106,7 @@ export class SqlQueueStore implements QueueStore {
           .$call((q) => {
             const t = c.types;
             if (!t) return q;
-            if ('only' in t) return q.where('type', 'in', t.only.length > 0 ? [...t.only] : ['\u0000none']);
+            if ('only' in t) return q.where('type', 'in', [...t.only]);
             return t.except.length > 0 ? q.where('type', 'not in', [...t.except]) : q;
           })
           // A status change sets updated_at, so a queued job's updated_at is when it became queued.
@@ -152,6 +154,7 @@ export class SqlQueueStore implements QueueStore {
       set.fault_count = sql<number>`fault_count + 1`;
     }
     let q = this.#db.updateTable('jobs').set(set).where('id', '=', m.id).where('status', 'in', rule.from);
+    if (m.unchangedSince !== undefined) q = q.where('updated_at', '<=', m.unchangedSince);
     if (rule.lease === 'holder') {
       // The type makes holder moves carry a lease; this refuses one that slipped through a cast.
       if (typeof m.leaseId !== 'string') throw new Error(`move '${name}' requires the worker's lease`);
@@ -183,27 +186,23 @@ export class SqlQueueStore implements QueueStore {
   }
 
   async overdueJobs(cutoffs: readonly OverdueCutoff[], limit: number): Promise<JobRecord[]> {
-    if (cutoffs.length === 0) return [];
-    // The status index narrows to active jobs; the few remote-bound types are then tested one by one.
-    const rows = await this.#db
-      .selectFrom('jobs')
-      .selectAll()
-      .where('status', 'in', [...ACTIVE_STATUSES])
-      .where((w) =>
-        w.or(
-          cutoffs.map((c) =>
-            w.and([
-              w('type', '=', c.type),
-              w.or([w('started_at', '<', c.before), w.and([w('status', '=', 'queued'), w('updated_at', '<', c.before)])]),
-            ]),
-          ),
-        ),
-      )
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(limit)
-      .execute();
-    return rows.map(toJobRecord);
+    // One query per remote-bound type, each a walk of jobs_status_type_created over that type's
+    // active jobs only: a deep backlog of other types (local ones) costs nothing here.
+    const found: JobRecord[] = [];
+    for (const c of cutoffs) {
+      const rows = await this.#db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('status', 'in', [...ACTIVE_STATUSES])
+        .where('type', '=', c.type)
+        .where((w) => w.or([w('started_at', '<', c.before), w.and([w('status', '=', 'queued'), w('updated_at', '<', c.before)])]))
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      found.push(...rows.map(toJobRecord));
+    }
+    return found.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
   }
 
   async oldestBacklogged(workspaceId: string, limit: number): Promise<string[]> {

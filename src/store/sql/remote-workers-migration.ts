@@ -2,7 +2,7 @@ import type { Kysely, Migration } from 'kysely';
 
 /**
  * 0014_remote_workers: worker tokens (docs/workers.md), the presence of the remote workers using
- * them, and a running job's progress fraction. Its own module to keep migrations.ts short.
+ * them, a running job's progress fraction, and an index of jobs by status and type. Its own module to keep migrations.ts short.
  */
 export const REMOTE_WORKERS_MIGRATION: Migration = {
   async up(db: Kysely<unknown>) {
@@ -30,6 +30,9 @@ export const REMOTE_WORKERS_MIGRATION: Migration = {
       .execute();
     // Readiness reads the workers seen lately: a range on this index, not the whole table.
     await db.schema.createIndex('remote_workers_seen').on('remote_workers').column('last_seen_at').execute();
+    // Claims of remote workers (type IN) and in-process ones (type NOT IN) and remote maintenance's
+    // overdue scan (one type at a time) walk one status and type in creation order.
+    await db.schema.createIndex('jobs_status_type_created').on('jobs').columns(['status', 'type', 'created_at']).execute();
     // 'double precision' is a float8 on PostgreSQL and has REAL affinity on SQLite.
     await db.schema.alterTable('jobs').addColumn('progress', 'double precision').execute();
   },

@@ -1,0 +1,85 @@
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { backends } from '../helpers/backends.js';
+import type { TestApp } from '../helpers/app.js';
+import { REMOTE_MODEL, claimNow, remoteApp, remoteJob, workerToken, wpost } from '../helpers/remote-worker.js';
+import { waitFor } from '../helpers/scripted-engine.js';
+
+/** Claims under stress: hostile patterns, shutdown, revocation during the wait, empty filters. */
+describe.each(backends)('worker claims on $name', (backend) => {
+  let t: TestApp;
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  it('a claim with a pathological pattern is answered by its result (no backtracking blow-up)', async () => {
+    t = await remoteApp({ backend });
+    const token = await workerToken(t, ['*'.repeat(150)]);
+    const id = await remoteJob(t);
+    // Names no remote-bound model: nothing to take.
+    expect(await claimNow(t, token, { models: [`${'*'.repeat(11)}x`] })).toEqual([]);
+    expect(await claimNow(t, token, { models: [`${'*?'.repeat(10)}*medium`] })).toMatchObject([{ id, model: REMOTE_MODEL }]);
+  });
+
+  /** Starts a claim over real HTTP that waits (nothing queued); resolves with its status and body. */
+  async function waitingClaim(token: string): Promise<{ answer: Promise<[number, unknown]> }> {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as AddressInfo).port;
+    const sleeping = t.clock.sleepers;
+    const answer = new Promise<[number, unknown]>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/worker/v1/claim', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve([res.statusCode!, JSON.parse(Buffer.concat(chunks).toString())]));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ wait_ms: 30_000 }));
+    });
+    await waitFor(async () => t.clock.sleepers > sleeping, 'the claim to wait');
+    return { answer };
+  }
+
+  it('closing the app answers a waiting claim at once with no jobs', { timeout: 15_000 }, async () => {
+    t = await remoteApp({ backend });
+    const token = await workerToken(t);
+    const { answer } = await waitingClaim(token);
+    // The test clock never runs out the 30 s wait: only the close can end it.
+    await t.app.close();
+    expect(await answer).toEqual([200, { jobs: [] }]);
+  });
+
+  it('a token revoked while its claim waits takes nothing when a job comes', async () => {
+    t = await remoteApp({ backend });
+    const token = await workerToken(t);
+    const { answer } = await waitingClaim(token);
+    const tokenId = (await t.services.workerTokens.list())[0]!.id;
+    await t.services.workerTokens.revoke(tokenId);
+    const id = await remoteJob(t);
+    expect(await answer).toEqual([200, { jobs: [] }]);
+    expect((await t.store.queue.findJob(id))!.status).toBe('queued');
+    expect((await wpost(t, token, '/claim', { wait_ms: 0 })).statusCode).toBe(401);
+  });
+
+  it('a claim filter naming no model takes nothing, without asking the store for a NUL type', async () => {
+    t = await remoteApp({ backend });
+    await remoteJob(t);
+    expect(await t.services.runs.claim({ only: [] })).toBeUndefined();
+    expect(await t.store.queue.claim({ leaseId: 'l', leaseExpiresAt: 1, outputKey: 'k', now: 0, types: { only: [] } })).toBeUndefined();
+  });
+
+  it('a job whose claim failed on the way to its worker goes back to the queue, not left scheduled', async () => {
+    t = await remoteApp({ backend });
+    const token = await workerToken(t);
+    const id = await remoteJob(t);
+    const runs = t.services.runs as { deadline: unknown };
+    runs.deadline = () => {
+      throw new Error('a fault while making the claim ready');
+    };
+    const res = await t.app.inject({ method: 'POST', url: '/worker/v1/claim', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: '{"wait_ms":0}' });
+    expect(res.statusCode).toBe(500);
+    delete runs.deadline;
+    expect((await t.store.queue.findJob(id))!.status).toBe('queued');
+    expect(await claimNow(t, token)).toMatchObject([{ id, attempt: 2 }]);
+  });
+});

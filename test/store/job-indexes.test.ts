@@ -1,0 +1,48 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { TEST_DATABASE_URL, createPostgresDatabase } from '../helpers/backends.js';
+
+/**
+ * Remote claims (type IN), in-process claims (type NOT IN) and remote maintenance's overdue scan
+ * (one type at a time) walk jobs by status and type in creation order: migration 0014's index.
+ */
+describe('jobs are indexed by status, type and creation', () => {
+  it('on SQLite, and the overdue scan of one type uses the index', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mediagen-idx-'));
+    try {
+      const store = await openSqliteStore(join(dir, 'm.db'));
+      await store.close();
+      const db = new SQLite(join(dir, 'm.db'), { readonly: true });
+      try {
+        const cols = db.prepare("SELECT name FROM pragma_index_info('jobs_status_type_created') ORDER BY seqno").all() as { name: string }[];
+        expect(cols.map((c) => c.name)).toEqual(['status', 'type', 'created_at']);
+        const plan = db
+          .prepare("EXPLAIN QUERY PLAN SELECT * FROM jobs WHERE status IN ('queued','scheduled') AND type = ? AND (started_at < ? OR updated_at < ?) ORDER BY created_at LIMIT 100")
+          .all('remote/a', 1, 1) as { detail: string }[];
+        expect(plan.map((p) => p.detail).join(' ')).toMatch(/jobs_status_type_created/);
+      } finally {
+        db.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.runIf(TEST_DATABASE_URL)('on PostgreSQL', async () => {
+    const made = await createPostgresDatabase({ migrated: true });
+    const client = new pg.Client({ connectionString: made.url });
+    await client.connect();
+    try {
+      const r = await client.query("SELECT indexdef FROM pg_indexes WHERE tablename = 'jobs' AND indexname = 'jobs_status_type_created'");
+      expect(r.rows[0]?.indexdef).toMatch(/\(status, type, created_at\)/);
+    } finally {
+      await client.end();
+      await made.drop();
+    }
+  });
+});
