@@ -62,7 +62,7 @@ export class JobStopped extends ProtocolError {
   constructor(body: ErrorBody, what: string) {
     super(409, body, what);
     const r = body.reason;
-    this.reason = r === 'cancelled' || r === 'deleted' || r === 'timeout' ? r : 'lease_lost';
+    this.reason = r === 'cancelled' || r === 'deleted' || r === 'timeout' || r === 'completed' ? r : 'lease_lost';
   }
 }
 

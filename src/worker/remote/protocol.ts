@@ -105,7 +105,7 @@ export interface FailResponse {
 export const MAX_FAIL_MESSAGE = 500;
 
 /** Why the server answered 409: the worker must stop working on the job. */
-export type StopReason = 'cancelled' | 'deleted' | 'lease_lost' | 'timeout';
+export type StopReason = 'cancelled' | 'deleted' | 'lease_lost' | 'timeout' | 'completed';
 
 /** The JSON body of a refusal. */
 export interface ErrorBody {
