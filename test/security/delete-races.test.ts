@@ -197,8 +197,10 @@ describe.each(backends)('DELETE racing a running job: $name', (backend) => {
       job_id: viaService.id,
       deleted: true,
     });
-    // Logged with the job id and the cause, never the path (which holds the key).
-    expect(warnings).toEqual([{ obj: { jobId: viaService.id, err: { code: 'ENOTEMPTY', syscall: 'rmdir' } }, msg: expect.stringMatching(/janitor/) }]);
+    // Logged with the job id, the request that created it, and the cause, never the path (which holds the key).
+    expect(warnings).toEqual([
+      { obj: { jobId: viaService.id, jobRequestId: expect.any(String), err: { code: 'ENOTEMPTY', syscall: 'rmdir' } }, msg: expect.stringMatching(/janitor/) },
+    ]);
     expect(JSON.stringify(warnings)).not.toContain(viaService.key);
     for (const job of [viaHttp, viaService]) {
       expect(errorOf(await get(t, `/jobs/${job.id}`), 404)).toMatch(/not found/);
