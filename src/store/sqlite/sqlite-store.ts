@@ -36,8 +36,10 @@ function withStatementCache(raw: SQLite.Database) {
 export async function openSqliteStore(file: string): Promise<Store> {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const raw = new SQLite(file);
-  raw.pragma('journal_mode = WAL');
+  // The wait first: switching a new file to WAL takes a lock that other processes opening it at the
+  // same moment (four `admin` commands at once) would otherwise meet as SQLITE_BUSY at once.
   raw.pragma('busy_timeout = 5000');
+  raw.pragma('journal_mode = WAL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('synchronous = NORMAL');
   // ANALYZE reads at most this many rows per index, so analysing a large file stays quick.
