@@ -18,6 +18,7 @@ Replace `render_gradient` and `render_tone` (or add to RENDERERS) to serve your 
 """
 
 import argparse
+import email.utils
 import json
 import math
 import os
@@ -37,6 +38,10 @@ import zlib
 from array import array
 
 WORKER_API = "/worker/v1"
+#: The longest Retry-After a call waits for before its retry (the node worker's bound: 20 s).
+MAX_RETRY_AFTER = 20.0
+#: The longest pause between failed claims.
+MAX_CLAIM_PAUSE = 30.0
 
 
 # --------------------------------------------------------------------------- the models
@@ -131,12 +136,29 @@ RENDERERS = {
 # --------------------------------------------------------------------------- the protocol
 
 
-class Refused(Exception):
-    """The server answered with an error status."""
+def retry_after(headers, now=None):
+    """The seconds a Retry-After header asks for (delta-seconds or an HTTP date); None without one."""
+    text = (headers.get("Retry-After") or "").strip() if headers is not None else ""
+    if not text:
+        return None
+    if text.isascii() and text.isdigit():
+        return float(text)
+    try:
+        at = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if at is None or at.tzinfo is None:  # "-0000" or no zone: not an HTTP date
+        return None
+    return max(0.0, at.timestamp() - (time.time() if now is None else now))
 
-    def __init__(self, status, body, what):
+
+class Refused(Exception):
+    """The server answered with an error status (`retry_after`: its Retry-After in seconds, or None)."""
+
+    def __init__(self, status, body, what, retry_after=None):
         self.status = status
         self.body = body if isinstance(body, dict) else {}
+        self.retry_after = retry_after
         super().__init__("%s: the server answered HTTP %d: %s" % (what, status, self.body.get("error", "")))
 
 
@@ -156,6 +178,7 @@ class Client:
         self.base = "%s://%s%s" % (parts.scheme, parts.netloc, parts.path.rstrip("/"))
         self.token = token
         self.attempts = attempts
+        self.max_retry_after = MAX_RETRY_AFTER
 
     def rebase(self, url):
         """A URL the server gave (built from its public URL), taken onto the URL we reach it at."""
@@ -166,9 +189,11 @@ class Client:
         return self.base + parts.path[at:] + ("?" + parts.query if parts.query else "")
 
     def call(self, what, method, url, body=None, headers=None, timeout=60, retry=True, data_file=None):
-        """One call, retried on network errors, 429 and 5xx (every job call is safe to repeat)."""
+        """One call, retried on network errors, 429 and 5xx (every job call is safe to repeat):
+        after a jittered backoff, or the answer's Retry-After when longer, up to max_retry_after."""
         attempts = self.attempts if retry else 1
         for attempt in range(1, attempts + 1):
+            after = None
             hdrs = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
             hdrs.update(headers or {})
             data = None
@@ -191,15 +216,18 @@ class Client:
                     answer = {}
                 if err.code == 409:
                     raise JobStopped(answer.get("reason", "lease_lost") if isinstance(answer, dict) else "lease_lost")
+                if err.code == 429 or err.code >= 500:
+                    after = retry_after(err.headers)
                 if not (err.code == 429 or err.code >= 500) or attempt == attempts:
-                    raise Refused(err.code, answer, what)
+                    raise Refused(err.code, answer, what, after)
             except (urllib.error.URLError, OSError) as err:
                 if attempt == attempts:
                     raise ConnectionError("%s: cannot reach the server (%s)" % (what, err))
             finally:
                 if stream:
                     stream.close()
-            time.sleep(min(5.0, 0.25 * 2 ** (attempt - 1)) * (0.5 + random.random() / 2))
+            backoff = min(5.0, 0.25 * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+            time.sleep(min(self.max_retry_after, max(backoff, after or 0.0)))
 
     def claim(self, models, pool, worker_id, wait_ms=20000):
         body = {"models": models, "max": 1, "wait_ms": wait_ms, "worker_id": worker_id}
@@ -321,6 +349,7 @@ def main():
 
     failures = 0
     while not stopping.is_set():
+        pause = 0.0
         try:
             # A short wait while stopping is likely: a signal interrupts nothing mid-call.
             jobs = client.claim(list(RENDERERS), args.pool, args.worker_id, wait_ms=5000)
@@ -330,6 +359,8 @@ def main():
                 log(str(err))
                 return 1
             failures += 1
+            # A 429 or 503 says how long to leave the server alone (bounded).
+            pause = min(MAX_CLAIM_PAUSE, err.retry_after or 0.0)
             jobs = []
         except (ConnectionError, OSError) as err:
             failures += 1
@@ -337,7 +368,7 @@ def main():
                 log("claiming failed (%s); retrying" % err)
             jobs = []
         if failures:
-            stopping.wait(min(30.0, 0.5 * 2 ** min(failures - 1, 6)))
+            stopping.wait(max(pause, min(MAX_CLAIM_PAUSE, 0.5 * 2 ** min(failures - 1, 6))))
         for job in jobs:
             run_job(client, job)
     return 0

@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ErrorCode, isInitializeRequest, isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_TOKEN_ENV, MCP_URL_ENV, mcpClientSettings } from '../config/mcp-client.js';
+import { MCP_TOKEN_ENVS, MCP_URL_ENV, mcpClientSettings } from '../config/mcp-client.js';
 import type { McpClientSettings } from '../config/mcp-client.js';
 
 export const MCP_HELP = `Usage: mediagen mcp --url URL [--token TOKEN]
@@ -14,8 +14,8 @@ API token, so the tools, prompts and resources are exactly the server's (docs/mc
 
 Options:
   --url URL        the mediagen server, e.g. http://localhost:8080 (env ${MCP_URL_ENV})
-  --token TOKEN    an API token (env ${MCP_TOKEN_ENV}; prefer the variable: a flag
-                   shows in the process list)
+  --token TOKEN    an API token (env ${MCP_TOKEN_ENVS.join(', else ')}; prefer a
+                   variable: a flag shows in the process list)
   -h, --help       show this help
 `;
 

@@ -2,14 +2,14 @@
  * `Mediagen`: the typed client of the mediagen API (docs/clients.md). Node 20+ and browsers alike:
  * plain fetch, FormData and Blob, nothing Node-only.
  */
+import { createJob, onlyJob } from './create.js';
+import type { CreateOptions, RequestOptions } from './create.js';
 import { Transport, newIdempotencyKey } from './http.js';
 import type { Call, RetryOptions } from './http.js';
-import { isTerminal } from './types.js';
 import type {
   Asset,
   AssetListQuery,
   AssetPage,
-  CreatedJob,
   DeletedAsset,
   DeletedJob,
   GenerateBody,
@@ -18,11 +18,15 @@ import type {
   JobPage,
   Model,
   ModelPath,
+  NodeAppInputs,
+  StyleTrainingRequest,
   UsageItem,
   UsagePage,
   UsageQuery,
 } from './types.js';
 import { waitForJob, watchJob } from './watch.js';
+
+export type { CreateOptions, RequestOptions } from './create.js';
 import type { WaitOptions, WatchOptions } from './watch.js';
 
 export interface MediagenOptions {
@@ -36,29 +40,9 @@ export interface MediagenOptions {
   readonly retry?: RetryOptions | false;
 }
 
-export interface RequestOptions {
-  readonly signal?: AbortSignal;
-}
-
-export interface GenerateOptions extends RequestOptions {
-  /**
-   * `true`: return once the job has ended (completed, failed or cancelled). A number: wait at most
-   * that many seconds, then return the job as it is. Absent or `false`: return the new job at once.
-   * The first 60 seconds are waited in the POST itself (`Prefer: wait`); longer waits, and servers
-   * that do not wait, continue with `jobs.wait`.
-   */
-  readonly wait?: boolean | number;
-  /** `X-Webhook-URL`: receives a POST when the job ends. */
-  readonly webhookUrl?: string;
-  /**
-   * `Idempotency-Key`. Without one the client sends a key of its own, so that it may repeat the
-   * POST after a network error without making a second job.
-   */
-  readonly idempotencyKey?: string;
+export interface GenerateOptions extends CreateOptions {
   /** `X-Api-Zero-Data-Retention: 1`, for the models that offer it. */
   readonly zeroDataRetention?: boolean;
-  /** With `wait`: called with the job at each change (the wait then follows the event stream). */
-  readonly onUpdate?: (job: Job) => void;
 }
 
 export interface UploadOptions extends RequestOptions {
@@ -68,19 +52,10 @@ export interface UploadOptions extends RequestOptions {
   readonly idempotencyKey?: string;
 }
 
-/** The Prefer header's longest wait, in seconds. */
-const MAX_PREFER_WAIT_S = 60;
-
 /** A model path as a URL path: each segment percent-encoded, the slashes kept. */
 const modelRoute = (model: string) => `/generate/${model.split('/').map(encodeURIComponent).join('/')}`;
 const jobPath = (id: string) => `/jobs/${encodeURIComponent(id)}`;
 const signalOf = (o?: RequestOptions) => o?.signal;
-
-/** A creation answer (`completed_at` and `result` null) in the shape GET /jobs/{id} uses. */
-function asJob(job: Job | CreatedJob): Job {
-  const { completed_at, result, ...rest } = job;
-  return { ...rest, ...(completed_at != null ? { completed_at } : {}), ...(result != null ? { result } : {}) } as Job;
-}
 
 /** Every item of a paged list, following `next_cursor` to the last page. */
 async function* pages<T>(fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; next_cursor: string | null }>): AsyncGenerator<T, void, undefined> {
@@ -194,10 +169,42 @@ export class Models {
   }
 }
 
+export class Styles {
+  readonly #t: Transport;
+  constructor(t: Transport) {
+    this.#t = t;
+  }
+
+  /**
+   * Starts training a style (`POST /styles/train`, a `loraTraining` job) and, with `wait`, waits
+   * for its end; the completed job's `result` names the new style (`style_id`).
+   */
+  train(body: StyleTrainingRequest, opts: CreateOptions = {}): Promise<Job> {
+    return createJob(this.#t, { path: '/styles/train', body }, opts);
+  }
+}
+
+export class NodeApps {
+  readonly #t: Transport;
+  constructor(t: Transport) {
+    this.#t = t;
+  }
+
+  /**
+   * Runs a node-app version (`POST /node-apps/{id}/execute`, `id` the version's) with its inputs
+   * and, with `wait`, waits for its end. The server answers an array of one job: this is that job.
+   */
+  execute(id: string, inputs: NodeAppInputs, opts: CreateOptions = {}): Promise<Job> {
+    return createJob(this.#t, { path: `/node-apps/${encodeURIComponent(id)}/execute`, body: inputs, pick: onlyJob }, opts);
+  }
+}
+
 export class Mediagen {
   readonly jobs: Jobs;
   readonly assets: Assets;
   readonly models: Models;
+  readonly styles: Styles;
+  readonly nodeApps: NodeApps;
   readonly #t: Transport;
 
   constructor(opts: MediagenOptions) {
@@ -205,6 +212,8 @@ export class Mediagen {
     this.jobs = new Jobs(this.#t);
     this.assets = new Assets(this.#t);
     this.models = new Models(this.#t);
+    this.styles = new Styles(this.#t);
+    this.nodeApps = new NodeApps(this.#t);
   }
 
   /** The base URL requests go to. */
@@ -216,43 +225,9 @@ export class Mediagen {
    * Creates a job of `model` (`POST /generate/{model}`) and, with `wait`, waits for its end. The
    * job comes back as `GET /jobs/{id}` shows it (`completed_at` and `result` absent until set).
    */
-  async generate<M extends ModelPath | (string & {})>(model: M, body: GenerateBody<M>, opts: GenerateOptions = {}): Promise<Job> {
-    const waitS = opts.wait === true ? Infinity : typeof opts.wait === 'number' ? Math.max(0, opts.wait) : 0;
-    const deadline = Date.now() + waitS * 1000;
-    // With onUpdate the caller wants every change: the POST answers at once and the stream follows.
-    const preferS = waitS > 0 && !opts.onUpdate ? Math.max(1, Math.min(MAX_PREFER_WAIT_S, Math.ceil(waitS))) : 0;
-    const headers: Record<string, string> = { 'idempotency-key': opts.idempotencyKey ?? newIdempotencyKey() };
-    if (opts.webhookUrl !== undefined) headers['x-webhook-url'] = opts.webhookUrl;
-    if (opts.zeroDataRetention) headers['x-api-zero-data-retention'] = '1';
-    if (preferS > 0) headers.prefer = `wait=${preferS}`;
-    const { body: created } = await this.#t.json<Job | CreatedJob>({
-      method: 'POST',
-      path: modelRoute(model),
-      json: body,
-      headers,
-      ownKey: opts.idempotencyKey === undefined,
-      signal: opts.signal,
-    });
-    const job = asJob(created);
-    if (waitS === 0) return job;
-    const report = opts.onUpdate;
-    report?.(job);
-    // The stream replays the job from its creation: its first status is the one just reported.
-    let reported: string | undefined = job.status;
-    const onUpdate = report && ((update: Job) => {
-      const again = update.status === reported;
-      reported = undefined;
-      if (!again) report(update);
-    });
-    const remainingS = (deadline - Date.now()) / 1000;
-    if (isTerminal(job.status) || remainingS <= 0) return job;
-    // Whether or not the server applied the preference (Preference-Applied), what is left of the
-    // wait follows the job's events.
-    return this.jobs.wait(job.job_id, {
-      ...(Number.isFinite(remainingS) ? { timeoutSeconds: remainingS } : {}),
-      signal: opts.signal,
-      onUpdate,
-    });
+  generate<M extends ModelPath | (string & {})>(model: M, body: GenerateBody<M>, opts: GenerateOptions = {}): Promise<Job> {
+    const headers = opts.zeroDataRetention ? { 'x-api-zero-data-retention': '1' } : undefined;
+    return createJob(this.#t, { path: modelRoute(model), body, ...(headers ? { headers } : {}) }, opts);
   }
 
   /** One page of the usage report: charged jobs in a time window, newest first. */

@@ -7,8 +7,8 @@
  *
  * Browser-safe: nothing here imports a Node module (test/client/browser-safe.test.ts).
  */
-export { Mediagen, Jobs, Assets, Models } from './client.js';
-export type { MediagenOptions, GenerateOptions, UploadOptions, RequestOptions } from './client.js';
+export { Mediagen, Jobs, Assets, Models, Styles, NodeApps } from './client.js';
+export type { MediagenOptions, GenerateOptions, CreateOptions, UploadOptions, RequestOptions } from './client.js';
 export { MediagenError, MediagenNetworkError } from './errors.js';
 export type { RetryOptions } from './http.js';
 export type { WaitOptions, WatchOptions } from './watch.js';
@@ -31,7 +31,9 @@ export type {
   JobStatus,
   Model,
   ModelPath,
+  NodeAppInputs,
   RetiredModelError,
+  StyleTrainingRequest,
   UsageItem,
   UsagePage,
   UsageQuery,

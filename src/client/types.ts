@@ -22,6 +22,10 @@ export type AssetPage = Schemas['AssetPage'];
 export type DeletedAsset = Schemas['DeletedAsset'];
 export type UsagePage = Schemas['UsagePage'];
 export type UsageItem = Schemas['UsageItem'];
+/** `POST /styles/train`'s body. */
+export type StyleTrainingRequest = Schemas['StyleTrainingRequest'];
+/** `POST /node-apps/{id}/execute`'s body: the inputs of the version, checked against its input schema. */
+export type NodeAppInputs = Schemas['NodeAppInputs'];
 /** The 410 body of a retired model. */
 export type RetiredModelError = Schemas['Error410'];
 

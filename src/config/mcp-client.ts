@@ -1,8 +1,10 @@
+import { CLIENT_TOKEN_ENVS } from './client-settings.js';
 import { ConfigError } from './config.js';
 
 /** Where `mediagen mcp` finds its server and token when no flag gives them. */
 export const MCP_URL_ENV = 'MEDIAGEN_URL';
-export const MCP_TOKEN_ENV = 'MEDIAGEN_API_TOKEN';
+/** The token variables, first set one wins: MEDIAGEN_TOKEN, then MEDIAGEN_API_TOKEN (as the client commands). */
+export const MCP_TOKEN_ENVS = CLIENT_TOKEN_ENVS;
 
 export interface McpClientSettings {
   /** The server's MCP endpoint: `<base URL>/mcp`. */
@@ -22,7 +24,7 @@ function endpointOf(raw: string, from: string): URL {
     throw new ConfigError(`${from} must be an absolute http(s) URL such as http://localhost:8080, got '${raw}'`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${from} must be an http(s) URL, got '${url.protocol}'`);
-  if (url.username || url.password) throw new ConfigError(`${from} must not carry credentials; give the API token with --token or ${MCP_TOKEN_ENV}`);
+  if (url.username || url.password) throw new ConfigError(`${from} must not carry credentials; give the API token with --token or ${MCP_TOKEN_ENVS[0]}`);
   url.search = '';
   url.hash = '';
   if (!/\/mcp\/?$/.test(url.pathname)) url.pathname = `${url.pathname.replace(/\/+$/, '')}/mcp`;
@@ -30,14 +32,15 @@ function endpointOf(raw: string, from: string): URL {
 }
 
 /**
- * `mediagen mcp`'s settings: flags first, then MEDIAGEN_URL and MEDIAGEN_API_TOKEN. The token is
- * better given by environment: a flag shows in the process list.
+ * `mediagen mcp`'s settings: flags first, then MEDIAGEN_URL and MEDIAGEN_TOKEN (or MEDIAGEN_API_TOKEN),
+ * as the client commands read them. The token is better given by environment: a flag shows in the
+ * process list.
  */
 export function mcpClientSettings(flags: { url?: string | undefined; token?: string | undefined }, env: Readonly<Record<string, string | undefined>> = process.env): McpClientSettings {
   const url = flags.url ?? env[MCP_URL_ENV];
   if (!url) throw new ConfigError(`give the mediagen server's URL with --url or ${MCP_URL_ENV}`);
-  const token = flags.token ?? env[MCP_TOKEN_ENV];
-  if (!token) throw new ConfigError(`give an API token with --token or ${MCP_TOKEN_ENV}`);
+  const token = flags.token ?? MCP_TOKEN_ENVS.map((name) => env[name]).find((v) => v !== undefined && v !== '');
+  if (!token) throw new ConfigError(`give an API token with --token or ${MCP_TOKEN_ENVS[0]}`);
   if (!/^[\x21-\x7E]+$/.test(token)) throw new ConfigError('the API token must be printable ASCII without spaces');
   return { endpoint: endpointOf(url, flags.url !== undefined ? '--url' : MCP_URL_ENV), token };
 }

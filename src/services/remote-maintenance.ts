@@ -19,6 +19,8 @@ export interface MaintenanceReport {
   readonly timedOut: number;
   /** Queued remote-bound jobs no worker took within their model's timeout, failed with `timeout`. */
   readonly expired: number;
+  /** Presence rows of workers not seen for a week, deleted (at most once an hour). */
+  readonly pruned: number;
 }
 
 /** The `timeout` of a queued job no remote worker took. */
@@ -42,13 +44,13 @@ export class RemoteMaintenance {
   readonly #queue: Pick<QueueStore, 'overdueJobs'>;
   readonly #held: HeldJobs;
   readonly #intervalMs: number;
-  readonly #presence: Pick<WorkerTokenService, 'unserved'> | undefined;
+  readonly #presence: Pick<WorkerTokenService, 'unserved' | 'prunePresence'> | undefined;
   #lookedMs: number | undefined;
   readonly #stop = new AbortController();
   #loop: Promise<void> | undefined;
 
-  /** `presence`: the remote workers' presence, to warn about models no live worker can claim. */
-  constructor(deps: RemoteDeps, queue: Pick<QueueStore, 'overdueJobs'>, intervalMs: number, presence?: Pick<WorkerTokenService, 'unserved'>) {
+  /** `presence`: the remote workers' presence, to warn about models no live worker can claim and to prune. */
+  constructor(deps: RemoteDeps, queue: Pick<QueueStore, 'overdueJobs'>, intervalMs: number, presence?: Pick<WorkerTokenService, 'unserved' | 'prunePresence'>) {
     this.#deps = deps;
     this.#queue = queue;
     this.#held = new HeldJobs(deps);
@@ -91,7 +93,8 @@ export class RemoteMaintenance {
       }
     }
     await this.#warnUnserved(nowMs);
-    return { reaped, timedOut, expired };
+    const pruned = this.#presence ? await this.#presence.prunePresence() : 0;
+    return { reaped, timedOut, expired, pruned };
   }
 
   /**
@@ -111,7 +114,7 @@ export class RemoteMaintenance {
     while (!signal.aborted) {
       try {
         const report = await this.pass();
-        if (report.reaped + report.timedOut + report.expired > 0) log.info({ ...report }, 'remote job maintenance');
+        if (report.reaped + report.timedOut + report.expired + report.pruned > 0) log.info({ ...report }, 'remote job maintenance');
       } catch (err) {
         log.error({ err: { message: (err as Error).message } }, 'remote job maintenance failed');
       }

@@ -48,6 +48,12 @@ export const UNSERVED_WARN_MS = 60_000;
 export const QUEUED_COUNT_CAP = 1000;
 /** Live workers read per check; more than this many workers seen in a minute is beyond this design. */
 const LIVE_WORKERS_MAX = 1000;
+/** Presence rows not rewritten for this long are deleted (remote maintenance): the worker is gone. */
+export const PRESENCE_KEEP_MS = 7 * 24 * 3_600_000;
+/** A process prunes presence rows at most this often. */
+export const PRESENCE_PRUNE_MS = 3_600_000;
+/** Presence rows deleted per prune; a backlog goes a batch an hour, and never holds the table long. */
+export const PRESENCE_PRUNE_BATCH = 100;
 /** Remembered presence writes and warnings; past this the memory is simply dropped. */
 const MEMORY_MAX = 10_000;
 
@@ -80,6 +86,8 @@ export class WorkerTokenService {
   readonly #written = new Map<string, { readonly at: number; readonly what: string }>();
   /** Model -> when its "no live worker" warning was last logged (ms). */
   readonly #warned = new Map<string, number>();
+  /** When this process last pruned presence rows (ms). */
+  #prunedMs: number | undefined;
 
   constructor(store: Store, clock: Clock, remote: ReadonlyMap<string, string>) {
     this.#store = store;
@@ -168,6 +176,18 @@ export class WorkerTokenService {
     }
     if (this.#written.size >= MEMORY_MAX) this.#written.clear();
     this.#written.set(id, { at: nowMs, what });
+  }
+
+  /**
+   * Deletes up to PRESENCE_PRUNE_BATCH presence rows not seen for PRESENCE_KEEP_MS, at most once per
+   * PRESENCE_PRUNE_MS in this process (remote maintenance calls it each pass); returns how many.
+   * Without this, every worker_id ever used keeps its row.
+   */
+  async prunePresence(): Promise<number> {
+    const nowMs = this.#clock.nowMs();
+    if (this.#prunedMs !== undefined && nowMs - this.#prunedMs < PRESENCE_PRUNE_MS && nowMs >= this.#prunedMs) return 0;
+    this.#prunedMs = nowMs;
+    return this.#store.workerTokens.prunePresence(msToMicros(nowMs - PRESENCE_KEEP_MS), PRESENCE_PRUNE_BATCH);
   }
 
   /** Workers seen within LIVE_WINDOW_MS of `nowMs` whose tokens are not revoked. */

@@ -63,6 +63,8 @@ export interface WorkerTokenStore {
   touch(id: string, now: Micros, notSince: Micros): Promise<void>;
   /** Inserts or rewrites the worker's row. */
   upsertPresence(presence: WorkerPresence): Promise<void>;
+  /** Deletes up to `limit` presence rows last seen before `before`, oldest first; returns how many. */
+  prunePresence(before: Micros, limit: number): Promise<number>;
   /** Workers seen at or after `since` whose token is not revoked. At most `limit` rows, newest first. */
   livePresence(since: Micros, limit: number): Promise<LiveWorker[]>;
   /** Queued jobs of each of `types` (absent: none), counting no further than `atMost` in all. */

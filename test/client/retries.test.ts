@@ -90,4 +90,19 @@ describe('client retries (a local stub server)', () => {
     expect(stub.seen).toHaveLength(1);
     expect(stub.seen[0]!.headers.authorization).toBeUndefined();
   });
+
+  it('retries styles.train and nodeApps.execute as generate, with one key; execute returns the one job of its array', async () => {
+    stub = await startStub((req, res, n) => {
+      if (n % 2 === 0) return sendJson(res, 503, { error: 'busy' }, { 'retry-after': '0' });
+      sendJson(res, 200, req.url.endsWith('/execute') ? [created] : created);
+    });
+    const client = clientOf(stub);
+    expect(await client.styles.train({ name: 'Ink', urls: ['https://example.com/a.png'] })).toEqual(job('queued'));
+    expect(await client.nodeApps.execute('v 1', { prompt: 'a fox' }, { idempotencyKey: 'mine' })).toEqual(job('queued'));
+    expect(stub.seen.map((r) => `${r.method} ${r.url}`)).toEqual(['POST /styles/train', 'POST /styles/train', 'POST /node-apps/v%201/execute', 'POST /node-apps/v%201/execute']);
+    expect(stub.seen[1]!.headers['idempotency-key']).toBe(stub.seen[0]!.headers['idempotency-key']);
+    expect(stub.seen[0]!.headers['idempotency-key']).toMatch(/^mgc-/);
+    expect(stub.seen.slice(2).map((r) => r.headers['idempotency-key'])).toEqual(['mine', 'mine']);
+    expect(JSON.parse(stub.seen[3]!.body)).toEqual({ prompt: 'a fox' });
+  });
 });

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/domain/money.js';
+import { sendJson, startStub } from '../client/stub.js';
+import type { Stub } from '../client/stub.js';
 import { isPng, readPngSize } from '../helpers/media.js';
 import { Receiver } from '../helpers/receiver.js';
 import { RUN_TIMEOUT_MS, adminJson, api, cleanup, startServer, tempDir } from './binary.js';
@@ -62,10 +64,55 @@ async function waitFor<T>(check: () => T | undefined, what: string, timeoutMs = 
 
 describe.skipIf(!python)('the Python example worker (examples/python-worker) against a real server', { timeout: 120_000 }, () => {
   let receiver: Receiver | undefined;
+  let stub: Stub | undefined;
   afterEach(async () => {
     await stopProcesses();
     await cleanup();
     await receiver?.close();
+    await stub?.close();
+    stub = undefined;
+  });
+
+  const gaps = (s: Stub) => s.seen.slice(1).map((r, i) => r.at - s.seen[i]!.at);
+
+  it('waits out Retry-After on 429 and 503 before retrying a job call, up to its bound', async () => {
+    stub = await startStub((_req, res, n) => {
+      if (n === 0) return sendJson(res, 503, { error: 'storage' }, { 'retry-after': '1' });
+      if (n === 1) return sendJson(res, 429, { error: 'busy' }, { 'retry-after': new Date(Date.now() + 3000).toUTCString() });
+      if (n === 2) return sendJson(res, 503, { error: 'later' }, { 'retry-after': '3600' });
+      sendJson(res, 200, { lease_expires_at: '2030-01-01T00:00:00Z', status: 'processing' });
+    });
+    const script = [
+      'import json, sys',
+      `sys.path.insert(0, ${JSON.stringify(EXAMPLE)})`,
+      'import worker',
+      `c = worker.Client(${JSON.stringify(stub.url)}, "mgw_test")`,
+      'c.max_retry_after = 1.5',
+      `print(json.dumps(c.call("progress", "POST", ${JSON.stringify(`${stub.url}/worker/v1/jobs/j1/progress`)}, {"lease_id": "l1"})))`,
+    ].join('\n');
+    const py = startProcess('python3', ['-c', script]);
+    expect(await py.exited()).toEqual({ code: 0, signal: null });
+    expect(JSON.parse(py.stdout())).toEqual({ lease_expires_at: '2030-01-01T00:00:00Z', status: 'processing' });
+    const [first, second, third] = gaps(stub);
+    // Backoff alone would be 0.125 to 1 s; Retry-After asks for 1 s, then 2 to 3 s (an HTTP date) and an hour, both bounded to 1.5 s.
+    expect(first).toBeGreaterThanOrEqual(950);
+    expect(second).toBeGreaterThanOrEqual(1450);
+    expect(third).toBeGreaterThanOrEqual(1450);
+    expect(third).toBeLessThan(2500);
+  });
+
+  it('pauses claims for the Retry-After of a 503 claim answer', async () => {
+    stub = await startStub((_req, res, n) => {
+      if (n === 0) return sendJson(res, 503, { error: 'storage' }, { 'retry-after': '2' });
+      setTimeout(() => sendJson(res, 200, { jobs: [] }), 200);
+    });
+    const worker = startProcess('python3', [`${EXAMPLE}worker.py`, '--server', stub.url, '--worker-id', 'py-1'], { env: { MEDIAGEN_WORKER_TOKEN: 'mgw_test' } });
+    await worker.waitFor(/^worker\.py: ready$/m);
+    await waitFor(() => (stub!.seen.length >= 2 ? true : undefined), 'a second claim');
+    expect(await worker.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    // Without Retry-After, the first pause after a failed claim is 0.5 s.
+    expect(gaps(stub)[0]).toBeGreaterThanOrEqual(1950);
+    expect(stub.seen[0]).toMatchObject({ method: 'POST', url: '/worker/v1/claim' });
   });
 
   it('serves the custom gradient and tone models: a real PNG and WAV, webhooks, and charges by the price rules', async () => {

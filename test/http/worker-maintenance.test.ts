@@ -102,6 +102,27 @@ describe.each(backends)('remote job maintenance on $name', (backend) => {
     expect(warnings).toHaveLength(2);
   });
 
+  it('deletes the presence rows of workers unseen for 7 days, once an hour', async () => {
+    t = await remoteApp({ backend });
+    const { record } = await t.services.workerTokens.create('gpu');
+    const nowUs = () => t.clock.nowMs() * 1000;
+    const row = (name: string, lastSeenAt: number) => t.store.workerTokens.upsertPresence({ id: `${record.id}:${name}`, tokenId: record.id, name, pool: null, models: [], lastSeenAt });
+    const names = async () => (await t.store.workerTokens.livePresence(0, 100)).map((w) => w.name).sort();
+    const HOUR_US = 3_600_000_000;
+    await row('stale', nowUs() - 7 * 24 * HOUR_US - 1);
+    // Exactly 7 days old at the next hour's pass: kept until the one after.
+    await row('week', nowUs() - 7 * 24 * HOUR_US + HOUR_US);
+    await row('live', nowUs());
+    t.clock.advance(3_600_000);
+    await waitFor(async () => ((await names()).length === 2 ? true : undefined), 'the stale row to go');
+    t.clock.advance(1000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await names()).toEqual(['live', 'week']);
+    t.clock.advance(3_600_000);
+    await waitFor(async () => ((await names()).length === 1 ? true : undefined), 'the week-old row to go an hour later');
+    expect(await names()).toEqual(['live']);
+  });
+
   it('does not expire as untaken a job claimed and requeued after maintenance read it', async () => {
     t = await remoteApp({ backend });
     const token = await workerToken(t);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Log } from '../../src/lib/log.js';
-import { LIVE_WINDOW_MS, PRESENCE_WRITE_MS, UNSERVED_WARN_MS } from '../../src/services/worker-tokens.js';
+import { LIVE_WINDOW_MS, PRESENCE_KEEP_MS, PRESENCE_PRUNE_BATCH, PRESENCE_PRUNE_MS, PRESENCE_WRITE_MS, UNSERVED_WARN_MS } from '../../src/services/worker-tokens.js';
 import type { WorkerPrincipal } from '../../src/services/worker-tokens.js';
 import { checkedInject } from '../helpers/checked-inject.js';
 import { createTestApp, generate } from '../helpers/app.js';
@@ -97,6 +97,25 @@ describe.each(backends)('remote worker presence and /readyz on $name', (backend)
     // No worker_id: one worker per token, named default.
     await t.services.workerTokens.seen(p, {});
     expect((await seenAt()).map(([name]) => name).sort()).toEqual(['default', 'w1']);
+  });
+
+  it('prunes workers unseen for 7 days, a batch at most once an hour', async () => {
+    t = await createTestApp({ backend });
+    const p = await principal(t);
+    const names = async () => (await t!.store.workerTokens.livePresence(0, 1000)).map((w) => w.name).sort();
+    for (let i = 0; i < PRESENCE_PRUNE_BATCH + 2; i++) await t.services.workerTokens.seen(p, { workerId: `old-${String(i).padStart(3, '0')}` });
+    t.clock.advance(10);
+    await t.services.workerTokens.seen(p, { workerId: 'recent' });
+    t.clock.advance(PRESENCE_KEEP_MS);
+    // The old ones were last seen 7 days and 10 ms ago, 'recent' exactly 7 days ago: it stays.
+    expect(await t.services.workerTokens.prunePresence()).toBe(PRESENCE_PRUNE_BATCH);
+    expect(await names()).toHaveLength(3);
+    t.clock.advance(PRESENCE_PRUNE_MS - 1);
+    expect(await t.services.workerTokens.prunePresence()).toBe(0);
+    expect(await names()).toHaveLength(3);
+    t.clock.advance(1);
+    expect(await t.services.workerTokens.prunePresence()).toBe(3);
+    expect(await names()).toEqual([]);
   });
 
   it('warns about each waiting model at most once a minute', async () => {

@@ -122,7 +122,7 @@ describe('mediagen mcp over stdio', () => {
     expect(noUrl.code).toBe(1);
     expect(noUrl.stderr).toBe("mediagen: give the mediagen server's URL with --url or MEDIAGEN_URL\n");
     const noToken = await run(['mcp', '--url', base]);
-    expect(noToken.stderr).toBe('mediagen: give an API token with --token or MEDIAGEN_API_TOKEN\n');
+    expect(noToken.stderr).toBe('mediagen: give an API token with --token or MEDIAGEN_TOKEN\n');
     const help = await run(['mcp', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: mediagen mcp --url URL/);
@@ -141,10 +141,14 @@ describe('mcp client settings', () => {
     expect(mcpClientSettings({ url, token: 'tok' }, {}).endpoint.href).toBe(endpoint);
   });
 
-  it('reads MEDIAGEN_URL and MEDIAGEN_API_TOKEN when no flag is given; flags win', () => {
+  it('reads MEDIAGEN_URL and MEDIAGEN_TOKEN, then MEDIAGEN_API_TOKEN, when no flag is given; flags win', () => {
     const env = { MEDIAGEN_URL: 'http://a.example', MEDIAGEN_API_TOKEN: 'from-env' };
     expect(mcpClientSettings({}, env)).toEqual({ endpoint: new URL('http://a.example/mcp'), token: 'from-env' });
     expect(mcpClientSettings({ url: 'http://b.example', token: 'flag' }, env)).toEqual({ endpoint: new URL('http://b.example/mcp'), token: 'flag' });
+    // As the client commands: MEDIAGEN_TOKEN first, an empty one skipped.
+    expect(mcpClientSettings({}, { ...env, MEDIAGEN_TOKEN: 'tok-a' }).token).toBe('tok-a');
+    expect(mcpClientSettings({}, { ...env, MEDIAGEN_TOKEN: '' }).token).toBe('from-env');
+    expect(() => mcpClientSettings({}, { MEDIAGEN_URL: 'http://a.example', MEDIAGEN_TOKEN: '' })).toThrow('give an API token with --token or MEDIAGEN_TOKEN');
   });
 
   it.each([

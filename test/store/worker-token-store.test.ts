@@ -100,6 +100,27 @@ describe.each(backends)('worker token store contract: $name', (backend) => {
     expect((await store.workerTokens.livePresence(T0, 100)).map((w) => w.id)).toEqual([`${b.id}:w1`]);
   });
 
+  it('prunes presence rows last seen before an instant, oldest first, at most `limit` of them', async () => {
+    const a = token();
+    await store.workerTokens.insert(a);
+    const seen = (name: string, at: number) => store.workerTokens.upsertPresence({ id: `${a.id}:${name}`, tokenId: a.id, name, pool: null, models: [], lastSeenAt: at });
+    await seen('w3', T0 + 3 * SEC);
+    await seen('w1', T0 + SEC);
+    await seen('w2', T0 + 2 * SEC);
+    await seen('w5', T0 + 5 * SEC);
+    // A row whose token is gone is pruned all the same.
+    await store.workerTokens.upsertPresence({ id: 'gone:w0', tokenId: 'gone', name: 'w0', pool: null, models: [], lastSeenAt: T0 });
+    const names = async () => (await store.workerTokens.livePresence(0, 100)).map((w) => w.name).sort();
+
+    expect(await store.workerTokens.prunePresence(T0 + 3 * SEC, 2)).toBe(2);
+    expect(await names()).toEqual(['w2', 'w3', 'w5']);
+    expect(await store.workerTokens.prunePresence(T0 + 3 * SEC, 10)).toBe(1);
+    expect(await names()).toEqual(['w3', 'w5']);
+    expect(await store.workerTokens.prunePresence(T0 + 3 * SEC, 10)).toBe(0);
+    expect(await store.workerTokens.prunePresence(T0 + 10 * SEC, 0)).toBe(0);
+    expect(await names()).toEqual(['w3', 'w5']);
+  });
+
   it('counts queued jobs of the asked types only, capped in all', async () => {
     for (let i = 0; i < 3; i++) await insertJob(B1);
     await insertJob(A2);

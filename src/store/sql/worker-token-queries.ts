@@ -86,6 +86,16 @@ export class SqlWorkerTokenStore implements WorkerTokenStore {
       .execute();
   }
 
+  async prunePresence(before: number, limit: number): Promise<number> {
+    if (limit <= 0) return 0;
+    // DELETE ... LIMIT is not portable; the subquery walks remote_workers_seen from its oldest end.
+    const result = await this.#db
+      .deleteFrom('remote_workers')
+      .where('id', 'in', (eb) => eb.selectFrom('remote_workers').select('id').where('last_seen_at', '<', before).orderBy('last_seen_at', 'asc').limit(limit))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   async livePresence(since: number, limit: number): Promise<LiveWorker[]> {
     const rows = await this.#db
       .selectFrom('remote_workers as w')
