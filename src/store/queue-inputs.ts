@@ -1,6 +1,7 @@
+import type { HolderMove, MoveName } from '../domain/states.js';
 import type { Micros } from '../lib/time.js';
 
-/** What the queue's claim and overdue queries take (QueueStore, store.ts). */
+/** What the queue's claim, move and overdue queries take (QueueStore, store.ts). */
 
 export interface NewClaim {
   readonly leaseId: string;
@@ -25,3 +26,28 @@ export interface OverdueCutoff {
 
 /** A claim's filter on job types (NewClaim.types). */
 export type ClaimTypes = { readonly only: readonly string[] } | { readonly except: readonly string[] };
+
+/**
+ * What a move writes besides the status. Absent fields are left as they are. What follows from the
+ * move itself the store writes unasked: leaving a running status ends the lease; reaching a
+ * terminal status sets `completed_at` and erases a zero-data-retention job's request body.
+ */
+export interface JobPatch {
+  readonly result?: Readonly<Record<string, unknown>> | null;
+  readonly error?: Readonly<{ code: string; message?: string }> | null;
+  /** A move into a terminal status: the completion time, when not `now` (a charge fixes it). */
+  readonly completedAt?: Micros;
+  /** `requeue` for an infrastructure fault: not claimable before this instant, and counted. */
+  readonly faultRetryAt?: Micros;
+}
+
+/** A named move of one job; the guard statuses are `MOVES[name].from`, never the caller's. */
+export type JobMove<N extends MoveName> = {
+  readonly id: string;
+  readonly patch?: JobPatch;
+  readonly now: Micros;
+  /** Also require the job's last status change (updated_at) at or before this instant: it has not moved since it was read. */
+  readonly unchangedSince?: Micros;
+} & (N extends HolderMove
+  ? { /** The worker's lease: the move also requires it. */ readonly leaseId: string }
+  : { readonly leaseId?: undefined });

@@ -1,18 +1,18 @@
-import type { JobStatus, MoveName, HolderMove } from '../domain/states.js';
+import type { JobStatus, MoveName } from '../domain/states.js';
 import type { Micros } from '../lib/time.js';
 import type { AssetStore } from './asset-store.js';
 import type { BillingStore } from './billing-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { JobHistory } from './job-history.js';
 import type { LockedWorkspace } from './locked-workspace.js';
-import type { NewClaim, OverdueCutoff } from './queue-inputs.js';
+import type { JobMove, NewClaim, OverdueCutoff } from './queue-inputs.js';
 import type { NodeAppStore } from './node-app-store.js';
 import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
 import type { WorkerTokenStore } from './worker-token-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
-export type { ClaimTypes, NewClaim, OverdueCutoff } from './queue-inputs.js';
+export type { ClaimTypes, JobMove, JobPatch, NewClaim, OverdueCutoff } from './queue-inputs.js';
 export type { JobHistory, JobTransition } from './job-history.js';
 
 /**
@@ -188,31 +188,6 @@ export interface JobStore {
    */
   jobOutputKeysServed(keys: readonly string[]): Promise<Set<string>>;
 }
-
-/**
- * What a move writes besides the status. Absent fields are left as they are. What follows from the
- * move itself the store writes unasked: leaving a running status ends the lease; reaching a
- * terminal status sets `completed_at` and erases a zero-data-retention job's request body.
- */
-export interface JobPatch {
-  readonly result?: Readonly<Record<string, unknown>> | null;
-  readonly error?: Readonly<{ code: string; message?: string }> | null;
-  /** A move into a terminal status: the completion time, when not `now` (a charge fixes it). */
-  readonly completedAt?: Micros;
-  /** `requeue` for an infrastructure fault: not claimable before this instant, and counted. */
-  readonly faultRetryAt?: Micros;
-}
-
-/** A named move of one job; the guard statuses are `MOVES[name].from`, never the caller's. */
-export type JobMove<N extends MoveName> = {
-  readonly id: string;
-  readonly patch?: JobPatch;
-  readonly now: Micros;
-  /** Also require the job's last status change (updated_at) at or before this instant: it has not moved since it was read. */
-  readonly unchangedSince?: Micros;
-} & (N extends HolderMove
-  ? { /** The worker's lease: the move also requires it. */ readonly leaseId: string }
-  : { readonly leaseId?: undefined });
 
 /** The moves `QueueStore.move` makes (the claim picks its job itself: `QueueStore.claim`). */
 export type JobMoveName = Exclude<MoveName, 'claim'>;
