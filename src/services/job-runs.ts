@@ -210,21 +210,24 @@ export class JobRuns {
 
   /**
    * Returns jobs whose worker stopped heartbeating to the queue, or fails them when they are past
-   * their timeout or have used up their attempts. Returns how many it moved.
+   * their timeout or have used up their attempts. Returns how many it moved; `onMoved` hears of
+   * each, with the error it failed with (none: requeued).
    */
-  async reap(limit = 100): Promise<number> {
+  async reap(limit = 100, onMoved?: (job: JobRecord, error?: JobError) => void): Promise<number> {
     const now = this.#now();
     let moved = 0;
     for (const job of await this.#store.queue.expiredLeases(now, limit)) {
       const claimed = job as ClaimedJob;
+      let error: JobError | undefined;
       if (now >= this.deadline(claimed)) {
-        if (await this.fail(claimed, timeoutError(this.policy.timeoutMs(job.type, job.request)))) moved++;
+        error = timeoutError(this.policy.timeoutMs(job.type, job.request));
       } else if (job.attempts - job.faultCount >= this.policy.maxAttempts) {
         // Claims that ended in a fault hand-back were not lost workers: they do not count here.
-        const message = `the job's worker stopped ${job.attempts - job.faultCount} times; giving up`;
-        if (await this.fail(claimed, { code: 'worker_lost', message })) moved++;
-      } else if (await this.handBack(claimed)) {
+        error = { code: 'worker_lost', message: `the job's worker stopped ${job.attempts - job.faultCount} times; giving up` };
+      }
+      if (error ? await this.fail(claimed, error) : await this.handBack(claimed)) {
         moved++;
+        onMoved?.(job, error);
       }
     }
     return moved;

@@ -1,5 +1,6 @@
 import { EngineError } from '../engines/engine.js';
 import type { StyleArtifact } from '../engines/engine.js';
+import type { Log } from '../lib/log.js';
 import { formatMicros, msToMicros } from '../lib/time.js';
 import { resolveUrl } from '../lib/urls.js';
 import type { Catalog } from '../models/catalog.js';
@@ -8,7 +9,7 @@ import type { BodyValidator } from '../models/validation.js';
 import { isPlainObject } from '../lib/plain-object.js';
 import type { ClaimedJob } from './job-runs.js';
 import type { JobSignals } from './job-signals.js';
-import { HeldJobs, claimTypes } from './remote-jobs.js';
+import { HeldJobs, claimTypes, jobFields } from './remote-jobs.js';
 import type { RemoteDeps } from './remote-jobs.js';
 import { signedInputs } from './remote-inputs.js';
 import { ClaimRequest } from './remote-views.js';
@@ -44,7 +45,8 @@ export class RemoteClaims {
     this.#held = new HeldJobs(deps);
   }
 
-  async claim(worker: WorkerPrincipal, body: unknown, publicUrl: string, signal: AbortSignal): Promise<ClaimAnswerView> {
+  /** `log`: the claim call's logger (its lines carry the call's `requestId`). */
+  async claim(worker: WorkerPrincipal, body: unknown, publicUrl: string, signal: AbortSignal, log: Log = this.#deps.log): Promise<ClaimAnswerView> {
     validateClaim(body);
     const req = body as ClaimRequestBody & { max: number; wait_ms: number };
     const models = req.models === undefined ? undefined : checkPatterns(req.models, 'models');
@@ -60,7 +62,7 @@ export class RemoteClaims {
         if (signal.aborted) return { jobs: [] };
         // A token revoked during the wait takes nothing; its next claim is refused (401).
         if (waited && !(await this.#deps.tokens.byId(worker.tokenId))) return { jobs: [] };
-        const jobs = types.length > 0 ? await this.#take(worker, types, req.max, publicUrl, signal) : [];
+        const jobs = types.length > 0 ? await this.#take(worker, types, req.max, publicUrl, signal, log) : [];
         const left = until - clock.nowMs();
         if (jobs.length > 0 || left <= 0 || signal.aborted) return { jobs };
         await clock.sleep(Math.min(left, this.#deps.pollMs), AbortSignal.any([woken.signal, signal])).catch(() => undefined);
@@ -72,7 +74,7 @@ export class RemoteClaims {
   }
 
   /** Claims up to `max` jobs now. A client gone meanwhile gets none: they go back to the queue. */
-  async #take(worker: WorkerPrincipal, types: string[], max: number, publicUrl: string, signal: AbortSignal): Promise<ClaimedJobView[]> {
+  async #take(worker: WorkerPrincipal, types: string[], max: number, publicUrl: string, signal: AbortSignal, log: Log): Promise<ClaimedJobView[]> {
     const taken: ClaimedJobView[] = [];
     const held: ClaimedJob[] = [];
     try {
@@ -81,7 +83,7 @@ export class RemoteClaims {
         if (!job) break;
         let view: ClaimedJobView | undefined;
         try {
-          view = await this.#ready(worker, job, publicUrl);
+          view = await this.#ready(worker, job, publicUrl, log);
         } catch (err) {
           // Not yet among `held`: it goes back with them rather than stay scheduled until its lease lapses.
           held.push(job);
@@ -107,10 +109,10 @@ export class RemoteClaims {
    * with `timeout`, one naming a style that is gone fails with `input_invalid`; otherwise its key
    * starts clean (what an earlier attempt uploaded is gone) and its view is built.
    */
-  async #ready(worker: WorkerPrincipal, job: ClaimedJob, publicUrl: string): Promise<ClaimedJobView | undefined> {
+  async #ready(worker: WorkerPrincipal, job: ClaimedJob, publicUrl: string, log: Log): Promise<ClaimedJobView | undefined> {
     const { runs, clock, outputs } = this.#deps;
     if (msToMicros(clock.nowMs()) >= runs.deadline(job)) {
-      await this.#held.timeOut(job);
+      await this.#held.timeOut(job, log);
       return undefined;
     }
     let styles: Record<string, StyleArtifact>;
@@ -118,11 +120,11 @@ export class RemoteClaims {
       styles = await this.#styles(job);
     } catch (err) {
       if (!(err instanceof EngineError)) throw err;
-      await this.#held.failHeld(job, { code: err.code, message: err.message });
+      await this.#held.failHeld(job, { code: err.code, message: err.message }, log);
       return undefined;
     }
     await (await outputs.scratch(job.outputKey)).dispose();
-    this.#deps.log.info({ jobId: job.id, model: job.type, attempt: job.attempts, workerToken: worker.tokenId }, 'remote job claimed');
+    log.info({ ...jobFields(job), model: job.type, attempt: job.attempts, workerToken: worker.tokenId }, 'remote job claimed');
     return {
       id: job.id,
       model: job.type,

@@ -53,6 +53,14 @@ export interface RemoteDeps {
   readonly log: Log;
 }
 
+/**
+ * The fields naming a job on every log line about it: its id, and the request that created it
+ * (`jobRequestId`; the line's own `requestId` is the worker call's, from the request's logger).
+ */
+export function jobFields(job: Pick<JobRecord, 'id' | 'requestId'>): { jobId: string; jobRequestId: string | undefined } {
+  return { jobId: job.id, jobRequestId: job.requestId ?? undefined };
+}
+
 /** Refuses (403) a job type the worker may not touch: not remote-bound, or not named by its token. */
 export function assertMayWork(remote: ReadonlyMap<string, string>, worker: WorkerPrincipal, type: string): void {
   if (!remote.has(type)) throw forbidden(`jobs of ${type} are not run by remote workers on this server`);
@@ -98,16 +106,16 @@ export class HeldJobs {
 
   /**
    * The job as the worker holding `leaseId` holds it. A job past its deadline is failed with
-   * `timeout` here, and the worker told to stop.
+   * `timeout` here, and the worker told to stop. `log`: the worker call's logger.
    */
-  async held(worker: WorkerPrincipal, jobId: string, leaseId: string): Promise<ClaimedJob> {
+  async held(worker: WorkerPrincipal, jobId: string, leaseId: string, log: Log = this.#deps.log): Promise<ClaimedJob> {
     const job = await this.find(worker, jobId);
     if (job.leaseId !== leaseId || !RUNNING_STATUSES.includes(job.status) || job.outputKey === null || job.startedAt === null) {
       throw mustStop(stopReasonOf(job));
     }
     const claimed = job as ClaimedJob;
     if (this.#nowUs() >= this.#deps.runs.deadline(claimed)) {
-      await this.timeOut(claimed);
+      await this.timeOut(claimed, log);
       throw mustStop('timeout');
     }
     return claimed;
@@ -129,15 +137,15 @@ export class HeldJobs {
   }
 
   /** Fails a held job past its deadline; its files go (a failed job's are never served). */
-  async timeOut(job: ClaimedJob): Promise<boolean> {
-    return this.failHeld(job, timeoutError(this.#deps.runs.policy.timeoutMs(job.type, job.request)));
+  async timeOut(job: ClaimedJob, log: Log = this.#deps.log): Promise<boolean> {
+    return this.failHeld(job, timeoutError(this.#deps.runs.policy.timeoutMs(job.type, job.request)), log);
   }
 
   /** Fails a held job and removes its files; false when it was no longer held. */
-  async failHeld(job: ClaimedJob, error: JobError): Promise<boolean> {
+  async failHeld(job: ClaimedJob, error: JobError, log: Log = this.#deps.log): Promise<boolean> {
     if (!(await this.#deps.runs.fail(job, error))) return false;
-    this.#deps.log.info({ jobId: job.id, model: job.type, attempt: job.attempts, code: error.code }, 'remote job failed');
-    await removeOrLeaveToJanitor(this.#deps.outputs, job.outputKey, this.#deps.log, { jobId: job.id }, "a failed remote job's outputs");
+    log.info({ ...jobFields(job), model: job.type, attempt: job.attempts, code: error.code }, 'remote job failed');
+    await removeOrLeaveToJanitor(this.#deps.outputs, job.outputKey, log, jobFields(job), "a failed remote job's outputs");
     return true;
   }
 }

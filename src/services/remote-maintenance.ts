@@ -4,7 +4,7 @@ import type { QueueStore } from '../store/store.js';
 import { timeoutError } from './job-runs.js';
 import type { ClaimedJob, JobError } from './job-runs.js';
 import { removeOrLeaveToJanitor } from './removal.js';
-import { HeldJobs } from './remote-jobs.js';
+import { HeldJobs, jobFields } from './remote-jobs.js';
 import { UNSERVED_WARN_MS } from './worker-tokens.js';
 import type { WorkerTokenService } from './worker-tokens.js';
 import type { RemoteDeps } from './remote-jobs.js';
@@ -71,8 +71,11 @@ export class RemoteMaintenance {
 
   /** One pass. */
   async pass(): Promise<MaintenanceReport> {
-    const { runs, remote, clock } = this.#deps;
-    const reaped = await runs.reap(BATCH);
+    const { runs, remote, clock, log } = this.#deps;
+    // One line per job moved, naming it and the request that created it.
+    const reaped = await runs.reap(BATCH, (job, error) =>
+      log.info({ ...jobFields(job), model: job.type, attempt: job.attempts, ...(error ? { code: error.code } : {}) }, error ? 'remote job failed: its lease lapsed' : 'remote job requeued: its lease lapsed'),
+    );
     const nowMs = clock.nowMs();
     const cutoffs = [...remote.keys()].map((type) => ({ type, before: msToMicros(nowMs - runs.policy.timeoutMs(type)) }));
     let timedOut = 0;
@@ -80,6 +83,7 @@ export class RemoteMaintenance {
     for (const job of await this.#queue.overdueJobs(cutoffs, BATCH)) {
       const timeoutMs = runs.policy.timeoutMs(job.type, job.request);
       if (RUNNING_STATUSES.includes(job.status)) {
+        // Logged ('remote job failed', with its code) by timeOut.
         if (await this.#held.timeOut(job as ClaimedJob)) timedOut++;
       } else if (job.status === 'queued') {
         // Claimed before and handed back: it ran out of time (its first claim never changes). Never
@@ -89,7 +93,8 @@ export class RemoteMaintenance {
         const before = msToMicros(nowMs - timeoutMs);
         if (!(await runs.expire(job, untaken ? untakenError(timeoutMs) : timeoutError(timeoutMs), untaken ? before : undefined))) continue;
         expired++;
-        if (job.outputKey !== null) await removeOrLeaveToJanitor(this.#deps.outputs, job.outputKey, this.#deps.log, { jobId: job.id }, "a failed remote job's outputs");
+        log.info({ ...jobFields(job), model: job.type, attempt: job.attempts, code: 'timeout', untaken }, 'remote job failed: it waited past its timeout');
+        if (job.outputKey !== null) await removeOrLeaveToJanitor(this.#deps.outputs, job.outputKey, log, jobFields(job), "a failed remote job's outputs");
       }
     }
     await this.#warnUnserved(nowMs);

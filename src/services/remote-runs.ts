@@ -2,6 +2,7 @@ import { DomainError, invalid } from '../domain/errors.js';
 import type { JobStatus } from '../domain/states.js';
 import type { EngineStage } from '../engines/engine.js';
 import { MAX_STYLE_ARTIFACT_BYTES } from '../engines/engine.js';
+import type { Log } from '../lib/log.js';
 import { formatMicros } from '../lib/time.js';
 import { contentTypeOf } from '../outputs/output-store.js';
 import { bodyValidator } from '../models/validation.js';
@@ -9,7 +10,7 @@ import type { BodyValidator } from '../models/validation.js';
 import type { ClaimedJob } from './job-runs.js';
 import { resultUrls } from './result-urls.js';
 import type { ResultFile } from './result-urls.js';
-import { HeldJobs } from './remote-jobs.js';
+import { HeldJobs, jobFields } from './remote-jobs.js';
 import type { RemoteDeps } from './remote-jobs.js';
 import { CompleteRequest, FailRequest, ProgressRequest, WORKER_STAGES } from './remote-views.js';
 import type { CompleteRequestBody, FailRequestBody, ProgressAnswerView, ProgressRequestBody } from './remote-views.js';
@@ -38,10 +39,10 @@ export class RemoteRuns {
   }
 
   /** Renews the lease, stores the fraction done and moves the status forward to the stage reported. */
-  async progress(worker: WorkerPrincipal, jobId: string, body: unknown): Promise<ProgressAnswerView> {
+  async progress(worker: WorkerPrincipal, jobId: string, body: unknown, log: Log = this.#deps.log): Promise<ProgressAnswerView> {
     validateProgress(body);
     const req = body as ProgressRequestBody;
-    const job = await this.#held.held(worker, jobId, req.lease_id);
+    const job = await this.#held.held(worker, jobId, req.lease_id, log);
     if (req.preview !== undefined && req.status !== 'intermediate-complete') throw invalid('preview is sent only with status intermediate-complete');
     let status = job.status;
     if (req.status !== undefined && req.status !== status) {
@@ -83,10 +84,10 @@ export class RemoteRuns {
    * run's) and, for a training job, the style. Billed by JobRuns.complete: once, by the main
    * output's `duration_us` for a metered model.
    */
-  async complete(worker: WorkerPrincipal, jobId: string, body: unknown): Promise<{ status: 'completed' }> {
+  async complete(worker: WorkerPrincipal, jobId: string, body: unknown, log: Log = this.#deps.log): Promise<{ status: 'completed' }> {
     validateComplete(body);
     const req = body as CompleteRequestBody;
-    const job = await this.#held.held(worker, jobId, req.lease_id);
+    const job = await this.#held.held(worker, jobId, req.lease_id, log);
     const { runs, outputs } = this.#deps;
     const style = checkedStyle(req.style, runs.makesStyle(job.type), job.type);
     const names = new Set<string>();
@@ -112,24 +113,24 @@ export class RemoteRuns {
       const now = await this.#held.recheck(job.id, job.leaseId);
       if (!(await runs.complete(job, await this.#toSampling(now), { urls }, usage, style))) throw await this.#held.lost(job.id);
     }
-    this.#deps.log.info({ jobId: job.id, model: job.type, attempt: job.attempts }, 'remote job completed');
-    await this.#dropUnlisted(job, names);
+    log.info({ ...jobFields(job), model: job.type, attempt: job.attempts }, 'remote job completed');
+    await this.#dropUnlisted(job, names, log);
     return { status: 'completed' };
   }
 
   /** Fails the job, or hands it back for another attempt when the worker says one may succeed. */
-  async fail(worker: WorkerPrincipal, jobId: string, body: unknown): Promise<{ status: 'failed' | 'queued' }> {
+  async fail(worker: WorkerPrincipal, jobId: string, body: unknown, log: Log = this.#deps.log): Promise<{ status: 'failed' | 'queued' }> {
     validateFail(body);
     const req = body as FailRequestBody;
-    const job = await this.#held.held(worker, jobId, req.lease_id);
+    const job = await this.#held.held(worker, jobId, req.lease_id, log);
     const error = { code: req.code, message: req.message.trim() || req.code };
     if (req.retryable !== true) {
-      if (!(await this.#held.failHeld(job, error))) throw await this.#held.lost(job.id);
+      if (!(await this.#held.failHeld(job, error, log))) throw await this.#held.lost(job.id);
       return { status: 'failed' };
     }
     const outcome = await this.#deps.runs.retryOrFail(job, error);
     if (!outcome) throw await this.#held.lost(job.id);
-    this.#deps.log.info({ jobId: job.id, model: job.type, attempt: job.attempts, code: error.code, outcome }, 'remote job failed, retryable');
+    log.info({ ...jobFields(job), model: job.type, attempt: job.attempts, code: error.code, outcome }, 'remote job failed, retryable');
     // Requeued, its next claim starts the key clean; failed, its files are never served again.
     if (outcome === 'failed') await this.#deps.outputs.remove(job.outputKey).catch(() => undefined);
     return { status: outcome };
@@ -151,12 +152,12 @@ export class RemoteRuns {
    * What the job's key holds beyond its outputs (a preview not among them, retries under other
    * names, scratch renders) is removed: a completed job serves exactly its result.
    */
-  async #dropUnlisted(job: ClaimedJob, kept: ReadonlySet<string>): Promise<void> {
-    const { outputs, log } = this.#deps;
+  async #dropUnlisted(job: ClaimedJob, kept: ReadonlySet<string>, log: Log): Promise<void> {
+    const { outputs } = this.#deps;
     try {
       for (const name of await outputs.names(job.outputKey)) if (!kept.has(name)) await outputs.removeFile(job.outputKey, name);
     } catch (err) {
-      log.warn({ jobId: job.id, err: String(err) }, "could not remove a completed remote job's unlisted files");
+      log.warn({ ...jobFields(job), err: String(err) }, "could not remove a completed remote job's unlisted files");
     }
   }
 }

@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DomainError, invalid } from '../domain/errors.js';
 import { sniffAsset } from '../engines/media-types.js';
+import type { Log } from '../lib/log.js';
 import { contentTypeOf, isOutputName } from '../outputs/output-store.js';
 import type { OutputScratch } from '../outputs/output-store.js';
 import { formatBytes } from './asset-rules.js';
@@ -86,10 +87,10 @@ export class RemoteUploads {
     return this.#maxBytes;
   }
 
-  async upload(worker: WorkerPrincipal, jobId: string, name: string, leaseId: string | undefined, body: Readable, signal: AbortSignal): Promise<UploadAnswerView> {
+  async upload(worker: WorkerPrincipal, jobId: string, name: string, leaseId: string | undefined, body: Readable, signal: AbortSignal, log: Log = this.#deps.log): Promise<UploadAnswerView> {
     if (!leaseId) throw invalid('query parameter lease_id is required: the lease of the claim this worker holds');
     const type = declaredType(name);
-    const job = await this.#held.held(worker, jobId, leaseId);
+    const job = await this.#held.held(worker, jobId, leaseId, log);
     // An upload is the worker at work: it renews the lease as it starts and once it is stored.
     if (!(await this.#deps.runs.heartbeat(job))) throw await this.#held.lost(job.id);
     const { outputs } = this.#deps;
@@ -111,7 +112,7 @@ export class RemoteUploads {
       const sniffed = contentTypeOf(`file.${kind.type}`);
       if (sniffed !== type) throw new DomainError('unsupported_media_type', `${name}: the name says ${type} but the bytes are ${sniffed}; name the file by what it is`);
       // The lease again: a worker that lost the job while uploading stores nothing.
-      await this.#held.held(worker, jobId, leaseId);
+      await this.#held.held(worker, jobId, leaseId, log);
       try {
         await outputs.put(job.outputKey, name, path);
       } catch (err) {

@@ -7,6 +7,7 @@ import type { Json, TestApp } from '../helpers/app.js';
 import { Receiver } from '../helpers/receiver.js';
 import { ScriptedEngine, deferred, waitFor } from '../helpers/scripted-engine.js';
 import { B1, MINIMAL } from './generate-support.js';
+import { REMOTE_MODEL, claimNow, png, remoteApp, workerToken, wput } from '../helpers/remote-worker.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -110,5 +111,28 @@ describe('X-Request-Id', () => {
       await dispatcher.close();
       await receiver.close();
     }
+  });
+
+  it('names the request that created a remote job, and the worker call, in the remote lines about it; maintenance names each job it fails', async () => {
+    t = await remoteApp({ logger: log });
+    const token = await workerToken(t);
+    const create = (id: string) => generate(t, REMOTE_MODEL, { prompt: 'a lighthouse', aspect_ratio: '1:1', resolution: '1K' }, { 'x-request-id': id });
+    const done = ((await create('abc')).json() as Json).job_id as string;
+    const [job] = await claimNow(t, token);
+    expect(lines.find((l) => l.msg === 'remote job claimed')).toMatchObject({ jobId: done, jobRequestId: 'abc', requestId: expect.any(String) });
+    expect((await wput(t, token, done, 'output.png', job!.lease_id, await png())).statusCode).toBe(201);
+    const complete = await t.app.inject({
+      method: 'POST',
+      url: `/worker/v1/jobs/${done}/complete`,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-request-id': 'worker-call-1' },
+      payload: JSON.stringify({ lease_id: job!.lease_id, outputs: [{ name: 'output.png' }] }),
+    });
+    expect(complete.statusCode).toBe(200);
+    expect(lines.find((l) => l.msg === 'remote job completed')).toMatchObject({ jobId: done, jobRequestId: 'abc', requestId: 'worker-call-1' });
+    // Nobody takes this one within its model's timeout (180 s): maintenance fails it, in a line naming it.
+    const untaken = ((await create('def')).json() as Json).job_id as string;
+    t.clock.advance(181_000);
+    const expired = await waitFor(async () => lines.find((l) => l.jobId === untaken && l.code === 'timeout'), 'the expire line');
+    expect(expired).toMatchObject({ jobRequestId: 'def', msg: 'remote job failed: it waited past its timeout' });
   });
 });

@@ -76,7 +76,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
       // process answers its waiting claims at once, with no jobs, and takes none.
       const wait = waits.hold(reply);
       try {
-        return await remote.claims.claim(requireWorker(request.worker), request.body, publicUrl(), wait.signal);
+        return await remote.claims.claim(requireWorker(request.worker), request.body, publicUrl(), wait.signal, request.log);
       } finally {
         wait.release();
       }
@@ -103,7 +103,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
         response: { 200: ProgressAnswer, ...WorkerErrors },
       },
     },
-    (request) => remote.runs.progress(requireWorker(request.worker), request.params.id, request.body),
+    (request) => remote.runs.progress(requireWorker(request.worker), request.params.id, request.body, request.log),
   );
 
   // Raw bytes only here: the body is handed to the use case as the stream it is, never parsed.
@@ -145,7 +145,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
         },
       },
       async (request, reply) => {
-        const answer = await remote.uploads.upload(requireWorker(request.worker), request.params.id, request.params.name, request.query.lease_id, request.raw, hangUp(reply));
+        const answer = await remote.uploads.upload(requireWorker(request.worker), request.params.id, request.params.name, request.query.lease_id, request.raw, hangUp(reply), request.log);
         return reply.code(201).send(answer);
       },
     );
@@ -171,7 +171,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
         response: { 200: CompleteAnswer, ...WorkerErrors },
       },
     },
-    (request) => remote.runs.complete(requireWorker(request.worker), request.params.id, request.body),
+    (request) => remote.runs.complete(requireWorker(request.worker), request.params.id, request.body, request.log),
   );
 
   typed.post(
@@ -194,7 +194,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
         response: { 200: FailAnswer, ...WorkerErrors },
       },
     },
-    (request) => remote.runs.fail(requireWorker(request.worker), request.params.id, request.body),
+    (request) => remote.runs.fail(requireWorker(request.worker), request.params.id, request.body, request.log),
   );
 
   // A signed URL, handed out with the claim: no Authorization, and out of the document like /outputs.
