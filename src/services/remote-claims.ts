@@ -15,6 +15,7 @@ import { signedInputs } from './remote-inputs.js';
 import { ClaimRequest } from './remote-views.js';
 import type { ClaimAnswerView, ClaimRequestBody, ClaimedJobView } from './remote-views.js';
 import { checkPatterns } from './worker-patterns.js';
+import { UNSERVED_WARN_MS } from './worker-tokens.js';
 import type { WorkerPrincipal, WorkerTokenService } from './worker-tokens.js';
 
 const validateClaim: BodyValidator = bodyValidator(ClaimRequest);
@@ -39,6 +40,8 @@ export interface ClaimDeps extends RemoteDeps {
 export class RemoteClaims {
   readonly #deps: ClaimDeps;
   readonly #held: HeldJobs;
+  /** When each (token, worker id) whose claims can take nothing was last warned about. */
+  readonly #idleWarned = new Map<string, number>();
 
   constructor(deps: ClaimDeps) {
     this.#deps = deps;
@@ -50,7 +53,8 @@ export class RemoteClaims {
     validateClaim(body);
     const req = body as ClaimRequestBody & { max: number; wait_ms: number };
     const models = req.models === undefined ? undefined : checkPatterns(req.models, 'models');
-    const types = claimTypes(this.#deps.remote, worker, { ...(models ? { models } : {}), ...(req.pool !== undefined ? { pool: req.pool } : {}) });
+    const { types, idle } = claimTypes(this.#deps.remote, worker, { ...(models ? { models } : {}), ...(req.pool !== undefined ? { pool: req.pool } : {}) });
+    if (idle !== undefined) this.#warnIdle(worker, req.worker_id, idle, log);
     await this.#deps.tokens.seen(worker, { workerId: req.worker_id, pool: req.pool ?? null, models: models ?? [] });
     const { clock } = this.#deps;
     const until = clock.nowMs() + req.wait_ms;
@@ -71,6 +75,20 @@ export class RemoteClaims {
         off();
       }
     }
+  }
+
+  /**
+   * Warns that a worker's claims can take no model, and why: at most once a minute per token and
+   * worker id (it claims again at once, all day long).
+   */
+  #warnIdle(worker: WorkerPrincipal, workerId: string | undefined, why: string, log: Log): void {
+    const now = this.#deps.clock.nowMs();
+    const key = `${worker.tokenId}:${workerId ?? 'default'}`;
+    const last = this.#idleWarned.get(key);
+    if (last !== undefined && now - last < UNSERVED_WARN_MS && now >= last) return;
+    if (this.#idleWarned.size >= 1000) for (const [k, at] of this.#idleWarned) if (now - at >= UNSERVED_WARN_MS) this.#idleWarned.delete(k);
+    this.#idleWarned.set(key, now);
+    log.warn({ workerToken: worker.tokenId, workerId: workerId ?? 'default' }, `claims of worker ${workerId ?? 'default'} can take no model: ${why}`);
   }
 
   /** Claims up to `max` jobs now. A client gone meanwhile gets none: they go back to the queue. */

@@ -67,20 +67,40 @@ export function assertMayWork(remote: ReadonlyMap<string, string>, worker: Worke
   if (!matchesModel(worker.models, type)) throw forbidden(`this worker token may not work on ${type}; its models are ${worker.models.join(', ')}`);
 }
 
+/** What a claim asks for beyond its token: its `models` patterns and its `pool`. */
+export interface ClaimScope {
+  readonly models?: readonly string[];
+  readonly pool?: string;
+}
+
 /**
  * The remote-bound models a claim takes: of its pool (if given), named by its patterns (if given)
  * and by its token's. A claim's patterns narrow its token's, never widen them: models they name
- * that the token does not are left out, and a claim whose patterns name remote-bound models of
- * which the token names none is refused (403), since it could never take anything.
+ * that the token does not are left out. Refused (403), since it could never take anything: a
+ * claim of a pool no model is bound to (a typo: pools come from the config), and one whose
+ * patterns name remote-bound models of which the token names none. A claim that otherwise takes
+ * no model gets `idle`, why (for the log: the server's config may yet change).
  */
-export function claimTypes(remote: ReadonlyMap<string, string>, worker: WorkerPrincipal, scope: { models?: readonly string[]; pool?: string }): string[] {
+export function claimTypes(remote: ReadonlyMap<string, string>, worker: WorkerPrincipal, scope: ClaimScope): { types: string[]; idle?: string } {
+  const pools = [...new Set(remote.values())].sort();
+  if (scope.pool !== undefined && !pools.includes(scope.pool)) {
+    throw forbidden(
+      pools.length === 0
+        ? `no model is bound to remote:${scope.pool}; this server binds no model to a remote pool`
+        : `no model is bound to remote:${scope.pool}; the pools of this server are ${pools.join(', ')}`,
+    );
+  }
   const asked = scope.models !== undefined && scope.models.length > 0;
   const named = [...remote].filter(([model, pool]) => (scope.pool === undefined || pool === scope.pool) && (!asked || matchesModel(scope.models!, model)));
   const types = named.filter(([model]) => matchesModel(worker.models, model)).map(([model]) => model);
-  if (asked && types.length === 0 && named.length > 0) {
+  if (types.length > 0) return { types };
+  if (asked && named.length > 0) {
     throw forbidden(`this worker token may work on none of the models the claim names (${named.map(([m]) => m).join(', ')}); its models are ${worker.models.join(', ')}`);
   }
-  return types;
+  const bound = scope.pool === undefined ? 'a remote pool' : `remote:${scope.pool}`;
+  if (remote.size === 0) return { types, idle: 'this server binds no model to a remote pool' };
+  if (asked) return { types, idle: `the claim's models (${scope.models!.join(', ')}) match no model bound to ${bound}` };
+  return { types, idle: `its token's models (${worker.models.join(', ')}) match no model bound to ${bound}` };
 }
 
 /** The job a worker's call is about, as it holds it; throws the 403, 404 or 409 the call answers. */

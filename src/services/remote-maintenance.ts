@@ -33,8 +33,8 @@ export function untakenError(timeoutMs: number): JobError {
 
 /**
  * Lease and timeout upkeep for jobs of remote-bound models, run by every process that serves the
- * API (a deployment may run only `api` processes and remote workers, and no in-process worker then
- * reaps): expired leases are reaped as an in-process worker's poll does (requeued, or failed with
+ * API (so remote jobs are kept whichever processes run; an `api` process has no in-process worker
+ * to reap them): expired leases are reaped as an in-process worker's poll does (requeued, or failed with
  * `timeout` or `worker_lost`), running jobs past their deadline fail with `timeout`, and so do
  * queued ones that no worker took within their model's timeout. Every change is a guarded move
  * through JobRuns, so several processes may do this at once. Waits on the injected clock.

@@ -1,9 +1,11 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
-import type { TestApp } from '../helpers/app.js';
-import { REMOTE_MODEL, claimNow, remoteApp, remoteJob, workerToken, wpost } from '../helpers/remote-worker.js';
+import { errorOf } from '../helpers/app.js';
+import type { Json, TestApp } from '../helpers/app.js';
+import { POOL, REMOTE_MODEL, claimNow, remoteApp, remoteJob, workerToken, wpost } from '../helpers/remote-worker.js';
 import { waitFor } from '../helpers/scripted-engine.js';
 
 /** Claims under stress: hostile patterns, shutdown, revocation during the wait, empty filters. */
@@ -81,5 +83,42 @@ describe.each(backends)('worker claims on $name', (backend) => {
     delete runs.deadline;
     expect((await t.store.queue.findJob(id))!.status).toBe('queued');
     expect(await claimNow(t, token)).toMatchObject([{ id, attempt: 2 }]);
+  });
+
+  it('refuses (403) a claim of a pool no model is bound to, naming the pools', async () => {
+    t = await remoteApp({ backend, modelEngines: { 'video/vendor-d/model-d-fast': 'remote:gpu-z' } });
+    const token = await workerToken(t);
+    expect(errorOf(await wpost(t, token, '/claim', { wait_ms: 0, pool: 'gpu-typo' }), 403)).toBe(
+      'no model is bound to remote:gpu-typo; the pools of this server are gpu-a, gpu-z',
+    );
+    expect(await claimNow(t, token, { pool: 'gpu-z' })).toEqual([]);
+  });
+
+  it('warns, once a minute per token and worker id, about claims that can take no model, and why', async () => {
+    const lines: Json[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as Json) });
+    t = await remoteApp({ backend, logger: log });
+    const warnings = () => lines.filter((l) => String(l.msg).startsWith('claims of worker')).map((l) => l.msg);
+    const video = await workerToken(t, ['video/*']);
+    const any = await workerToken(t);
+    expect(await claimNow(t, video, { worker_id: 'w1' })).toEqual([]);
+    expect(await claimNow(t, video, { worker_id: 'w1' })).toEqual([]);
+    expect(await claimNow(t, any, { worker_id: 'w1', models: ['audio/*'] })).toEqual([]);
+    // A claim that can take something is not warned about.
+    expect(await claimNow(t, any, { worker_id: 'w2' })).toEqual([]);
+    expect(warnings()).toEqual([
+      "claims of worker w1 can take no model: its token's models (video/*) match no model bound to a remote pool",
+      "claims of worker w1 can take no model: the claim's models (audio/*) match no model bound to a remote pool",
+    ]);
+    t.clock.advance(30_000);
+    expect(await claimNow(t, video, { worker_id: 'w1', pool: POOL })).toEqual([]);
+    expect(warnings()).toHaveLength(2);
+    t.clock.advance(30_000);
+    expect(await claimNow(t, video, { worker_id: 'w1', pool: POOL })).toEqual([]);
+    expect(await claimNow(t, video, { worker_id: 'w3' })).toEqual([]);
+    expect(warnings().slice(2)).toEqual([
+      "claims of worker w1 can take no model: its token's models (video/*) match no model bound to remote:gpu-a",
+      "claims of worker w3 can take no model: its token's models (video/*) match no model bound to a remote pool",
+    ]);
   });
 });

@@ -221,6 +221,6 @@ describe.each(backends)('worker protocol files on $name', (backend) => {
     expect(charges[0]!.amountMicros).toBeLessThan(hold);
     expect(charges[0]!.amountMicros).toBeGreaterThan(0);
     await expectLedgerConsistent(t.store, t.workspaceId);
-    expect(await claimNow(t, token, { pool: 'gpu-b' })).toEqual([]);
+    expect(await claimNow(t, token, { pool: POOL })).toEqual([]);
   });
 });
