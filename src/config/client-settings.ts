@@ -1,4 +1,5 @@
 import { ConfigError } from './config.js';
+import { firstEnv, serverUrlOf } from './readers.js';
 
 /** Where the client commands (`mediagen generate|jobs|assets|models|usage`) find their server and token. */
 export const CLIENT_URL_ENV = 'MEDIAGEN_URL';
@@ -25,17 +26,10 @@ export function clientSettings(
   const raw = flags.url ?? env[CLIENT_URL_ENV];
   if (!raw) throw new ConfigError(`give the mediagen server's URL with --url or ${CLIENT_URL_ENV}`);
   const from = flags.url !== undefined ? '--url' : CLIENT_URL_ENV;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${from} must be an absolute http(s) URL such as http://localhost:8080, got '${raw}'`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${from} must be an http(s) URL, got '${url.protocol}'`);
-  if (url.username || url.password) throw new ConfigError(`${from} must not carry credentials; give the API token with --token or ${CLIENT_TOKEN_ENVS[0]}`);
+  const url = serverUrlOf(raw, from, `give the API token with --token or ${CLIENT_TOKEN_ENVS[0]}`);
   if (url.search || url.hash) throw new ConfigError(`${from} must not carry a query or fragment`);
 
-  const token = flags.token ?? CLIENT_TOKEN_ENVS.map((name) => env[name]).find((v) => v !== undefined && v !== '');
+  const token = flags.token ?? firstEnv(CLIENT_TOKEN_ENVS, env);
   if (token === undefined && opts.tokenRequired) throw new ConfigError(`give an API token with --token or ${CLIENT_TOKEN_ENVS[0]}`);
   if (token !== undefined && !/^[\x21-\x7E]+$/.test(token)) throw new ConfigError('the API token must be printable ASCII without spaces');
   return { baseUrl: url.href.replace(/\/+$/, ''), token };

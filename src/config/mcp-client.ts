@@ -1,5 +1,6 @@
 import { CLIENT_TOKEN_ENVS } from './client-settings.js';
 import { ConfigError } from './config.js';
+import { firstEnv, serverUrlOf } from './readers.js';
 
 /** Where `mediagen mcp` finds its server and token when no flag gives them. */
 export const MCP_URL_ENV = 'MEDIAGEN_URL';
@@ -17,14 +18,7 @@ export interface McpClientSettings {
  * endpoint itself; the endpoint either way.
  */
 function endpointOf(raw: string, from: string): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${from} must be an absolute http(s) URL such as http://localhost:8080, got '${raw}'`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${from} must be an http(s) URL, got '${url.protocol}'`);
-  if (url.username || url.password) throw new ConfigError(`${from} must not carry credentials; give the API token with --token or ${MCP_TOKEN_ENVS[0]}`);
+  const url = serverUrlOf(raw, from, `give the API token with --token or ${MCP_TOKEN_ENVS[0]}`);
   url.search = '';
   url.hash = '';
   if (!/\/mcp\/?$/.test(url.pathname)) url.pathname = `${url.pathname.replace(/\/+$/, '')}/mcp`;
@@ -39,7 +33,7 @@ function endpointOf(raw: string, from: string): URL {
 export function mcpClientSettings(flags: { url?: string | undefined; token?: string | undefined }, env: Readonly<Record<string, string | undefined>> = process.env): McpClientSettings {
   const url = flags.url ?? env[MCP_URL_ENV];
   if (!url) throw new ConfigError(`give the mediagen server's URL with --url or ${MCP_URL_ENV}`);
-  const token = flags.token ?? MCP_TOKEN_ENVS.map((name) => env[name]).find((v) => v !== undefined && v !== '');
+  const token = flags.token ?? firstEnv(MCP_TOKEN_ENVS, env);
   if (!token) throw new ConfigError(`give an API token with --token or ${MCP_TOKEN_ENVS[0]}`);
   if (!/^[\x21-\x7E]+$/.test(token)) throw new ConfigError('the API token must be printable ASCII without spaces');
   return { endpoint: endpointOf(url, flags.url !== undefined ? '--url' : MCP_URL_ENV), token };

@@ -17,3 +17,24 @@ export function readUsd(raw: unknown, where: string): MicroUsd {
   }
   return micros;
 }
+
+/**
+ * A server URL a command line was given (`from` names the flag or variable): absolute http(s) and
+ * without credentials, which belong in the token (`tokenHint`: where to give it). Query and
+ * fragment are left to the caller, which refuses or drops them.
+ */
+export function serverUrlOf(raw: string, from: string, tokenHint: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${from} must be an absolute http(s) URL such as http://localhost:8080, got '${raw}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${from} must be an http(s) URL, got '${url.protocol}'`);
+  if (url.username || url.password) throw new ConfigError(`${from} must not carry credentials; ${tokenHint}`);
+  return url;
+}
+
+/** The first of `names` set to a non-empty value in `env`. */
+export const firstEnv = (names: readonly string[], env: Readonly<Record<string, string | undefined>>): string | undefined =>
+  names.map((name) => env[name]).find((v) => v !== undefined && v !== '');

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { TOKEN_PREFIX } from '../lib/ids.js';
 import { ConfigError, loadConfig } from './config.js';
+import { serverUrlOf } from './readers.js';
 import type { Config } from './config.js';
 import { OPTIONS } from './options.js';
 
@@ -43,14 +44,7 @@ export interface RemoteWorkerFlags {
 }
 
 function serverUrl(raw: string, from: string): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${from} must be an absolute http(s) URL such as http://localhost:8080, got '${raw}'`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${from} must be an http(s) URL, got '${url.protocol}'`);
-  if (url.username || url.password) throw new ConfigError(`${from} must not carry credentials; give the worker token with --token or ${WORKER_TOKEN_ENV}`);
+  const url = serverUrlOf(raw, from, `give the worker token with --token or ${WORKER_TOKEN_ENV}`);
   url.search = '';
   url.hash = '';
   return url;
