@@ -9,6 +9,7 @@ import { claimNow, remoteApp, remoteJob, workerToken, wpost } from '../helpers/r
 import { waitFor } from '../helpers/scripted-engine.js';
 import type { Log } from '../../src/lib/log.js';
 import { RemoteMaintenance } from '../../src/services/remote-maintenance.js';
+import { WorkerTokenService } from '../../src/services/worker-tokens.js';
 import type { QueueStore } from '../../src/store/store.js';
 
 /**
@@ -83,7 +84,10 @@ describe.each(backends)('remote job maintenance on $name', (backend) => {
   /** A maintenance pass of its own over the app's services, logging to `log`, reading overdue jobs through `queue`. */
   const maintenance = (log: Log, queue: Pick<QueueStore, 'overdueJobs'> = t.store.queue, aheadMs = 0) => {
     const clock = { nowMs: () => t.clock.nowMs() + aheadMs, sleep: (ms: number, signal?: AbortSignal) => t.clock.sleep(ms, signal) };
-    return new RemoteMaintenance({ runs: t.services.runs, remote: t.services.bindings.remote, outputs: t.services.outputs, clock, log }, queue, 1000, t.services.workerTokens);
+    // Its own worker-token service, so its once-a-minute warning slots are not shared with the
+    // app's background maintenance, which runs on the same clock.
+    const presence = new WorkerTokenService(t.store, t.clock, t.services.bindings.remote);
+    return new RemoteMaintenance({ runs: t.services.runs, remote: t.services.bindings.remote, outputs: t.services.outputs, clock, log }, queue, 1000, presence);
   };
 
   it('warns from maintenance, without any /readyz, about a model no live worker can claim: once a minute', async () => {
