@@ -58,6 +58,20 @@ export interface Config {
   readonly inputDecodeCpuSeconds: number;
   readonly maxFaultRetries: number;
   readonly minFreeDiskBytes: number;
+  /** Where stored files live: the disk under the data dir, or an S3-compatible bucket (src/outputs/). */
+  readonly outputStore: OutputStoreConfig;
+  /** How output URLs answer: `serve` streams the bytes; `presign` redirects to a short-lived bucket URL. */
+  readonly outputUrls: 'serve' | 'presign';
+  readonly presignTtlSeconds: number;
+  /** Lifetimes in days; 0 keeps forever (src/services/retention.ts). */
+  readonly retention: RetentionConfig;
+  /** Hours an Idempotency-Key is remembered. */
+  readonly idempotencyKeyHours: number;
+  /** /metrics on its own port (no token), and/or on the API port behind this token; neither: no /metrics. */
+  readonly metricsPort: number | undefined;
+  readonly metricsToken: string | undefined;
+  /** On SIGTERM, how long /readyz answers 503 before the listener closes. */
+  readonly drainDelayMs: number;
   /** Sandbox mode (docs/sandbox.md): never with production settings (config/sandbox.ts). */
   readonly sandbox: boolean;
   readonly deprecations: readonly DeprecationOverride[];
@@ -73,6 +87,50 @@ export interface Config {
 }
 
 type Value = string | number | boolean;
+
+export type OutputStoreConfig =
+  | { readonly kind: 'disk' }
+  | {
+      readonly kind: 's3';
+      readonly bucket: string;
+      /** The key prefix without a trailing slash; '' for the bucket's root. */
+      readonly prefix: string;
+      readonly endpoint: string | undefined;
+      readonly region: string | undefined;
+      readonly forcePathStyle: boolean;
+      /** Both or neither; neither: the AWS SDK's own credential chain. */
+      readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined;
+    };
+
+export interface RetentionConfig {
+  readonly outputDays: number;
+  readonly jobDays: number;
+  readonly assetDays: number;
+  readonly webhookLogDays: number;
+}
+
+/** `disk` or `s3://bucket[/prefix]` with the s3_* settings (the environment's AWS_* variables fill what they leave open). */
+function readOutputStore(values: Readonly<Record<string, Value | undefined>>, env: Readonly<Record<string, string | undefined>>): OutputStoreConfig {
+  const id = values.s3_access_key_id as string | undefined;
+  const secret = values.s3_secret_access_key as string | undefined;
+  if (values.output_store === 'disk' || values.output_store === undefined) {
+    if (values.output_urls === 'presign') throw new ConfigError('output_urls presign needs an s3:// output_store');
+    return { kind: 'disk' };
+  }
+  if ((id === undefined) !== (secret === undefined)) throw new ConfigError('s3_access_key_id and s3_secret_access_key go together: set both or neither');
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(values.output_store as string)!;
+  const endpoint = (values.s3_endpoint as string | undefined) ?? (env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined);
+  return {
+    kind: 's3',
+    bucket: m[1]!,
+    prefix: m[2]!.replace(/\/+$/, ''),
+    endpoint,
+    region: (values.s3_region as string | undefined) ?? (env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined),
+    forcePathStyle: values.s3_force_path_style as boolean,
+    credentials: id !== undefined && secret !== undefined ? { accessKeyId: id, secretAccessKey: secret } : undefined,
+  };
+}
+
 
 /** `where` names the setting as the user wrote it: `--port`, `MEDIAGEN_PORT` or `file.json: port`. */
 function coerce(spec: OptionSpec, raw: unknown, where: string): Value {
@@ -287,6 +345,19 @@ export function loadConfig(opts: {
     inputDecodeCpuSeconds: values.input_decode_cpu_seconds as number,
     maxFaultRetries: values.max_fault_retries as number,
     minFreeDiskBytes: values.min_free_disk_bytes as number,
+    outputStore: readOutputStore(values, env),
+    outputUrls: values.output_urls as Config['outputUrls'],
+    presignTtlSeconds: values.presign_ttl_seconds as number,
+    retention: Object.freeze({
+      outputDays: values.output_retention_days as number,
+      jobDays: values.job_retention_days as number,
+      assetDays: values.asset_retention_days as number,
+      webhookLogDays: values.webhook_log_retention_days as number,
+    }),
+    idempotencyKeyHours: values.idempotency_key_hours as number,
+    metricsPort: values.metrics_port as number | undefined,
+    metricsToken: values.metrics_token as string | undefined,
+    drainDelayMs: values.drain_delay_ms as number,
     sandbox: values.sandbox as boolean,
     deprecations: Object.freeze(deprecations),
     prices: Object.freeze(prices),
