@@ -134,4 +134,31 @@ describe('mediagen serve with an S3-compatible output store (compiled binary, s3
     expect((await fetch(url, { redirect: 'manual' })).status).toBe(404);
     expect(await server.stop()).toEqual({ code: 0, signal: null });
   });
+
+  it('hands a job back to the queue, unfailed, when the bucket goes away under its run', async () => {
+    s3 = await startS3Server();
+    const server = await startServer(['--port', '0', '--data-dir', tempDir(), '--engine-latency-ms', '3000'], { env: s3.env('e2e/outage') });
+    const token = await tokenOf(server);
+    const created = await api(server.url, `/generate/${MODEL}`, token, { method: 'POST', body: BODY });
+    expect(created.status).toBe(200);
+    const id = created.body.job_id as string;
+    const until = Date.now() + 15_000;
+    while ((await api(server.url, `/jobs/${id}`, token)).body.status !== 'processing') {
+      if (Date.now() > until) throw new Error('the job never started');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await s3.close();
+    s3 = undefined;
+    const deadline = Date.now() + 20_000;
+    while (!server.stderr().includes('infrastructure_fault')) {
+      if (Date.now() > deadline) throw new Error(`no infrastructure fault logged; stderr: ${server.stderr()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const alert = server.stderr().split('\n').find((l) => l.includes('infrastructure_fault'))!;
+    expect(JSON.parse(alert)).toMatchObject({ kind: 'object_store_unreachable', errno: 'OBJECT_STORE_UNREACHABLE', jobId: id });
+    expect(alert).not.toMatch(/mediagen-test|e2e\/outage|127\.0\.0\.1/);
+    const job = (await api(server.url, `/jobs/${id}`, token)).body;
+    expect(job.status).toBe('queued');
+    expect(await server.stop()).toEqual({ code: 0, signal: null });
+  });
 });
