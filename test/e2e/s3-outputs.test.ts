@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
+import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readPngSize } from '../helpers/media.js';
 import { s3ClientOf } from '../helpers/s3-output-store.js';
@@ -159,6 +160,36 @@ describe('mediagen serve with an S3-compatible output store (compiled binary, s3
     expect(alert).not.toMatch(/mediagen-test|e2e\/outage|127\.0\.0\.1/);
     const job = (await api(server.url, `/jobs/${id}`, token)).body;
     expect(job.status).toBe('queued');
+    expect(await server.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  it('stores an uploaded asset in the bucket, redirects its file URL in presign mode, and reads it back as a job input', async () => {
+    s3 = await startS3Server();
+    const env = { ...s3.env('e2e/assets'), MEDIAGEN_OUTPUT_URLS: 'presign' };
+    const server = await startServer(['--port', '0', '--data-dir', tempDir(), '--engine-latency-ms', '0'], { env });
+    const token = await tokenOf(server);
+    const png = await sharp({ create: { width: 48, height: 32, channels: 3, background: '#c04020' } }).png().toBuffer();
+    const form = new FormData();
+    form.append('file', new Blob([png], { type: 'image/png' }), 'photo.png');
+    const res = await fetch(`${server.url}/assets`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+    const asset = (await res.json()) as { image_url: string };
+    expect(res.status, JSON.stringify(asset)).toBe(200);
+    expect(asset.image_url.startsWith(`${server.url}/assets/files/`)).toBe(true);
+    const redirect = await fetch(asset.image_url, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get('location')!.startsWith(`${s3.endpoint}/`)).toBe(true);
+    expect(Buffer.from(await (await fetch(asset.image_url)).arrayBuffer()).equals(png)).toBe(true);
+    expect(Buffer.from(await objectOf(s3, 'e2e/assets', asset.image_url)).equals(png)).toBe(true);
+    // The worker reads the asset from the bucket, not through its URL.
+    const created = await api(server.url, `/generate/${MODEL}`, token, { method: 'POST', body: { ...BODY, aspect_ratio: '1:1', image_url: asset.image_url } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const until = Date.now() + 30_000;
+    let job = created.body;
+    while (!['completed', 'failed'].includes(String(job.status)) && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 50));
+      job = (await api(server.url, `/jobs/${String(created.body.job_id)}`, token)).body;
+    }
+    expect(job.status, JSON.stringify(job)).toBe('completed');
     expect(await server.stop()).toEqual({ code: 0, signal: null });
   });
 });
