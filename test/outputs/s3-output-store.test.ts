@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ManualClock } from '../../src/lib/clock.js';
 import { infraFault } from '../../src/lib/infra-fault.js';
 import { newOutputKey } from '../../src/outputs/output-store.js';
-import { StorageCheck } from '../../src/outputs/s3/s3-check.js';
+import { BUCKET_CHECK_TTL_MS, StorageCheck } from '../../src/outputs/s3/s3-check.js';
 import { createS3Client } from '../../src/outputs/s3/s3-client.js';
 import { S3OutputStore } from '../../src/outputs/s3/s3-output-store.js';
 import { OutputJanitor } from '../../src/services/output-janitor.js';
@@ -28,14 +28,15 @@ const bytesOf = async (stream: NodeJS.ReadableStream) => {
   return Buffer.concat(chunks);
 };
 
-/** The names of the commands the client sends from now on (the SDK's own middleware stack). */
-function recordCommands(client: S3Client): string[] {
+/** The names of the commands the client sends until `stop` (the SDK's own middleware stack). */
+function recordCommands(client: S3Client): { sent: string[]; stop(): void } {
   const sent: string[] = [];
+  const name = `record-${randomBytes(4).toString('hex')}`;
   client.middlewareStack.add((next, context) => (args) => {
     sent.push(context.commandName ?? '?');
     return next(args);
-  }, { step: 'initialize', name: `record-${randomBytes(4).toString('hex')}` });
-  return sent;
+  }, { step: 'initialize', name });
+  return { sent, stop: () => void client.middlewareStack.remove(name) };
 }
 
 describe('S3 output store', () => {
@@ -59,10 +60,10 @@ describe('S3 output store', () => {
   /** What a removal that failed right after its first step leaves: the key's files without its marker. */
   const removeMarker = (prefix: string, key: string) => client.send(new DeleteObjectCommand({ Bucket: server.bucket, Key: `${prefix}/${key}/.run` }));
 
-
   it('streams a file larger than a part up in parts, with its media type, and reads back the same bytes, whole and by range', async () => {
     const store = s3StoreIn(client, server, root, { prefix: 'multipart', partBytes: 5 * MiB });
-    const sent = recordCommands(client);
+    const recording = recordCommands(client);
+    const { sent } = recording;
     const key = newOutputKey();
     const scratch = await store.scratch(key);
     const body = randomBytes(11 * MiB + 123);
@@ -72,6 +73,7 @@ describe('S3 output store', () => {
     // The source is consumed, as the disk store's rename consumes it.
     expect(existsSync(path)).toBe(false);
     await scratch.dispose();
+    recording.stop();
 
     // Three parts went up, each at most one part in memory; no single PutObject of the file.
     expect(sent.filter((c) => c === 'UploadPartCommand')).toHaveLength(3);
@@ -210,8 +212,9 @@ describe('S3 output store', () => {
       await store.put(key, 'a.png', join(scratch.dir, 'a.png'));
       const opened = (await store.open(key, 'a.png'))!;
       writeFileSync(join(scratch.dir, 'b.png'), 'b');
-      const check = new StorageCheck({ check: async () => ({ ok: true, freeBytes: 1 }) }, downClient, down.bucket, new ManualClock(0));
-      expect(await check.check()).toMatchObject({ ok: true });
+      const clock = new ManualClock(0);
+      const check = new StorageCheck({ check: async () => ({ ok: true, freeBytes: 1 }) }, downClient, down.bucket, clock);
+      expect(await check.check()).toMatchObject({ ok: true, freeBytes: 1 });
       await down.close();
 
       const port = new URL(down.endpoint).port;
@@ -230,9 +233,14 @@ describe('S3 output store', () => {
         const message = (err as Error).message;
         for (const secret of [down.bucket, key, port, '127.0.0.1']) expect(message).not.toContain(secret);
       }
-      // A fresh check (past the cache) reports the bucket unreachable: /readyz not ready, no claims.
-      const fresh = new StorageCheck({ check: async () => ({ ok: true, freeBytes: 1 }) }, downClient, down.bucket, new ManualClock(0));
-      expect(await fresh.check()).toMatchObject({ ok: false, kind: 'object_store_unreachable' });
+      // The bucket's answer is kept for a while; then the check reports it unreachable: /readyz
+      // not ready, job creation refused, no claims.
+      expect(await check.check()).toMatchObject({ ok: true });
+      clock.advance(BUCKET_CHECK_TTL_MS);
+      expect(await check.check()).toMatchObject({ ok: false, kind: 'object_store_unreachable' });
+      // A data dir that fails is reported first, without asking the bucket.
+      const diskDown = new StorageCheck({ check: async () => ({ ok: false, kind: 'disk_full', freeBytes: 0 }) }, downClient, down.bucket, clock);
+      expect(await diskDown.check()).toMatchObject({ ok: false, kind: 'disk_full' });
       await scratch.dispose();
     } finally {
       downClient.destroy();
