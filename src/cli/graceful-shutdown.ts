@@ -95,7 +95,7 @@ export async function drainProcess(received: StopSignal, p: Drainable): Promise<
   const delayMs = p.http ? p.drainDelayMs : 0;
   p.log.info(
     { signal: received, drainDelayMs: delayMs, graceMs: p.graceMs, requestsInFlight: p.http?.inFlight.size ?? 0, jobsRunning: p.runner?.worker.running ?? 0 },
-    'draining: not ready; the job runner stops claiming',
+    'shutting down: draining (not ready; the job runner stops claiming)',
   );
   const http = p.http;
   const [cut, jobs] = await Promise.all([

@@ -220,7 +220,7 @@ describe.runIf(TEST_DATABASE_URL)('graceful drain on PostgreSQL (compiled binary
       await expectEachEndedAndBilledOnce(db.url, [...answeredIds]);
 
       // One line as the drain starts, one as it ends, with counts and nothing of the requests.
-      const [start] = logLines(first.stderr(), 'draining: not ready; the job runner stops claiming');
+      const [start] = logLines(first.stderr(), 'shutting down: draining (not ready; the job runner stops claiming)');
       expect(start).toMatchObject({ level: 30, signal: 'SIGTERM', drainDelayMs: 1200, graceMs: 15000 });
       const [end] = logLines(first.stderr(), 'drained');
       expect(end).toMatchObject({ level: 30, requestsCut: 0, jobsRunning: 0, jobsHandedBack: 0 });
