@@ -7,7 +7,7 @@ import type { Runtime } from '../app/runtime.js';
 import { OPTIONS } from '../config/options.js';
 import { logSerializers } from '../http/logging.js';
 import { openRuntime } from './context.js';
-import { drain, firstSignal, trackInFlight } from './graceful-shutdown.js';
+import { drainProcess, firstSignal, trackInFlight } from './graceful-shutdown.js';
 
 export const SERVE_HELP = `Usage: mediagen serve [options]
 
@@ -90,13 +90,14 @@ export async function serve(argv: string[]): Promise<void> {
     process.stdout.write('mediagen: SANDBOX mode: prompts ending in [mediagen:...] markers fail, time out or take longer on purpose, and each status lasts at least 1.1 s (docs/sandbox.md)\n');
   }
 
-  const received = await signal;
-  log.info({ signal: received, inFlight: http?.inFlight.size ?? 0, runningJobs: runner?.worker.running ?? 0 }, 'shutting down');
-  const [drained] = await Promise.all([
-    http ? drain(() => http.app.close(), http.app.server, http.inFlight) : Promise.resolve(true),
-    runner?.stop(),
-  ]);
-  if (!drained) log.warn('grace period over: cut the connections of unfinished requests');
+  const drained = await drainProcess(await signal, {
+    ...(http ? { http: { server: http.app.server, inFlight: http.inFlight, close: () => http.app.close() } } : {}),
+    ...(runner ? { runner } : {}),
+    readiness: services.readiness,
+    drainDelayMs: config.drainDelayMs,
+    graceMs: config.shutdownGraceMs,
+    log,
+  });
   await store.close();
   process.exit(drained ? 0 : 1);
 }

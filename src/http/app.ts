@@ -148,6 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerModelRoutes(app, deps.models, deps.publicUrl);
   registerMcpRoute(app, {
     ...deps,
+    held,
     allowPrivateUrls: deps.allowPrivateUrls ?? false,
     bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULTS.body_limit_bytes,
     fetchTimeoutMs: deps.inputTimeoutMs ?? DEFAULTS.input_timeout_ms,

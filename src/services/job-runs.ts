@@ -151,10 +151,15 @@ export class JobRuns {
     return this.#end(job, { move: 'fail', id: job.id, leaseId: job.leaseId, error });
   }
 
-  /** Returns a job to the queue (its worker is stopping); its preview, if any, is gone with it. */
-  async handBack(job: ClaimedJob): Promise<boolean> {
+  /**
+   * Returns a job to the queue; its preview, if any, is gone with it. `atShutdown`: its worker is
+   * stopping gracefully, so this claim is not counted toward `worker_lost` (the job's timeout, from
+   * its first claim, still bounds how long it can keep being handed back).
+   */
+  async handBack(job: ClaimedJob, opts: { atShutdown?: boolean } = {}): Promise<boolean> {
+    const patch = { result: null, ...(opts.atShutdown ? { uncountAttempt: true as const } : {}) };
     const moved = await this.#store.transaction(async (tx) => {
-      const back = await tx.queue.move('requeue', { id: job.id, leaseId: job.leaseId, patch: { result: null }, now: this.#now() });
+      const back = await tx.queue.move('requeue', { id: job.id, leaseId: job.leaseId, patch, now: this.#now() });
       if (back) await tx.queue.notify({ kind: 'queued' });
       return back;
     });
