@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readPngSize } from '../helpers/media.js';
@@ -39,7 +39,9 @@ async function objectOf(s3: S3Server, prefix: string, url: string): Promise<Buff
   const [key, name] = new URL(url).pathname.split('/').slice(-2);
   const client = s3ClientOf(s3);
   try {
-    const got = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `${prefix}/${key}/${name}` }));
+    // The live generation is the marker's (`<prefix>/<key>/.run`, metadata `gen`): files are `<prefix>/<key>/<gen>/<name>`.
+    const marker = await client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `${prefix}/${key}/.run` }));
+    const got = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `${prefix}/${key}/${marker.Metadata!.gen!}/${name}` }));
     return Buffer.from(await got.Body!.transformToByteArray());
   } finally {
     client.destroy();

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeleteObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -59,6 +59,13 @@ describe('S3 output store', () => {
   const freshPrefix = () => `t-${randomBytes(6).toString('hex')}`;
   /** What a removal that failed right after its first step leaves: the key's files without its marker. */
   const removeMarker = (prefix: string, key: string) => client.send(new DeleteObjectCommand({ Bucket: server.bucket, Key: `${prefix}/${key}/.run` }));
+  /** Every object under a key as the bucket holds it (`.run`, `<gen>/<name>`), whatever the store serves. */
+  const rawKeys = async (prefix: string, key: string): Promise<string[]> => {
+    const page = await client.send(new ListObjectsV2Command({ Bucket: server.bucket, Prefix: `${prefix}/${key}/` }));
+    return (page.Contents ?? []).map((o) => o.Key!.slice(`${prefix}/${key}/`.length)).sort();
+  };
+  /** The file names under a key's generations, as the bucket holds them. */
+  const rawNames = async (prefix: string, key: string) => (await rawKeys(prefix, key)).filter((k) => k !== '.run').map((k) => k.slice(k.indexOf('/') + 1));
 
   it('streams a file larger than a part up in parts, with its media type, and reads back the same bytes, whole and by range', async () => {
     const store = s3StoreIn(client, server, root, { prefix: 'multipart', partBytes: 5 * MiB });
@@ -79,7 +86,8 @@ describe('S3 output store', () => {
     expect(sent.filter((c) => c === 'UploadPartCommand')).toHaveLength(3);
     expect(sent.filter((c) => c === 'CompleteMultipartUploadCommand')).toHaveLength(1);
     expect(sent.filter((c) => c === 'PutObjectCommand')).toHaveLength(1); // the scratch's marker
-    const head = await client.send(new HeadObjectCommand({ Bucket: server.bucket, Key: `multipart/${key}/out.mp4` }));
+    const [objectName] = (await rawKeys('multipart', key)).filter((k) => k.endsWith('/out.mp4'));
+    const head = await client.send(new HeadObjectCommand({ Bucket: server.bucket, Key: `multipart/${key}/${objectName}` }));
     expect(head.ContentType).toBe('video/mp4');
 
     const info = await store.stat(key, 'out.mp4');
@@ -94,7 +102,8 @@ describe('S3 output store', () => {
   });
 
   it("refuses a put from a run the key's next run superseded, and keeps the newer run's file", async () => {
-    const store = s3StoreIn(client, server, root);
+    const prefix = freshPrefix();
+    const store = s3StoreIn(client, server, root, { prefix });
     const key = newOutputKey();
     const old = await store.scratch(key);
     writeFileSync(join(old.dir, 'a.png'), 'old run');
@@ -109,17 +118,140 @@ describe('S3 output store', () => {
     writeFileSync(join(kept.dir, 'b.png'), 'upload');
     await store.put(key, 'b.png', join(kept.dir, 'b.png'));
     expect((await store.names(key)).sort()).toEqual(['a.png', 'b.png']);
+    // In the bucket: the marker and the current generation's two files, nothing of the old run.
+    expect(await rawNames(prefix, key)).toEqual(['a.png', 'b.png']);
+    expect(new Set((await rawKeys(prefix, key)).filter((k) => k !== '.run').map((k) => k.split('/')[0])).size).toBe(1);
     await Promise.all([old.dispose(), current.dispose(), kept.dispose()]);
   });
 
-  it('takes away the local scratch of a removed key (a staged upload discarded), and lists no files of it', async () => {
-    const store = s3StoreIn(client, server, root);
+  it("keeps the current run's file when a superseded run's upload lands after the reclaim stored it (same bytes too)", async () => {
+    const prefix = freshPrefix();
+    const store = s3StoreIn(client, server, root, { prefix });
+    const key = newOutputKey();
+    const old = await store.scratch(key);
+    writeFileSync(join(old.dir, 'out.png'), 'same bytes');
+    let current: Awaited<ReturnType<typeof store.scratch>> | undefined;
+    let raced = false;
+    const name = `race-${randomBytes(4).toString('hex')}`;
+    // The old run's upload is on the wire when its lease is lost: the job's next run starts the key
+    // again, stores the same file and completes; only then does the old upload land.
+    client.middlewareStack.add((next, context) => async (args) => {
+      if (!raced && context.commandName === 'PutObjectCommand' && (args.input as { Key?: string }).Key?.endsWith('/out.png')) {
+        raced = true;
+        current = await store.scratch(key);
+        writeFileSync(join(current.dir, 'out.png'), 'same bytes');
+        await store.put(key, 'out.png', join(current.dir, 'out.png'));
+      }
+      return next(args);
+    }, { step: 'initialize', name });
+    try {
+      await expect(store.put(key, 'out.png', join(old.dir, 'out.png'))).rejects.toThrow(/started again/);
+    } finally {
+      client.middlewareStack.remove(name);
+    }
+    expect(raced).toBe(true);
+    expect(await text((await store.open(key, 'out.png'))!.stream())).toBe('same bytes');
+    expect(await rawNames(prefix, key)).toEqual(['out.png']);
+    await Promise.all([old.dispose(), current!.dispose()]);
+  });
+
+  it("lists an earlier generation's leftovers under a live key as trash, and removing them spares the live generation", async () => {
+    const prefix = freshPrefix();
+    const store = s3StoreIn(client, server, root, { prefix });
+    const key = newOutputKey();
+    const put = (objectKey: string, metadata?: Record<string, string>) => client.send(new PutObjectCommand({ Bucket: server.bucket, Key: `${prefix}/${key}/${objectKey}`, Body: 'x', ...(metadata ? { Metadata: metadata } : {}) }));
+    // A superseded run's file that the new run's cleanup missed, then (a second later) the new run's marker.
+    await put('00000000000000aa/old.png');
+    await put('stray.png');
+    await new Promise((r) => setTimeout(r, 1100));
+    await put('.run', { gen: '00000000000000bb' });
+    const kept = await store.scratch(key, { keep: true });
+    writeFileSync(join(kept.dir, 'new.png'), 'new');
+    await store.put(key, 'new.png', join(kept.dir, 'new.png'));
+    expect(await store.names(key)).toEqual(['new.png']);
+    expect((await listAll(store)).map((e) => e.kind).sort()).toEqual(['key', 'trash']);
+    await store.removeEntry({ kind: 'trash', name: key });
+    expect(await rawKeys(prefix, key)).toEqual(['.run', '00000000000000bb/new.png']);
+    expect((await listAll(store)).map((e) => e.kind)).toEqual(['key']);
+    await kept.dispose();
+  });
+
+  it('tells a missing bucket from a missing key: the store refuses (the job is handed back, not failed)', async () => {
+    const gone = new S3OutputStore(client, { bucket: 'mediagen-no-such-bucket', prefix: 'p', scratchRoot: join(root, 'scratch') });
+    const file = join(root, 'a.png');
+    writeFileSync(file, 'a');
+    for (const attempt of [() => gone.scratch(newOutputKey(), { keep: true }), () => gone.put(newOutputKey(), 'a.png', file)]) {
+      const err = await attempt().then(() => undefined, (e: unknown) => e);
+      expect(infraFault(err)).toMatchObject({ kind: 'object_store_refused' });
+    }
+    // A bucket that is there and a key that is not: plain absence, no fault.
+    const err = await s3StoreIn(client, server, root).scratch(newOutputKey(), { keep: true }).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(infraFault(err)).toBeUndefined();
+  });
+
+  it('aborts a multipart upload whose second part fails, as the store unreachable, and keeps the source file', async () => {
+    const store = s3StoreIn(client, server, root, { partBytes: 5 * MiB });
+    const key = newOutputKey();
+    const scratch = await store.scratch(key);
+    const path = join(scratch.dir, 'out.mp4');
+    writeFileSync(path, randomBytes(11 * MiB));
+    const recording = recordCommands(client);
+    const name = `fail-part-${randomBytes(4).toString('hex')}`;
+    client.middlewareStack.add((next, context) => async (args) => {
+      if (context.commandName === 'UploadPartCommand' && (args.input as { PartNumber?: number }).PartNumber === 2) {
+        throw Object.assign(new Error('injected'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } });
+      }
+      return next(args);
+    }, { step: 'initialize', name });
+    let err: unknown;
+    try {
+      err = await store.put(key, 'out.mp4', path).then(() => undefined, (e: unknown) => e);
+    } finally {
+      client.middlewareStack.remove(name);
+      recording.stop();
+    }
+    expect(infraFault(err)).toMatchObject({ kind: 'object_store_unreachable' });
+    expect(existsSync(path)).toBe(true);
+    // The parts are aborted (s3rver answers AbortMultipartUpload 405; the part's error is still the one reported).
+    expect(recording.sent).toContain('AbortMultipartUploadCommand');
+    expect(await store.names(key)).toEqual([]);
+    await scratch.dispose();
+  });
+
+  it('streams reads through the read client, and everything else through the control client', async () => {
+    const readClient = s3ClientOf(server);
+    try {
+      const store = s3StoreIn(client, server, root, { readClient });
+      const key = newOutputKey();
+      const scratch = await store.scratch(key);
+      writeFileSync(join(scratch.dir, 'a.png'), 'read me');
+      await store.put(key, 'a.png', join(scratch.dir, 'a.png'));
+      const reads = recordCommands(readClient);
+      const control = recordCommands(client);
+      expect(await text((await store.open(key, 'a.png'))!.stream())).toBe('read me');
+      reads.stop();
+      control.stop();
+      expect(reads.sent).toEqual(['GetObjectCommand']);
+      expect(control.sent).toEqual(['HeadObjectCommand', 'HeadObjectCommand']);
+      await scratch.dispose();
+    } finally {
+      readClient.destroy();
+    }
+  });
+
+  it('takes away the local scratch of a removed key (a staged upload discarded), and its objects', async () => {
+    const prefix = freshPrefix();
+    const store = s3StoreIn(client, server, root, { prefix });
     const key = newOutputKey();
     const scratch = await store.scratch(key);
     writeFileSync(join(scratch.dir, 'upload'), 'staged');
+    writeFileSync(join(scratch.dir, 'a.png'), 'stored');
+    await store.put(key, 'a.png', join(scratch.dir, 'a.png'));
+    expect(await rawNames(prefix, key)).toEqual(['a.png']);
     await store.remove(key);
     expect(existsSync(scratch.dir)).toBe(false);
-    expect(await store.names(key)).toEqual([]);
+    expect(await rawKeys(prefix, key)).toEqual([]);
   });
 
   it('answers 302-able presigned URLs only when configured, and they serve the same bytes, by range too', async () => {
@@ -138,7 +270,7 @@ describe('S3 output store', () => {
     const part = await fetch(url, { headers: { range: 'bytes=10-14' } });
     expect(part.status).toBe(206);
     expect(await part.text()).toBe('bytes');
-    expect(() => store.presign!(key, '../a.png')).toThrow();
+    await expect(store.presign!(key, '../a.png')).rejects.toThrow();
   });
 
   describe.each(backends.slice(0, 1))('with the output janitor ($name)', (backend) => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Clock } from '../../lib/clock.js';
 import type { DiskState } from '../disk/disk-check.js';
-import { createS3Client } from './s3-client.js';
+import { READ_MAX_SOCKETS, createS3Client } from './s3-client.js';
 import type { S3StoreConfig } from './s3-client.js';
 import { StorageCheck } from './s3-check.js';
 import { S3OutputStore } from './s3-output-store.js';
@@ -24,6 +24,7 @@ export function openS3OutputStore(
 ): S3Parts {
   const client = createS3Client(config);
   const outputs = new S3OutputStore(client, {
+    readClient: createS3Client(config, { maxSockets: READ_MAX_SOCKETS }),
     bucket: config.bucket,
     prefix: config.prefix,
     scratchRoot: join(opts.dataDir, SCRATCH_DIR),

@@ -4,6 +4,12 @@ import { OBJECT_STORE_REFUSED, OBJECT_STORE_UNREACHABLE } from '../../lib/infra-
 
 export type S3StoreConfig = Extract<OutputStoreConfig, { kind: 's3' }>;
 
+/**
+ * Sockets of the client that streams served downloads (GetObject bodies held open as long as a
+ * client reads): the SDK's default 50 would let 50 slow downloads starve every HEAD, PUT and LIST,
+ * so reads get their own client with this many, and the control client keeps its own 50.
+ */
+export const READ_MAX_SOCKETS = 1000;
 /** A connection that is not up in this long counts as a failure (the SDK then retries it). */
 const CONNECT_TIMEOUT_MS = 5000;
 /** A socket silent this long (a hung service) fails the request instead of holding a run forever. */
@@ -23,8 +29,9 @@ const NODE_WARNING_SWITCH = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
  * (s3rver, older MinIO, Ceph). Credentials left undefined use the SDK's default chain
  * (AWS_ACCESS_KEY_ID, profiles, web identity, instance roles).
  */
-export function createS3Client(config: S3StoreConfig): S3Client {
+export function createS3Client(config: S3StoreConfig, opts: { readonly maxSockets?: number } = {}): S3Client {
   process.env[NODE_WARNING_SWITCH] ??= 'true';
+  const agent = opts.maxSockets !== undefined ? { httpAgent: { keepAlive: true, maxSockets: opts.maxSockets }, httpsAgent: { keepAlive: true, maxSockets: opts.maxSockets } } : {};
   return new S3Client({
     ...(config.endpoint ? { endpoint: config.endpoint } : {}),
     region: config.region ?? 'us-east-1',
@@ -32,7 +39,7 @@ export function createS3Client(config: S3StoreConfig): S3Client {
     ...(config.credentials ? { credentials: { ...config.credentials } } : {}),
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: SOCKET_IDLE_TIMEOUT_MS },
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: SOCKET_IDLE_TIMEOUT_MS, ...agent },
   });
 }
 

@@ -1,14 +1,17 @@
 import { DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { S3Client, _Object } from '@aws-sdk/client-s3';
+import { randomBytes } from 'node:crypto';
 import { isOutputKey } from '../output-store.js';
 import { ObjectStoreError, call } from './s3-client.js';
 
 /**
- * Where a key's objects live in the bucket: `<prefix>/<key>/<name>` for its files and
- * `<prefix>/<key>/.run` for its marker. The marker says the key is live: a run's scratch writes it,
- * a removal deletes it first, and a file is served, kept or stored only while it is there. Its
- * leading dot keeps it out of the name pattern (no URL reaches it) and sorts it before every file
- * name (which starts with a letter or digit), so a listing meets a key's marker first.
+ * Where a key's objects live in the bucket: `<prefix>/<key>/.run` for its marker and
+ * `<prefix>/<key>/<gen>/<name>` for its files, `gen` being the run's generation (a random id the
+ * marker holds in its metadata). The marker says the key is live and which generation is: a run's
+ * scratch writes a fresh one, a removal deletes it first, and a file is served, kept or stored only
+ * in the live generation. Runs of different generations (a job's superseded attempt and its
+ * reclaim) so never write the same object. The marker's leading dot keeps it out of the name
+ * pattern and sorts it before every generation (hex digits), so a listing meets it first.
  */
 export class S3Layout {
   readonly bucket: string;
@@ -24,15 +27,20 @@ export class S3Layout {
     return `${this.base}${key}/`;
   }
 
-  file(key: string, name: string): string {
-    return `${this.dir(key)}${name}`;
+  /** Where a generation's files are: `<prefix>/<key>/<gen>/`. */
+  genDir(key: string, gen: string): string {
+    return `${this.dir(key)}${gen}/`;
+  }
+
+  file(key: string, gen: string, name: string): string {
+    return `${this.genDir(key, gen)}${name}`;
   }
 
   marker(key: string): string {
     return `${this.dir(key)}${MARKER}`;
   }
 
-  /** The key and the rest of an object's name, if it is under a key of this store. */
+  /** The key and the rest of an object's name (`.run`, `<gen>/<name>`, or anything else), if it is under a key of this store. */
   parse(objectKey: string): { key: string; rest: string } | undefined {
     if (!objectKey.startsWith(this.base)) return undefined;
     const path = objectKey.slice(this.base.length);
@@ -45,6 +53,12 @@ export class S3Layout {
 
 export const MARKER = '.run';
 
+/** A generation: 16 hex digits (sorts after the marker's dot). */
+export const newGeneration = (): string => randomBytes(8).toString('hex');
+export const isGeneration = (text: string): boolean => /^[0-9a-f]{16}$/.test(text);
+
+/** Listing-and-deleting passes before a removal that keeps finding new objects gives up. */
+const PASSES = 3;
 /** DeleteObjects takes at most this many keys. */
 const DELETE_BATCH = 1000;
 
@@ -63,12 +77,12 @@ export async function* listObjects(client: S3Client, bucket: string, prefix: str
  * until nothing is left: a writer that raced the removal removes its own object, but a listing
  * taken before it landed would not have seen it.
  */
-export async function deleteAll(client: S3Client, bucket: string, prefix: string, keep?: (objectKey: string) => boolean): Promise<void> {
-  for (let pass = 0; pass < 3; pass++) {
+export async function deleteAll(client: S3Client, bucket: string, prefix: string, keep?: (object: _Object) => boolean): Promise<void> {
+  for (let pass = 0; pass < PASSES; pass++) {
     let batch: string[] = [];
     let deleted = 0;
     for await (const object of listObjects(client, bucket, prefix)) {
-      if (keep?.(object.Key!)) continue;
+      if (keep?.(object)) continue;
       batch.push(object.Key!);
       if (batch.length >= DELETE_BATCH) {
         deleted += await deleteBatch(client, bucket, batch);
@@ -78,6 +92,8 @@ export async function deleteAll(client: S3Client, bucket: string, prefix: string
     if (batch.length > 0) deleted += await deleteBatch(client, bucket, batch);
     if (deleted === 0) return;
   }
+  // Still deleting on the last pass: a writer keeps adding objects; the caller has not finished.
+  throw new ObjectStoreError('DeleteObjects', { name: 'ObjectsKeptAppearing', $metadata: { httpStatusCode: 503 } });
 }
 
 async function deleteBatch(client: S3Client, bucket: string, keys: readonly string[]): Promise<number> {
