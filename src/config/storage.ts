@@ -44,6 +44,3 @@ export function readOutputStore(values: Readonly<Record<string, Value | undefine
     credentials: id !== undefined && secret !== undefined ? { accessKeyId: id, secretAccessKey: secret } : undefined,
   };
 }
-
-
-/** `where` names the setting as the user wrote it: `--port`, `MEDIAGEN_PORT` or `file.json: port`. */

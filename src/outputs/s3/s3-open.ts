@@ -52,6 +52,7 @@ async function fetchInto(client: S3Client, input: ConstructorParameters<typeof G
 
 /** A read failure as the reader sees it: a gone or changed object plainly, the rest as the store's fault. */
 function readError(err: unknown): Error {
-  if (isNotFound(err) || isChanged(err)) return new Error('the stored file was removed or replaced after it was opened');
+  // statusCode: a route answers 404 (the file is gone for good), not 500.
+  if (isNotFound(err) || isChanged(err)) return Object.assign(new Error('the stored file was removed or replaced after it was opened'), { statusCode: 404 });
   return err instanceof ObjectStoreError ? err : new ObjectStoreError('GetObject', err);
 }

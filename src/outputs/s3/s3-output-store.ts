@@ -245,7 +245,8 @@ export class S3OutputStore implements OutputStore {
   async #presign(key: string, name: string, ttlSeconds: number): Promise<string> {
     if (!isOutputKey(key) || !isOutputName(name)) throw new Error('not an output key and file name');
     const marker = await this.#marker(key);
-    if (!marker) throw new Error('not a stored file');
+    // Removed since the route opened it: 404, as the route would have answered a moment earlier.
+    if (!marker) throw Object.assign(new Error('the stored file was removed'), { statusCode: 404 });
     const command = new GetObjectCommand({ Bucket: this.#at.bucket, Key: this.#at.file(key, marker.gen, name), ResponseContentType: contentTypeOf(name) });
     return call('presign', () => getSignedUrl(this.#client, command, { expiresIn: ttlSeconds }));
   }

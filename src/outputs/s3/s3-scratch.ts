@@ -4,14 +4,15 @@ import { join, resolve } from 'node:path';
 import type { OutputScratch } from '../output-store.js';
 
 /**
- * A scratch directory left this long is a dead process's (a crash, a SIGKILL): no run lives a day
- * (job timeouts are minutes), and several processes may share the root, so nothing younger is touched.
+ * A scratch directory left this long is a dead process's (a crash, a SIGKILL): twice the largest
+ * job timeout `job_timeout_ms` allows (a day), so no live run's directory is ever swept; several
+ * processes may share the root, so nothing younger is touched.
  */
-const STALE_MS = 24 * 60 * 60_000;
+const STALE_MS = 2 * 24 * 60 * 60_000;
 
 interface Held {
   readonly key: string;
-  /** The key's marker ETag when the run began: its `put`s are pinned to it. */
+  /** The key's generation when the run began (the marker's random id): its `put`s go into it and are pinned to it. */
   readonly generation: string;
 }
 
