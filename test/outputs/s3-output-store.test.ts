@@ -145,11 +145,12 @@ describe('S3 output store', () => {
       return next(args);
     }, { step: 'initialize', name });
     try {
-      await expect(store.put(key, 'out.png', join(old.dir, 'out.png'))).rejects.toThrow(/started again/);
+      await expect(store.put(key, 'out.png', join(old.dir, 'out.png'))).rejects.toThrow(/output key/);
     } finally {
       client.middlewareStack.remove(name);
     }
     expect(raced).toBe(true);
+    // The completed run's file is still served (before generations, the old run's cleanup deleted it).
     expect(await text((await store.open(key, 'out.png'))!.stream())).toBe('same bytes');
     expect(await rawNames(prefix, key)).toEqual(['out.png']);
     await Promise.all([old.dispose(), current!.dispose()]);
