@@ -25,6 +25,8 @@ import { StoreBackup } from './store-backup.js';
 import { StyleService } from './styles.js';
 import { WebhookService } from './webhooks.js';
 import { WorkerTokenService } from './worker-tokens.js';
+import { noMeter } from './meter.js';
+import type { Meter } from './meter.js';
 
 export interface Services {
   readonly identity: IdentityService;
@@ -73,6 +75,8 @@ export interface ServiceOptions {
   readonly sandbox?: boolean;
   /** The waiters' backstop poll and limits. */
   readonly waits: JobWaitOptions;
+  /** Where job creations, claims, ends and webhook attempts are counted; absent: nowhere. */
+  readonly meter?: Meter;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -81,17 +85,18 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   store.onEvent((event) => signals.relay(event));
   const identity = new IdentityService(store, clock, opts.limits);
   const billing = new BillingService(store, clock, opts.prices, identity);
-  const webhooks = new WebhookService(store, clock, identity);
+  const meter = opts.meter ?? noMeter;
+  const webhooks = new WebhookService(store, clock, identity, Math.random, meter);
   const workerTokens = new WorkerTokenService(store, clock, opts.bindings.remote);
   return {
     identity,
-    jobs: new JobService(store, clock, opts.outputs, billing, webhooks),
-    generation: new GenerationService(store, clock, catalog, billing, { sandbox: opts.sandbox === true }),
+    jobs: new JobService(store, clock, opts.outputs, billing, webhooks, meter),
+    generation: new GenerationService(store, clock, catalog, billing, { sandbox: opts.sandbox === true, meter }),
     models: new ModelService(catalog, opts.prices, clock),
-    runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog),
+    runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog, meter),
     billing,
     nodeApps: new NodeAppService(store, clock, catalog, opts.bindings.remote),
-    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing, opts.bindings.remote),
+    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing, opts.bindings.remote, meter),
     assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets),
     styles: new StyleService(store, clock),
     webhooks,
