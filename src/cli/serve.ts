@@ -72,6 +72,8 @@ export async function serve(argv: string[]): Promise<void> {
   const log = pino({ level: config.logLevel, serializers: logSerializers }, process.stderr);
   // Before listening: a model no engine here can run stops the start, naming the model.
   if (config.role !== 'api') await runtime.engine();
+  // In every role: a worker-only process has no API listener, and this is how it is scraped.
+  const metrics = await startMetrics(runtime);
   const http = config.role === 'worker' ? undefined : await startHttp(runtime, log);
   // A worker-only process has no listener: payload URLs use --public-url, else host and port.
   const publicUrl = () => http?.publicUrl ?? publicUrlFor(config, config.port);
@@ -98,8 +100,23 @@ export async function serve(argv: string[]): Promise<void> {
     graceMs: config.shutdownGraceMs,
     log,
   });
+  // Closed after the drain: a scrape during shutdown still answers.
+  await metrics?.close();
   await store.close();
   process.exit(drained ? 0 : 1);
+}
+
+async function startMetrics(runtime: Runtime) {
+  const { config } = runtime;
+  try {
+    const server = await runtime.serveMetrics();
+    if (server) process.stdout.write(`mediagen: metrics at ${server.url}/metrics\n`);
+    return server;
+  } catch (err) {
+    await runtime.close();
+    if (typeof (err as { code?: unknown }).code !== 'string') throw err;
+    throw new ConfigError(`cannot listen on ${config.host} port ${config.metricsPort} for metrics: ${(err as Error).message}`);
+  }
 }
 
 async function startHttp(runtime: Runtime, log: FastifyBaseLogger) {
