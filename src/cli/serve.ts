@@ -88,6 +88,8 @@ export async function serve(argv: string[]): Promise<void> {
       ? `mediagen: running up to ${config.workerConcurrency} jobs at once${http ? '' : ` (worker only, store ${config.databaseUrl ? 'PostgreSQL' : config.dataDir})`}\n`
       : 'mediagen: API only; jobs run in processes started with --role worker\n',
   );
+  // After the serving line, which stays the first line of stdout.
+  if (metrics) process.stdout.write(`mediagen: metrics at ${metrics.url}/metrics\n`);
   if (config.sandbox) {
     process.stdout.write('mediagen: SANDBOX mode: prompts ending in [mediagen:...] markers fail, time out or take longer on purpose, and each status lasts at least 1.1 s (docs/sandbox.md)\n');
   }
@@ -110,7 +112,6 @@ async function startMetrics(runtime: Runtime) {
   const { config } = runtime;
   try {
     const server = await runtime.serveMetrics();
-    if (server) process.stdout.write(`mediagen: metrics at ${server.url}/metrics\n`);
     return server;
   } catch (err) {
     await runtime.close();

@@ -155,7 +155,8 @@ describe.each(backends)('/metrics: $name', (backend) => {
 
   it('refuses /metrics on the API port without the metrics token, with a wrong one, or with an API token (401)', async () => {
     const app = await start(new ScriptedEngine());
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: `Bearer ${app.token}` }, { authorization: METRICS_TOKEN }]) {
+    const tries: Record<string, string>[] = [{}, { authorization: 'Bearer wrong' }, { authorization: `Bearer ${app.token}` }, { authorization: METRICS_TOKEN }];
+    for (const headers of tries) {
       const res = await fetch(`${api}/metrics`, { headers });
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ error: expect.stringContaining('metrics') });
