@@ -10,6 +10,8 @@ import type { Log } from '../lib/log.js';
 import { DiskCheck } from '../outputs/disk/disk-check.js';
 import { DiskOutputStore } from '../outputs/disk/disk-output-store.js';
 import type { OutputStore } from '../outputs/output-store.js';
+import type { S3Parts } from '../outputs/s3/open-s3.js';
+import type { S3StoreConfig } from '../outputs/s3/s3-client.js';
 import { buildBindings } from '../engines/bindings.js';
 import type { EngineBindings } from '../engines/bindings.js';
 import { buildCatalog } from '../models/catalog.js';
@@ -87,14 +89,18 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   checkSandboxBindings(config, bindings);
   const runPolicy = sandboxRunPolicy(config, { ...runPolicyFor(config, catalog), ...overrides.runPolicy });
   const prices = priceTableFor(config, catalog);
-  const outputs = overrides.outputs ?? new DiskOutputStore(join(config.dataDir, OUTPUTS_DIR));
+  const disk = new DiskCheck(config.dataDir, config.minFreeDiskBytes, clock);
+  // The S3 SDK is loaded only for an s3:// store: `admin` on a disk store starts without it.
+  const s3 = overrides.outputs || config.outputStore.kind !== 's3' ? undefined : await openS3Outputs(config, config.outputStore, clock, disk);
+  const outputs = overrides.outputs ?? s3?.outputs ?? new DiskOutputStore(join(config.dataDir, OUTPUTS_DIR));
   const store = overrides.store ?? (await openConfiguredStore(config));
   const services = createServices(store, catalog, clock, {
     limits: { maxConcurrentJobs: config.maxConcurrentJobs, maxBackloggedJobs: config.maxBackloggedJobs },
     outputs,
     runPolicy,
     prices,
-    disk: new DiskCheck(config.dataDir, config.minFreeDiskBytes, clock),
+    // With S3, the bucket is checked along with the data dir (runs' scratch stays local).
+    disk: s3?.check ?? disk,
     inspect: assetInspector(mediaLimits(config)),
     assets: { maxBytes: config.assetMaxBytes, quotaBytes: config.assetQuotaBytes },
     bindings,
@@ -130,7 +136,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     },
     createJobWorker: async (log, opts) => (await import('./workers.js')).createJobWorker(await parts(opts?.engine), log, opts),
     startWorkers: async (log, publicUrl) => (await import('./workers.js')).startWorkers(await parts(), log, publicUrl),
-    close: () => store.close(),
+    close: () => store.close().finally(() => s3?.close()),
   };
 }
 
@@ -142,6 +148,12 @@ async function buildEngine(config: Config, catalog: Catalog, bindings: EngineBin
   const [{ LocalEngine }, { EngineRouter }] = await Promise.all([import('../engines/local/local-engine.js'), import('../engines/router.js')]);
   const local = new LocalEngine({ clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
   return EngineRouter.build(catalog.entries, [local], bindings);
+}
+
+async function openS3Outputs(config: Config, s3: S3StoreConfig, clock: Clock, disk: DiskCheck): Promise<S3Parts> {
+  const { openS3OutputStore } = await import('../outputs/s3/open-s3.js');
+  const presignTtlSeconds = config.outputUrls === 'presign' ? config.presignTtlSeconds : undefined;
+  return openS3OutputStore(s3, { dataDir: config.dataDir, presignTtlSeconds, clock, disk });
 }
 
 async function openConfiguredStore(config: Config): Promise<Store> {

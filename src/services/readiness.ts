@@ -104,6 +104,9 @@ const DISK_VERDICTS: Readonly<Record<string, string>> = {
   disk_full: 'full',
   read_only: 'read-only',
   too_many_files: 'out of file handles',
+  // An S3 output store's bucket, checked with the data dir (outputs/s3/s3-check.ts).
+  object_store_unreachable: 'object storage unreachable',
+  object_store_refused: 'object storage refuses access',
 };
 
 function diskVerdict(disk: DiskState): string {

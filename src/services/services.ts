@@ -21,6 +21,7 @@ import { ModelService } from './models.js';
 import { NodeAppExecution } from './node-app-execution.js';
 import { NodeAppService } from './node-apps.js';
 import { Readiness } from './readiness.js';
+import { StoreBackup } from './store-backup.js';
 import { StyleService } from './styles.js';
 import { WebhookService } from './webhooks.js';
 import { WorkerTokenService } from './worker-tokens.js';
@@ -46,6 +47,8 @@ export interface Services {
   /** Waiting for a job's changes: Prefer: wait, its event stream, the MCP tools' wait. */
   readonly waits: JobWaits;
   readonly readiness: Readiness;
+  /** `mediagen admin store backup`: a copy of the embedded store. */
+  readonly backup: StoreBackup;
   readonly outputs: OutputStore;
   readonly catalog: Catalog;
   /** What runs each model's jobs: in-process engines or a remote pool. */
@@ -96,6 +99,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     signals,
     waits: new JobWaits(store, signals, clock, opts.waits),
     readiness: new Readiness(store, clock, opts.disk, workerTokens),
+    backup: new StoreBackup(store, clock),
     outputs: opts.outputs,
     catalog,
     bindings: opts.bindings,

@@ -291,5 +291,10 @@ export interface Store extends StoreTx {
    * `<data dir>/wake`). Absent where the backend has none. Returns the function that stops listening.
    */
   readonly listen?: (fn: (event: JobEvent) => void) => Promise<() => Promise<void>>;
+  /**
+   * Writes a consistent copy of the whole store to a new file while it stays in use, and returns its
+   * size in bytes. Only the embedded store has it; PostgreSQL is copied with its own tools (pg_dump).
+   */
+  readonly backup?: (toFile: string) => Promise<number>;
   close(): Promise<void>;
 }

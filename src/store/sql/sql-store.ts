@@ -42,6 +42,7 @@ export interface SqlBackend {
   readonly publish?: (event: JobEvent) => void;
   /** Ends what the backend holds besides Kysely's pool (the LISTEN connection). */
   readonly closeExtra?: () => Promise<void>;
+  readonly backup?: Store['backup'];
 }
 
 type BoundCaps = QueueCaps & { readonly fusedWrites: boolean };
@@ -125,6 +126,7 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
       };
     },
     ...(listen ? { listen } : {}),
+    ...(backend.backup ? { backup: backend.backup } : {}),
     close: async () => {
       await closeExtra?.();
       await db.destroy();
