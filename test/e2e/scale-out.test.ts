@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -8,13 +9,16 @@ import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/backends.j
 import { expectLedgerConsistent } from '../helpers/ledger.js';
 import { isPng, readPngSize } from '../helpers/media.js';
 import { Receiver } from '../helpers/receiver.js';
+import { startS3Server } from '../helpers/s3-server.js';
+import type { S3Server } from '../helpers/s3-server.js';
 import { BIN, RUN_TIMEOUT_MS, cleanup, tempDir } from './binary.js';
 import { startProcess, stopProcesses } from './processes.js';
 import type { Proc } from './processes.js';
 
 /**
  * Issue 20's scale-out proof on the compiled binary: 2 `--role api` and 3 `--role worker` processes
- * on one PostgreSQL database and one shared output directory, 500 jobs submitted across both API
+ * on one PostgreSQL database and one S3-compatible bucket (a real s3rver), each process with a data
+ * directory of its own and none shared, 500 jobs submitted across both API
  * processes, one worker SIGKILLed and another started mid-run. Every job ends once, is billed once,
  * each webhook arrives under one `webhook-id`, and every output answers from either API process.
  */
@@ -27,7 +31,8 @@ const JOBS = 500;
 const IN_FLIGHT = 16;
 /** Every HOOK_EVERY-th job asks for a webhook. */
 const HOOK_EVERY = 5;
-const WORKER_SLOTS = 4;
+/** Slots per worker: a run waits on the bucket most of its time, so more than the cores. */
+const WORKER_SLOTS = 8;
 /**
  * Tenants the jobs are spread over, round robin: the bootstrap's `default` and more made with the
  * admin CLI. One workspace's creates and charges queue on its balance row (docs/benchmarks.md), as
@@ -105,7 +110,7 @@ async function firstBytes(url: string, bytes = 33): Promise<{ status: number; ty
 
 const countLines = (re: RegExp, text: string) => text.split('\n').filter((l) => re.test(l)).length;
 
-describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on one PostgreSQL', { timeout: 180_000 }, () => {
+describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on one PostgreSQL', { timeout: 300_000 }, () => {
   beforeAll(() => {
     // The processes run dist/, which the test setup builds (CI: `npm ci` does, MEDIAGEN_SKIP_BUILD=1).
     if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run build first`);
@@ -116,8 +121,10 @@ describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on 
   let receiver: Receiver | undefined;
   let client: pg.Client | undefined;
   let store: Store | undefined;
+  let s3: S3Server | undefined;
   afterEach(async () => {
     await stopProcesses();
+    await s3?.close();
     await cleanup();
     await receiver?.close();
     await store?.close();
@@ -132,14 +139,21 @@ describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on 
     await sql.connect();
     const q = async <R extends Record<string, unknown>>(text: string, values: unknown[] = []) => (await sql.query<R>(text, values)).rows;
 
-    const shared = tempDir('mediagen-scale-');
-    const common = ['--database-url', database.url, '--data-dir', shared, '--poll-interval-ms', '250', '--lease-ms', '1500'];
+    const bucket = (s3 = await startS3Server());
+    // No shared directory: each process its own data dir (its run scratch), outputs in the bucket.
+    const dataDirs: string[] = [];
+    const common = () => {
+      const dir = tempDir('mediagen-scale-');
+      dataDirs.push(dir);
+      return ['--database-url', database.url, '--data-dir', dir, '--poll-interval-ms', '250', '--lease-ms', '1500'];
+    };
+    const env = bucket.env('scale');
     const startApi = async (): Promise<Api> => {
       // New workspaces (the bootstrap's) get limits that never answer 429 to this run.
       const proc = startProcess(process.execPath, [
         ...[BIN, 'serve', '--role', 'api', '--port', '0', '--allow-private-urls'],
-        ...['--max-concurrent-jobs', '1000', '--max-backlogged-jobs', '1000', ...common],
-      ]);
+        ...['--max-concurrent-jobs', '1000', '--max-backlogged-jobs', '1000', ...common()],
+      ], { env });
       const [, url] = await proc.waitFor(/^mediagen: serving (http:\/\/\S+) /, { timeoutMs: START_MS });
       await proc.waitFor(/^mediagen: API only/m, { timeoutMs: START_MS });
       return { proc, url: url! };
@@ -148,8 +162,8 @@ describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on 
     const startWorker = (publicUrl: string) => {
       const proc = startProcess(process.execPath, [
         ...[BIN, 'serve', '--role', 'worker', '--allow-private-urls', '--public-url', publicUrl],
-        ...['--engine-latency-ms', '50', '--worker-concurrency', String(WORKER_SLOTS), ...common],
-      ]);
+        ...['--engine-latency-ms', '50', '--worker-concurrency', String(WORKER_SLOTS), ...common()],
+      ], { env });
       return proc.waitFor(WORKER_LINE, { timeoutMs: START_MS }).then(() => proc);
     };
 
@@ -314,12 +328,14 @@ describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on 
       }
     });
 
+    // Nothing went to a local output directory: what answered came from the bucket.
+    for (const dir of dataDirs) expect(existsSync(join(dir, 'outputs')) ? readdirSync(join(dir, 'outputs')) : [], dir).toEqual([]);
     const checked = Date.now();
     for (const p of [...apis.map((a) => a.proc), ...workers.slice(1), replacement]) expect(await p.stop()).toEqual({ code: 0, signal: null });
     const seconds = (ms: number) => (ms / 1000).toFixed(1);
     console.log(
       `scale-out: ${JOBS} jobs (${MODEL} ${SIDE}x${SIDE}, 50 ms engine latency) in ${WORKSPACES} workspaces on 2 api + 3 worker processes x ${WORKER_SLOTS} slots, ` +
-        `PostgreSQL, one worker SIGKILLed and replaced: ${(JOBS / ((ended - started) / 1000)).toFixed(1)} jobs/s ` +
+        `PostgreSQL and s3rver, one worker SIGKILLed and replaced: ${(JOBS / ((ended - started) / 1000)).toFixed(1)} jobs/s ` +
         `(created in ${seconds(submitted - started)} s, all ended in ${seconds(ended - started)} s, checked in ${seconds(checked - ended)} s); ` +
         `${reRun} jobs re-run after the kill; ${hooked.length} webhooks, ${repeats} resent`,
     );
