@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -34,18 +35,24 @@ const HOOK_EVERY = 5;
 /** Slots per worker: a run waits on the bucket most of its time, so more than the cores. */
 const WORKER_SLOTS = 8;
 /**
- * Tenants the jobs are spread over, round robin: the bootstrap's `default` and more made with the
- * admin CLI. One workspace's creates and charges queue on its balance row (docs/benchmarks.md), as
- * one tenant's would in production; several tenants are what a scaled-out server serves.
+ * Tenants the jobs are spread over: the bootstrap's `default` and one made with the admin CLI. One
+ * workspace's creates and charges queue on its balance row (docs/benchmarks.md), as one tenant's
+ * would in production; a scaled-out server serves several.
  */
-const WORKSPACES = 4;
-/** Pays for a tenant's 125 jobs; the bootstrap's $10.00 does for `default`'s. */
-const TOP_UP_USD = 10;
+const WORKSPACES = 2;
+/** Jobs go to API process i % 2 and workspace floor(i / 2) % WORKSPACES: every pairing of the two. */
+const tenantOf = (i: number) => Math.floor(i / 2) % WORKSPACES;
+/** With the bootstrap's $10.00, pays for `default`'s 250 jobs; alone, for the other tenant's. */
+const TOP_UP_USD = 11;
+/** Outputs fetched through both API processes: every OUTPUT_EVERY-th job's; every 10th of those read whole. */
+const OUTPUT_EVERY = 2;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 const RUNNING = ['scheduled', 'processing', 'sampling', 'intermediate-complete'];
 const WORKER_LINE = /^mediagen: running up to \d+ jobs at once/m;
 /** Six node processes starting at once on a loaded 2-core machine take longer than one alone. */
 const START_MS = 60_000;
+/** Tries of one create that the server answers 503 (retry later). */
+const CREATE_ATTEMPTS = 20;
 const COMPLETED_LOG = /"msg":"job completed"/;
 
 type Job = { job_id: string; status: string; result?: { urls: string[] } };
@@ -110,7 +117,7 @@ async function firstBytes(url: string, bytes = 33): Promise<{ status: number; ty
 
 const countLines = (re: RegExp, text: string) => text.split('\n').filter((l) => re.test(l)).length;
 
-describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on one PostgreSQL', { timeout: 300_000 }, () => {
+describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on one PostgreSQL', { timeout: 420_000 }, () => {
   beforeAll(() => {
     // The processes run dist/, which the test setup builds (CI: `npm ci` does, MEDIAGEN_SKIP_BUILD=1).
     if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run build first`);
@@ -184,27 +191,43 @@ describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on 
       startWorker(api1.url),
       startWorker(api1.url),
       ...Array.from({ length: WORKSPACES - 1 }, (_, i) => makeTenant(`tenant-${i + 1}`)),
+      admin(database.url, ['balance', 'add', '--workspace', 'default', '--usd', `${TOP_UP_USD}.00`, '--as', 'owner@localhost']),
     ]);
     const apis = [api1, api2 as Api];
     const workers = rest.slice(0, 3) as Proc[];
     const defaultId = (await q<{ id: string }>(`SELECT id FROM workspaces WHERE name = 'default'`))[0]!.id;
-    const tenants = [{ name: 'default', id: defaultId, token: token!, toppedUp: 10_000_000 }, ...(rest.slice(3, 3 + WORKSPACES - 1) as Tenant[])];
+    const tenants = [{ name: 'default', id: defaultId, token: token!, toppedUp: 10_000_000 + TOP_UP_USD * 1_000_000 }, ...(rest.slice(3, 3 + WORKSPACES - 1) as Tenant[])];
 
+    let unavailable = 0;
     const started = Date.now();
     const submitting = pool(
       Array.from({ length: JOBS }, (_, i) => i),
       IN_FLIGHT,
       async (i) => {
         const hook = i % HOOK_EVERY === 0 ? `${hooks.url}/hook/${i}` : undefined;
-        const res = await fetch(`${apis[i % 2]!.url}/generate/${MODEL}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${tenants[i % WORKSPACES]!.token}`, 'content-type': 'application/json', ...(hook ? { 'x-webhook-url': hook } : {}) },
-          body: JSON.stringify({ prompt: `scale-out job ${i}`, width: SIDE, height: SIDE }),
-          signal: AbortSignal.timeout(RUN_TIMEOUT_MS),
-        });
-        const body = (await res.json()) as Job;
-        if (res.status !== 200) throw new Error(`create ${i} answered ${res.status}: ${JSON.stringify(body)}`);
-        return { id: body.job_id, hooked: hook !== undefined, tenant: tenants[i % WORKSPACES]! };
+        // A 503 (the bucket check found s3rver, on this busy machine, slower than its 2 s) is retried
+        // as a client should; the Idempotency-Key makes a retry unable to create a second job.
+        const key = `scale-out-${randomUUID()}`;
+        let body: Job;
+        for (let attempt = 1; ; attempt++) {
+          const res = await fetch(`${apis[i % 2]!.url}/generate/${MODEL}`, {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${tenants[tenantOf(i)]!.token}`,
+              'content-type': 'application/json',
+              'idempotency-key': key,
+              ...(hook ? { 'x-webhook-url': hook } : {}),
+            },
+            body: JSON.stringify({ prompt: `scale-out job ${i}`, width: SIDE, height: SIDE }),
+            signal: AbortSignal.timeout(RUN_TIMEOUT_MS),
+          });
+          body = (await res.json()) as Job;
+          if (res.status === 200) break;
+          if (res.status !== 503 || attempt === CREATE_ATTEMPTS) throw new Error(`create ${i} answered ${res.status}: ${JSON.stringify(body)}`);
+          unavailable++;
+          await new Promise((r) => setTimeout(r, 250 * attempt));
+        }
+        return { id: body.job_id, hooked: hook !== undefined, tenant: tenants[tenantOf(i)]! };
       },
     );
     // A failed create fails the test at once, not after the wait for the kill moment below.
@@ -241,7 +264,8 @@ describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on 
       'every job ending',
       async () => Number((await q<{ n: string }>(`SELECT count(*) AS n FROM jobs WHERE status = ANY($1)`, [TERMINAL]))[0]!.n),
       (n) => n === JOBS,
-      90_000,
+      // Generous: at load 13 on 2 cores, with s3rver in this process, runs went at ~3 jobs/s.
+      180_000,
     );
     const ended = Date.now();
 
@@ -265,7 +289,7 @@ describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on 
     store = await openPostgresStore(database.url, { poolSize: 1 });
     for (const [w, tenant] of tenants.entries()) {
       const own = created.filter((c) => c.tenant === tenant).length;
-      expect(own).toBe(Math.floor(JOBS / WORKSPACES) + (w < JOBS % WORKSPACES ? 1 : 0));
+      expect(own).toBe(Array.from({ length: JOBS }, (_, i) => tenantOf(i)).filter((t) => t === w).length);
       const rows = ledger.filter((r) => r.workspace_id === tenant.id);
       const byKind = Object.fromEntries(rows.map((r) => [r.kind, { n: Number(r.n), jobs: Number(r.jobs), micros: Number(r.micros) }]));
       expect(byKind.hold, tenant.name).toMatchObject({ n: own, jobs: own });
@@ -305,20 +329,21 @@ describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on 
     for (const [jobId, seen] of idsByJob) expect([...seen], jobId).toEqual([deliveryOf.get(jobId)]);
     const repeats = hooks.received.length - hooked.length;
 
-    // Every output answers from both API processes: each shows the job with a URL of its own, and
-    // that URL gives the PNG asked for; every tenth is read whole.
+    // Both API processes show every job, each with a URL of its own, and the outputs of a large
+    // sample answer from both with the PNG asked for (the bucket is what takes the time here).
     await pool(created, IN_FLIGHT, async ({ id, tenant }, i) => {
       for (const a of apis) {
         const res = await fetch(`${a.url}/jobs/${id}`, { headers: { authorization: `Bearer ${tenant.token}` }, signal: AbortSignal.timeout(RUN_TIMEOUT_MS) });
         expect(res.status).toBe(200);
         const url = ((await res.json()) as Job).result!.urls[0]!;
         expect(url.startsWith(`${a.url}/outputs/`), url).toBe(true);
+        if (i % OUTPUT_EVERY !== 0) continue;
         const got = await firstBytes(url);
         expect(got.status, url).toBe(200);
         expect(got.type).toBe('image/png');
         expect(isPng(got.buf)).toBe(true);
         expect(readPngSize(got.buf)).toEqual({ width: SIDE, height: SIDE });
-        if (i % 10 === 0) {
+        if (i % (10 * OUTPUT_EVERY) === 0) {
           const whole = await fetch(url, { signal: AbortSignal.timeout(RUN_TIMEOUT_MS) });
           const body = Buffer.from(await whole.arrayBuffer());
           expect(body.byteLength).toBe(Number(whole.headers.get('content-length')));
@@ -337,7 +362,7 @@ describe.skipIf(!TEST_DATABASE_URL)('scale-out: 2 api and 3 worker processes on 
       `scale-out: ${JOBS} jobs (${MODEL} ${SIDE}x${SIDE}, 50 ms engine latency) in ${WORKSPACES} workspaces on 2 api + 3 worker processes x ${WORKER_SLOTS} slots, ` +
         `PostgreSQL and s3rver, one worker SIGKILLed and replaced: ${(JOBS / ((ended - started) / 1000)).toFixed(1)} jobs/s ` +
         `(created in ${seconds(submitted - started)} s, all ended in ${seconds(ended - started)} s, checked in ${seconds(checked - ended)} s); ` +
-        `${reRun} jobs re-run after the kill; ${hooked.length} webhooks, ${repeats} resent`,
+        `${reRun} jobs re-run after the kill; ${hooked.length} webhooks, ${repeats} resent; ${unavailable} creates answered 503 and retried`,
     );
   });
 });
