@@ -19,9 +19,9 @@ import type { Proc } from './processes.js';
 /**
  * Issue 20's scale-out proof on the compiled binary: 2 `--role api` and 3 `--role worker` processes
  * on one PostgreSQL database and one S3-compatible bucket (a real s3rver), each process with a data
- * directory of its own and none shared, 500 jobs submitted across both API
- * processes, one worker SIGKILLed and another started mid-run. Every job ends once, is billed once,
- * each webhook arrives under one `webhook-id`, and every output answers from either API process.
+ * directory of its own and none shared; 500 jobs submitted across both API processes, one worker
+ * SIGKILLed and another started mid-run. Every job ends once, is billed once, each webhook arrives
+ * under one `webhook-id`, and every output answers from either API process.
  */
 
 const MODEL = 'image/vendor-b/model-b-1';
