@@ -62,11 +62,12 @@ export class JobAdmission {
   readonly #billing: BillingService;
   readonly #idempotency: Idempotency;
 
-  constructor(store: Store, clock: Clock, billing: BillingService) {
+  /** `idempotency`: the service's one, with the configured window (default: 24 hours). */
+  constructor(store: Store, clock: Clock, billing: BillingService, idempotency: Idempotency = new Idempotency(store, clock)) {
     this.#store = store;
     this.#clock = clock;
     this.#billing = billing;
-    this.#idempotency = new Idempotency(store, clock);
+    this.#idempotency = idempotency;
   }
 
   async admit(auth: AuthContext, job: JobToAdmit, publicUrl: string): Promise<CreatedJob> {

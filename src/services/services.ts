@@ -9,6 +9,7 @@ import type { AssetPolicy, Inspector } from './assets.js';
 import { BillingService } from './billing.js';
 import type { PriceTable } from '../models/prices.js';
 import { GenerationService } from './generation.js';
+import { Idempotency } from './idempotency.js';
 import { IdentityService } from './identity.js';
 import type { IdentityLimits } from './identity.js';
 import { JobRuns } from './job-runs.js';
@@ -46,6 +47,8 @@ export interface Services {
   /** Waiting for a job's changes: Prefer: wait, its event stream, the MCP tools' wait. */
   readonly waits: JobWaits;
   readonly readiness: Readiness;
+  /** Idempotency-Keys, with the configured window (the retention janitor prunes past it). */
+  readonly idempotency: Idempotency;
   readonly outputs: OutputStore;
   readonly catalog: Catalog;
   /** What runs each model's jobs: in-process engines or a remote pool. */
@@ -70,6 +73,8 @@ export interface ServiceOptions {
   readonly sandbox?: boolean;
   /** The waiters' backstop poll and limits. */
   readonly waits: JobWaitOptions;
+  /** How long an Idempotency-Key is remembered (`idempotency_key_hours`); default 24. */
+  readonly idempotencyKeyHours?: number;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -80,22 +85,24 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   const billing = new BillingService(store, clock, opts.prices, identity);
   const webhooks = new WebhookService(store, clock, identity);
   const workerTokens = new WorkerTokenService(store, clock, opts.bindings.remote);
+  const idempotency = new Idempotency(store, clock, (opts.idempotencyKeyHours ?? 24) * 3_600_000);
   return {
     identity,
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks),
-    generation: new GenerationService(store, clock, catalog, billing, { sandbox: opts.sandbox === true }),
+    generation: new GenerationService(store, clock, catalog, billing, { sandbox: opts.sandbox === true, idempotency }),
     models: new ModelService(catalog, opts.prices, clock),
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog),
     billing,
     nodeApps: new NodeAppService(store, clock, catalog, opts.bindings.remote),
-    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing, opts.bindings.remote),
-    assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets),
+    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing, opts.bindings.remote, idempotency),
+    assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets, idempotency),
     styles: new StyleService(store, clock),
     webhooks,
     workerTokens,
     signals,
     waits: new JobWaits(store, signals, clock, opts.waits),
     readiness: new Readiness(store, clock, opts.disk, workerTokens),
+    idempotency,
     outputs: opts.outputs,
     catalog,
     bindings: opts.bindings,

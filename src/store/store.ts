@@ -7,6 +7,7 @@ import type { JobHistory } from './job-history.js';
 import type { LockedWorkspace } from './locked-workspace.js';
 import type { JobMove, NewClaim, OverdueCutoff } from './queue-inputs.js';
 import type { NodeAppStore } from './node-app-store.js';
+import type { RetentionStore } from './retention-store.js';
 import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
 import type { WorkerTokenStore } from './worker-token-store.js';
@@ -174,7 +175,7 @@ export interface JobStore {
   transitions(apiUserId: string, id: string, afterId: number, limit: number): Promise<JobHistory<JobSummary> | undefined>;
   /**
    * Which of `keys` name files that must be kept: the output key of any job neither failed nor
-   * cancelled (their files are removed with their end), a style's (its training job's, holding its cover), a live
+   * cancelled (their files are removed with their end) whose outputs have not expired (retention), a style's (its training job's, holding its cover), a live
    * asset's key, and a deleted asset's key while a job of its workspace that existed at the
    * deletion has not ended (the job may still read the file). Keys of deleted jobs no style
    * holds, of assets no job needs any more, and keys nothing ever had, are absent.
@@ -183,7 +184,7 @@ export interface JobStore {
   outputKeysInUse(keys: readonly string[]): Promise<Set<string>>;
   /**
    * Which of `keys` are the output key of a job whose files may be served under /outputs: any job
-   * neither failed nor cancelled, and a style's (its cover outlives a deleted training job). Asset keys are
+   * neither failed nor cancelled whose outputs have not expired, and a style's (its cover outlives a deleted training job). Asset keys are
    * not: asset files are served only at their own URL.
    */
   jobOutputKeysServed(keys: readonly string[]): Promise<Set<string>>;
@@ -271,6 +272,8 @@ export interface StoreTx {
 }
 
 export interface Store extends StoreTx {
+  /** The retention janitor's batched sweeps: each call is its own short transaction. */
+  readonly retention: RetentionStore;
   /**
    * Runs `fn` in one write transaction: everything it does through `tx` commits together or not
    * at all. Services own transactions; a single store call is its own transaction.

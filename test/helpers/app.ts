@@ -95,6 +95,8 @@ export async function createTestApp(
     logger?: FastifyBaseLogger;
     /** The job waiters' settings (stream cap, heartbeat). */
     waits?: Partial<JobWaitOptions>;
+    /** `idempotency_key_hours` (default 24). */
+    idempotencyKeyHours?: number;
   } = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mediagen-test-'));
@@ -120,6 +122,7 @@ export async function createTestApp(
     ...(opts.workerOutputMaxBytes !== undefined ? { workerOutputMaxBytes: opts.workerOutputMaxBytes } : {}),
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
+    ...(opts.idempotencyKeyHours !== undefined ? { idempotencyKeyHours: opts.idempotencyKeyHours } : {}),
   };
   const runtime = await createRuntime(config, {
     clock,

@@ -21,7 +21,7 @@ const UNFINISHED: readonly JobStatus[] = Object.freeze(JOB_STATUSES.filter((s) =
  * share its instant); a job stored after it in that microsecond is kept too, the safe side. The
  * arguments may be column references of an enclosing query.
  */
-function unfinishedJobsBefore(db: Kysely<Database>, workspaceId: Expression<string> | string, before: Expression<number | null> | number) {
+export function unfinishedJobsBefore(db: Kysely<Database>, workspaceId: Expression<string> | string, before: Expression<number | null> | number) {
   return unfinishedJobs(db, workspaceId).where('j.created_at', '<=', before);
 }
 
