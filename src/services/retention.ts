@@ -125,7 +125,7 @@ export class RetentionJanitor {
     }
     if (assetsBefore !== undefined) await this.#expireAssets(signal, assetsBefore, now, c);
     // Also when assets live forever: tombstones are what DELETE /assets/{id} left, and would pile up.
-    c.tombstonesDeleted = await this.#batches(signal, () => this.#withFiles(this.#store.retention.deleteFreedTombstones(this.#batch), c, "a deleted asset's file"));
+    c.tombstonesDeleted = await this.#tombstones(signal, c);
     if (logsBefore !== undefined) {
       c.webhookLogsDeleted = await this.#batches(signal, () => this.#store.retention.deleteWebhookLogs(logsBefore, this.#batch));
     }
@@ -141,6 +141,19 @@ export class RetentionJanitor {
       const n = await batch();
       total += n;
       if (n < this.#batch) break;
+    }
+    return total;
+  }
+
+  /** Every tombstone once per sweep, batch after batch: held ones are passed over, not waited behind. */
+  async #tombstones(signal: AbortSignal, c: Counts): Promise<number> {
+    let after: Micros | null = null;
+    let total = 0;
+    for (let i = 0; i < this.#maxBatches && !signal.aborted; i++) {
+      const batch = await this.#store.retention.deleteFreedTombstones(after, this.#batch);
+      total += await this.#withFiles(Promise.resolve(batch), c, "a deleted asset's file");
+      if (batch.last === null) break;
+      after = batch.last;
     }
     return total;
   }

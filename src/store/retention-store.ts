@@ -38,10 +38,12 @@ export interface RetentionStore {
   /** Live assets uploaded at or before `uploadedBefore`, oldest first (a plain read). */
   expiredAssets(uploadedBefore: Micros, limit: number): Promise<ExpiredAsset[]>;
   /**
-   * Deletes asset tombstones no unfinished job created before their deletion may still read
-   * (the tombstone rule no longer holds); `keys`: their files' keys.
+   * Looks at up to `limit` asset tombstones deleted after `after` (null: from the oldest) and
+   * deletes those no unfinished job created before their deletion may still read (the tombstone
+   * rule no longer holds); `keys`: their files' keys. `last`: where the next batch starts, null
+   * when there are no more. A cursor, because held tombstones stay and would block the front.
    */
-  deleteFreedTombstones(limit: number): Promise<PrunedRows>;
+  deleteFreedTombstones(after: Micros | null, limit: number): Promise<PrunedRows & { readonly last: Micros | null }>;
   /**
    * Deletes the log of finished webhook deliveries (delivered, gone, refused, exhausted) created
    * at or before `createdBefore`: their attempts, then themselves. Pending ones are never read.

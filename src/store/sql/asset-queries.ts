@@ -25,6 +25,28 @@ export function unfinishedJobsBefore(db: Kysely<Database>, workspaceId: Expressi
   return unfinishedJobs(db, workspaceId).where('j.created_at', '<=', before);
 }
 
+/**
+ * The tombstone rule in its other form, for a sweep over many tombstones: the creation time of
+ * the workspace's oldest unfinished job (undefined: none). A tombstone deleted at T is kept while
+ * this is <= T, exactly when `unfinishedJobsBefore(ws, T)` finds a job. One seek per status on
+ * jobs_workspace_status, where an anti-join per tombstone made PostgreSQL hash every unfinished job.
+ */
+export async function oldestUnfinishedJob(db: Kysely<Database>, workspaceId: string): Promise<number | undefined> {
+  let oldest: number | undefined;
+  for (const status of UNFINISHED) {
+    const r = await db
+      .selectFrom('jobs')
+      .select('created_at')
+      .where('workspace_id', '=', workspaceId)
+      .where('status', '=', status)
+      .orderBy('created_at')
+      .limit(1)
+      .executeTakeFirst();
+    if (r && (oldest === undefined || Number(r.created_at) < oldest)) oldest = Number(r.created_at);
+  }
+  return oldest;
+}
+
 /** Every job of the workspace that has not ended: under the workspace lock, every job that may hold an asset URL. */
 function unfinishedJobs(db: Kysely<Database>, workspaceId: Expression<string> | string) {
   return db.selectFrom('jobs as j').select(sql<number>`1`.as('one')).where('j.workspace_id', '=', workspaceId).where('j.status', 'in', [...UNFINISHED]);

@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { TERMINAL_STATUSES } from '../../domain/states.js';
+import { isTerminal } from '../../domain/states.js';
 import type { Micros } from '../../lib/time.js';
 import type { ExpiredAsset, PrunedRows, RetentionStore } from '../retention-store.js';
 import type { Database } from '../schema.js';
 import type { DeliveryState } from '../webhook-store.js';
-import { unfinishedJobsBefore } from './asset-queries.js';
+import { oldestUnfinishedJob } from './asset-queries.js';
 import { styleKeysKept } from './style-queries.js';
 import type { Transact } from './transact.js';
 
@@ -21,11 +21,19 @@ const one = sql<number>`1`.as('one');
 const servedUntilNow = (r: { status: string }) => r.status === 'completed';
 
 /**
- * The retention janitor's batched sweeps (retention-store.ts). Each batch is picked by a subselect
+ * Only a terminal move sets completed_at, so the sweeps seek on it alone: a status IN beside it
+ * made SQLite walk every finished job by status and sort them. The status is still checked here,
+ * so a row that broke that rule would be passed over, never pruned.
+ */
+const finishedIds = (rows: ReadonlyArray<{ id: string; status: string }>) => rows.filter((r) => isTerminal(r.status)).map((r) => r.id);
+
+/**
+ * The retention janitor's batched sweeps (retention-store.ts). Each batch is picked by a SELECT
  * seeking the front of a 0016 index; on PostgreSQL it is FOR UPDATE SKIP LOCKED, so two janitors
  * take disjoint batches and never wait on (or deadlock with) each other or a request; on SQLite
- * the write transaction is serial anyway. Statements touch at most `limit` rows each, so no lock is
- * held for long.
+ * the write transaction is serial anyway. Then the write names the picked ids: written as
+ * `WHERE id IN (subselect)`, PostgreSQL hashed the ids and scanned the whole table for them
+ * (EXPLAIN, 100k jobs). Statements touch at most `limit` rows each, so no lock is held for long.
  */
 export class SqlRetentionStore implements RetentionStore {
   readonly #db: Kysely<Database>;
@@ -42,15 +50,15 @@ export class SqlRetentionStore implements RetentionStore {
     return this.#transact(async (db) => {
       let batch = db
         .selectFrom('jobs')
-        .select('id')
+        .select(['id', 'status'])
         .where('outputs_expired_at', 'is', null)
         .where('completed_at', '<=', endedBefore)
-        // completed_at is set only by a terminal move; the status says so again, never trusting it alone.
-        .where('status', 'in', [...TERMINAL_STATUSES])
         .orderBy('completed_at')
         .limit(limit);
       if (this.#skipLocked) batch = batch.forUpdate().skipLocked();
-      const rows = await db.updateTable('jobs').set({ outputs_expired_at: now }).where('id', 'in', batch).returning(['status', 'output_key']).execute();
+      const ids = finishedIds(await batch.execute());
+      if (ids.length === 0) return { rows: 0, keys: [] };
+      const rows = await db.updateTable('jobs').set({ outputs_expired_at: now }).where('id', 'in', ids).returning(['status', 'output_key']).execute();
       return { rows: rows.length, keys: await this.#unheld(db, rows.filter(servedUntilNow).map((r) => r.output_key)) };
     });
   }
@@ -59,19 +67,21 @@ export class SqlRetentionStore implements RetentionStore {
     return this.#transact(async (db) => {
       let batch = db
         .selectFrom('jobs as j')
-        .select('j.id')
+        .select(['j.id', 'j.status'])
         .where('j.completed_at', '<=', endedBefore)
-        .where('j.status', 'in', [...TERMINAL_STATUSES])
         // Its event still goes out, and a receiver may read the job when it arrives.
         .where((eb) =>
           eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select(one).whereRef('d.job_id', '=', 'j.id').where('d.state', '=', 'pending'))),
         )
         .orderBy('j.completed_at')
         .limit(limit);
-      if (this.#skipLocked) batch = batch.forUpdate().skipLocked();
+      // OF j: the pending-delivery check reads deliveries without locking them.
+      if (this.#skipLocked) batch = batch.forUpdate(['j']).skipLocked();
+      const ids = finishedIds(await batch.execute());
+      if (ids.length === 0) return { rows: 0, keys: [] };
       // job_transitions go by ON DELETE CASCADE; ledger entries, styles and deliveries have no
       // foreign key to the job and stay.
-      const rows = await db.deleteFrom('jobs').where('id', 'in', batch).returning(['status', 'output_key', 'outputs_expired_at']).execute();
+      const rows = await db.deleteFrom('jobs').where('id', 'in', ids).returning(['status', 'output_key', 'outputs_expired_at']).execute();
       // Expired outputs were removed when they expired (or left to the output janitor).
       const live = rows.filter((r) => r.outputs_expired_at === null && servedUntilNow(r)).map((r) => r.output_key);
       return { rows: rows.length, keys: await this.#unheld(db, live) };
@@ -90,20 +100,29 @@ export class SqlRetentionStore implements RetentionStore {
     return rows.map((r) => ({ workspaceId: r.workspace_id, id: r.id }));
   }
 
-  deleteFreedTombstones(limit: number): Promise<PrunedRows> {
+  deleteFreedTombstones(after: Micros | null, limit: number): Promise<PrunedRows & { readonly last: Micros | null }> {
     return this.#transact(async (db) => {
-      // The rule only ever stops holding: a tombstone's asset can be named by no new job, and
-      // the jobs that existed at its deletion only end.
-      let batch = db
-        .selectFrom('assets as a')
-        .select('a.id')
-        .where('a.deleted_at', 'is not', null)
-        .where((eb) => eb.not(eb.exists(unfinishedJobsBefore(db, eb.ref('a.workspace_id'), eb.ref('a.deleted_at')))))
-        .orderBy('a.deleted_at')
-        .limit(limit);
+      let batch = db.selectFrom('assets').select(['id', 'workspace_id', 'deleted_at']).where('deleted_at', 'is not', null);
+      if (after !== null) batch = batch.where('deleted_at', '>', after);
+      batch = batch.orderBy('deleted_at').limit(limit);
       if (this.#skipLocked) batch = batch.forUpdate().skipLocked();
-      const rows = await db.deleteFrom('assets').where('id', 'in', batch).returning('output_key').execute();
-      return { rows: rows.length, keys: rows.map((r) => r.output_key) };
+      const seen = await batch.execute();
+      const last = seen.length < limit ? null : Number(seen[seen.length - 1]!.deleted_at);
+      // The rule only ever stops holding: a tombstone's asset can be named by no new job, and
+      // the jobs that existed at its deletion only end. So what is freed now stays freed.
+      const oldest = new Map<string, number | undefined>();
+      for (const ws of new Set(seen.map((r) => r.workspace_id))) oldest.set(ws, await oldestUnfinishedJob(db, ws));
+      const freed = seen.filter((r) => {
+        const o = oldest.get(r.workspace_id);
+        return o === undefined || o > Number(r.deleted_at);
+      });
+      if (freed.length === 0) return { rows: 0, keys: [], last };
+      const rows = await db
+        .deleteFrom('assets')
+        .where('id', 'in', freed.map((r) => r.id))
+        .returning('output_key')
+        .execute();
+      return { rows: rows.length, keys: rows.map((r) => r.output_key), last };
     });
   }
 
@@ -131,12 +150,16 @@ export class SqlRetentionStore implements RetentionStore {
     });
   }
 
-  async pruneIdempotencyKeys(createdBefore: Micros, limit: number): Promise<number> {
-    let batch = this.#db.selectFrom('idempotency_keys').select('id').where('created_at', '<=', createdBefore).orderBy('created_at').limit(limit);
-    // The same pass-by as the prune each claim makes (idempotency-queries.ts).
-    if (this.#skipLocked) batch = batch.forUpdate().skipLocked();
-    const gone = await this.#db.deleteFrom('idempotency_keys').where('id', 'in', batch).executeTakeFirst();
-    return Number(gone.numDeletedRows);
+  pruneIdempotencyKeys(createdBefore: Micros, limit: number): Promise<number> {
+    return this.#transact(async (db) => {
+      let batch = db.selectFrom('idempotency_keys').select('id').where('created_at', '<=', createdBefore).orderBy('created_at').limit(limit);
+      // The same pass-by as the prune each claim makes (idempotency-queries.ts).
+      if (this.#skipLocked) batch = batch.forUpdate().skipLocked();
+      const ids = (await batch.execute()).map((r) => r.id);
+      if (ids.length === 0) return 0;
+      const gone = await db.deleteFrom('idempotency_keys').where('id', 'in', ids).executeTakeFirst();
+      return Number(gone.numDeletedRows);
+    });
   }
 
   async outputsExpired(key: string): Promise<boolean> {
