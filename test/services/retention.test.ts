@@ -11,6 +11,7 @@ import { PUBLIC_URL, createTestApp, del, errorOf, generate, get, silentLog } fro
 import type { TestApp } from '../helpers/app.js';
 import { uploadAsset } from '../helpers/asset-files.js';
 import { backends } from '../helpers/backends.js';
+import { waitFor } from '../helpers/scripted-engine.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -264,6 +265,24 @@ describe.each(backends)('the retention janitor on $name', (backend) => {
     expect((await janitor(t, policy, { batchSize: 1 }).sweep()).jobsDeleted).toBe(2);
     expect(await listed(t)).toEqual([]);
     for (const m of [...made, last]) expect(existsSync(t.outputs.dir(m.key))).toBe(false);
+  });
+
+  it('runs a sweep at start and then every interval, logging one line of counts each, until stopped', async () => {
+    t = await createTestApp({ backend });
+    const job = await finished(t);
+    t.clock.advance(31 * DAY);
+    const lines: { fields: Record<string, unknown>; msg: string }[] = [];
+    const log = { ...silentLog, info: (fields: Record<string, unknown>, msg: string) => void lines.push({ fields, msg }) };
+    const loop = new RetentionJanitor(t.store, t.outputs, t.clock, log, DEFAULTS, { intervalMs: 60_000 });
+    loop.start();
+    await waitFor(async () => lines.length === 1, 'the first sweep');
+    expect(lines[0]).toEqual({ msg: 'retention janitor swept', fields: { ...nothing, outputsExpired: 1, filesRemoved: 1 } });
+    expect((await fetchOutput(t, job.path)).statusCode).toBe(410);
+    await waitFor(async () => t.clock.sleepers === 1, 'the janitor to wait for its interval');
+    t.clock.advance(60_000);
+    await waitFor(async () => lines.length === 2, 'the second sweep');
+    expect(lines[1]!.fields).toEqual(nothing);
+    await loop.stop();
   });
 
   it('lets two janitors sweep at once: every row and file pruned exactly once, no deadlock', async () => {
