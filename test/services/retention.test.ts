@@ -4,6 +4,7 @@ import sharp from 'sharp';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { msToMicros } from '../../src/lib/time.js';
 import type { OutputStore } from '../../src/outputs/output-store.js';
+import type { Store } from '../../src/store/store.js';
 import { RetentionJanitor } from '../../src/services/retention.js';
 import type { RetentionPolicy, RetentionReport } from '../../src/services/retention.js';
 import type { ClaimedJob } from '../../src/services/job-runs.js';
@@ -286,7 +287,20 @@ describe.each(backends)('the retention janitor on $name', (backend) => {
   });
 
   it('lets two janitors sweep at once: every row and file pruned exactly once, no deadlock', async () => {
-    t = await createTestApp({ backend });
+    // Where locks wait asynchronously (PostgreSQL) the second janitor has a store handle of its
+    // own, as another process would: its own pool, its own transactions.
+    let reopen: (() => Promise<Store>) | undefined;
+    t = await createTestApp({
+      backend: {
+        ...backend,
+        async create() {
+          const db = await backend.create();
+          reopen = db.open;
+          return db;
+        },
+      },
+    });
+    const other = backend.asyncLocks ? await reopen!() : t.store;
     const made = [];
     for (let i = 0; i < 24; i++) made.push(await finished(t));
     const removed: string[] = [];
@@ -296,7 +310,10 @@ describe.each(backends)('the retention janitor on $name', (backend) => {
         await t.outputs.remove(key);
       },
     };
-    const pair = (policy: Partial<RetentionPolicy>) => [janitor(t, policy, { batchSize: 2, outputs: counting }), janitor(t, policy, { batchSize: 2, outputs: counting })];
+    const pair = (policy: Partial<RetentionPolicy>) => [
+      janitor(t, policy, { batchSize: 2, outputs: counting }),
+      new RetentionJanitor(other, counting, t.clock, silentLog, { ...DEFAULTS, ...policy }, { intervalMs: 60_000, batchSize: 2 }),
+    ];
     t.clock.advance(31 * DAY);
     const expiring = await Promise.all(pair({ jobDays: 0 }).map((j) => j.sweep()));
     expect(expiring.reduce((n, r) => n + r.outputsExpired, 0)).toBe(24);
@@ -309,5 +326,6 @@ describe.each(backends)('the retention janitor on $name', (backend) => {
     expect(removed).toHaveLength(24);
     expect(await listed(t)).toEqual([]);
     for (const m of made) expect(existsSync(t.outputs.dir(m.key))).toBe(false);
+    if (other !== t.store) await other.close();
   });
 });

@@ -58,7 +58,14 @@ export class SqlRetentionStore implements RetentionStore {
       if (this.#skipLocked) batch = batch.forUpdate().skipLocked();
       const ids = finishedIds(await batch.execute());
       if (ids.length === 0) return { rows: 0, keys: [] };
-      const rows = await db.updateTable('jobs').set({ outputs_expired_at: now }).where('id', 'in', ids).returning(['status', 'output_key']).execute();
+      // Guarded again: a row expired by anyone else since the pick is not returned twice.
+      const rows = await db
+        .updateTable('jobs')
+        .set({ outputs_expired_at: now })
+        .where('id', 'in', ids)
+        .where('outputs_expired_at', 'is', null)
+        .returning(['status', 'output_key'])
+        .execute();
       return { rows: rows.length, keys: await this.#unheld(db, rows.filter(servedUntilNow).map((r) => r.output_key)) };
     });
   }
