@@ -10,6 +10,8 @@ import type { Log } from '../lib/log.js';
 import { DiskCheck } from '../outputs/disk/disk-check.js';
 import { DiskOutputStore } from '../outputs/disk/disk-output-store.js';
 import type { OutputStore } from '../outputs/output-store.js';
+import type { S3Parts } from '../outputs/s3/open-s3.js';
+import type { S3StoreConfig } from '../outputs/s3/s3-client.js';
 import { buildBindings } from '../engines/bindings.js';
 import type { EngineBindings } from '../engines/bindings.js';
 import { buildCatalog } from '../models/catalog.js';
@@ -26,6 +28,8 @@ import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { OUTPUTS_DIR, httpOptionsFor, mediaLimits, priceTableFor, runPolicyFor } from './settings.js';
 import type { JobWorker, JobWorkerOptions, RunningWorker, WorkerParts } from './workers.js';
+import type { MetricsServer } from '../metrics/metrics-server.js';
+import type { ClusterReadings, PromMetrics } from '../metrics/prom-metrics.js';
 
 /** Parts a test or a bench supplies instead of building them from the config. */
 export interface RuntimeOverrides {
@@ -69,6 +73,8 @@ export interface Runtime {
   createJobWorker(log: Log, opts?: JobWorkerOptions): Promise<JobWorker>;
   /** The job worker, webhook sender and output janitor of a `serve` process, started. */
   startWorkers(log: Log, publicUrl: () => string): Promise<RunningWorker>;
+  /** `/metrics` listening on `host:metrics_port`; undefined when `metrics_port` is not set. */
+  serveMetrics(): Promise<MetricsServer | undefined>;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -87,14 +93,24 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   checkSandboxBindings(config, bindings);
   const runPolicy = sandboxRunPolicy(config, { ...runPolicyFor(config, catalog), ...overrides.runPolicy });
   const prices = priceTableFor(config, catalog);
-  const outputs = overrides.outputs ?? new DiskOutputStore(join(config.dataDir, OUTPUTS_DIR));
+  const disk = new DiskCheck(config.dataDir, config.minFreeDiskBytes, clock);
+  // The S3 SDK is loaded only for an s3:// store: `admin` on a disk store starts without it.
+  const s3 = overrides.outputs || config.outputStore.kind !== 's3' ? undefined : await openS3Outputs(config, config.outputStore, clock, disk);
+  const outputs = overrides.outputs ?? s3?.outputs ?? new DiskOutputStore(join(config.dataDir, OUTPUTS_DIR));
   const store = overrides.store ?? (await openConfiguredStore(config));
+  // Read at scrape time, once `services` exists.
+  const metrics = await metricsFor(config, clock, {
+    queueDepth: () => store.stats.depthByStatus(),
+    remoteWorkers: async () => (await services.workerTokens.liveWorkers()).length,
+  });
   const services = createServices(store, catalog, clock, {
+    ...(metrics ? { meter: metrics } : {}),
     limits: { maxConcurrentJobs: config.maxConcurrentJobs, maxBackloggedJobs: config.maxBackloggedJobs },
     outputs,
     runPolicy,
     prices,
-    disk: new DiskCheck(config.dataDir, config.minFreeDiskBytes, clock),
+    // With S3, the bucket is checked along with the data dir (runs' scratch stays local).
+    disk: s3?.check ?? disk,
     inspect: assetInspector(mediaLimits(config)),
     assets: { maxBytes: config.assetMaxBytes, quotaBytes: config.assetQuotaBytes },
     bindings,
@@ -127,11 +143,17 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         ...(opts.logger ? { logger: opts.logger } : {}),
         remote: remote.protocol,
         background: remote.background,
+        ...(metrics ? { requestMeter: metrics } : {}),
+        ...(metrics && config.metricsToken !== undefined ? { metrics: { token: config.metricsToken, scrape: () => metrics.scrape() } } : {}),
       });
     },
     createJobWorker: async (log, opts) => (await import('./workers.js')).createJobWorker(await parts(opts?.engine), log, opts),
     startWorkers: async (log, publicUrl) => (await import('./workers.js')).startWorkers(await parts(), log, publicUrl),
-    close: () => store.close(),
+    serveMetrics: async () => {
+      if (!metrics || config.metricsPort === undefined) return undefined;
+      return (await import('../metrics/metrics-server.js')).listenMetrics(() => metrics.scrape(), config.host, config.metricsPort);
+    },
+    close: () => store.close().finally(() => s3?.close()),
   };
 }
 
@@ -143,6 +165,22 @@ async function buildEngine(config: Config, catalog: Catalog, bindings: EngineBin
   const [{ LocalEngine }, { EngineRouter }] = await Promise.all([import('../engines/local/local-engine.js'), import('../engines/router.js')]);
   const local = new LocalEngine({ clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
   return EngineRouter.build(catalog.entries, [local], bindings);
+}
+
+async function openS3Outputs(config: Config, s3: S3StoreConfig, clock: Clock, disk: DiskCheck): Promise<S3Parts> {
+  const { openS3OutputStore } = await import('../outputs/s3/open-s3.js');
+  const presignTtlSeconds = config.outputUrls === 'presign' ? config.presignTtlSeconds : undefined;
+  return openS3OutputStore(s3, { dataDir: config.dataDir, presignTtlSeconds, clock, disk });
+}
+
+/**
+ * The Prometheus metrics, when `metrics_port` or `metrics_token` asks for them; otherwise none,
+ * and the services count into the no-op meter (prom-client is not even loaded).
+ */
+async function metricsFor(config: Config, clock: Clock, readings: ClusterReadings): Promise<PromMetrics | undefined> {
+  if (config.metricsPort === undefined && config.metricsToken === undefined) return undefined;
+  const { PromMetrics } = await import('../metrics/prom-metrics.js');
+  return new PromMetrics(readings, clock);
 }
 
 async function openConfiguredStore(config: Config): Promise<Store> {

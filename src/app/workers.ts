@@ -13,6 +13,7 @@ import { createInputLoader } from '../worker/input-loader.js';
 import { sandboxEngine } from './sandbox.js';
 import { WebhookSender } from '../worker/webhook-sender.js';
 import { Worker } from '../worker/worker.js';
+import type { SlotLoopStopped } from '../worker/slot-loop.js';
 
 /** Spec 6 leaves it open; 15 s is what the big senders give a receiver (docs/webhooks.md). */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
@@ -87,8 +88,11 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
 
 export interface RunningWorker {
   readonly worker: Worker;
-  /** Stops claiming, lets runs finish for the grace period, hands back the rest, closes connections. */
-  stop(): Promise<void>;
+  /**
+   * Stops claiming, lets runs finish for the grace period, hands back the rest, sends the webhooks
+   * due, closes connections. Says how many jobs were running and how many the grace cut.
+   */
+  stop(): Promise<SlotLoopStopped>;
 }
 
 /**
@@ -127,11 +131,12 @@ export async function startWorkers(parts: WorkerParts, log: Log, publicUrl: () =
       await janitor.stop();
       await retention.stop();
       // The worker before the sender: jobs ending in its grace period write events the sender then sends.
-      await worker.stop(config.shutdownGraceMs);
+      const jobsStopped = await worker.stop(config.shutdownGraceMs);
       await webhooks.stop();
       await stopListening();
       await jobs.close();
       await dispatcher.close();
+      return jobsStopped;
     },
   };
 }

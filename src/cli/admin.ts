@@ -1,4 +1,5 @@
 import type { AdminCommand } from './admin-args.js';
+import { BACKUP_COMMANDS } from './admin-backup.js';
 import { BALANCE_COMMANDS } from './admin-balance.js';
 import { NODE_APP_COMMANDS } from './admin-node-apps.js';
 import { helpLines, parseAdmin } from './admin-parser.js';
@@ -15,6 +16,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...WEBHOOK_COMMANDS,
   ...NODE_APP_COMMANDS,
   ...WORKER_TOKEN_COMMANDS,
+  ...BACKUP_COMMANDS,
 ];
 
 export const ADMIN_HELP = `Usage: mediagen admin <command> [options]

@@ -1,6 +1,9 @@
 import type { Server, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Log } from '../lib/log.js';
+import type { SlotLoopStopped } from '../worker/slot-loop.js';
 
-/** How long SIGTERM waits for in-flight requests before cutting their connections. */
+/** How long SIGTERM waits for in-flight requests before cutting their connections (`shutdown_grace_ms`'s default). */
 export const SHUTDOWN_GRACE_MS = 30_000;
 
 export type StopSignal = 'SIGTERM' | 'SIGINT';
@@ -35,29 +38,78 @@ export function trackInFlight(server: Server): Set<ServerResponse> {
 /**
  * Stops accepting, lets in-flight requests finish, then resolves. Without `Connection: close` a
  * keep-alive client would hold the process open for the keep-alive timeout after its response.
- * Returns false when the grace period ran out and connections were cut.
+ * Returns how many requests were cut when the grace period ran out (0: all finished).
  */
 export async function drain(
   close: () => Promise<void>,
   server: Server,
   inFlight: Set<ServerResponse>,
   graceMs = SHUTDOWN_GRACE_MS,
-): Promise<boolean> {
+): Promise<number> {
   for (const res of inFlight) {
     if (!res.headersSent) res.setHeader('Connection', 'close');
     else res.once('close', () => setImmediate(() => server.closeIdleConnections()));
   }
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<false>((resolve) => {
+  const deadline = new Promise<number>((resolve) => {
     timer = setTimeout(() => {
+      const cut = inFlight.size;
       server.closeAllConnections();
-      resolve(false);
+      resolve(cut);
     }, graceMs);
     timer.unref();
   });
   try {
-    return await Promise.race([close().then(() => true as const), deadline]);
+    return await Promise.race([close().then(() => 0), deadline]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** What a `serve` process drains on SIGTERM: its listener (role api, all), its job runner (worker, all). */
+export interface Drainable {
+  readonly http?: { readonly server: Server; readonly inFlight: Set<ServerResponse>; close(): Promise<void> };
+  readonly runner?: { readonly worker: { readonly running: number }; stop(): Promise<SlotLoopStopped> };
+  /** /readyz answers 503 `draining` from the first moment. */
+  readonly readiness: { startDraining(): void };
+  /** How long requests are still taken, /readyz failing, before the listener closes (`drain_delay_ms`). */
+  readonly drainDelayMs: number;
+  /** How long in-flight requests (after the delay) and running jobs (from the signal) may finish (`shutdown_grace_ms`). */
+  readonly graceMs: number;
+  readonly log: Log;
+}
+
+/**
+ * The drain of a `serve` process (docs/operations.md): not ready at once; the job runner stops
+ * claiming at once and lets its runs finish for the grace, handing back the rest; requests are
+ * still taken for the drain delay (a load balancer notices the failing /readyz meanwhile); then the
+ * listener closes: waits answer the job as it is, event streams end with `event: reconnect`, other
+ * requests finish within the grace or are cut. One line when it starts and one when it ends, with
+ * counts. Resolves true when no request was cut (the exit code is then 0).
+ */
+export async function drainProcess(received: StopSignal, p: Drainable): Promise<boolean> {
+  const started = Date.now();
+  p.readiness.startDraining();
+  let taken = 0;
+  p.http?.server.on('request', () => taken++);
+  const delayMs = p.http ? p.drainDelayMs : 0;
+  p.log.info(
+    { signal: received, drainDelayMs: delayMs, graceMs: p.graceMs, requestsInFlight: p.http?.inFlight.size ?? 0, jobsRunning: p.runner?.worker.running ?? 0 },
+    'shutting down: draining (not ready; the job runner stops claiming)',
+  );
+  const http = p.http;
+  const [cut, jobs] = await Promise.all([
+    http ? sleep(delayMs).then(() => drain(() => http.close(), http.server, http.inFlight, p.graceMs)) : Promise.resolve(0),
+    p.runner?.stop(),
+  ]);
+  const counts = {
+    durationMs: Date.now() - started,
+    requestsTakenWhileDraining: taken,
+    requestsCut: cut,
+    jobsRunning: jobs?.inFlight ?? 0,
+    jobsHandedBack: jobs?.cut ?? 0,
+  };
+  if (cut > 0) p.log.warn(counts, 'drained: grace period over, cut the connections of unfinished requests');
+  else p.log.info(counts, 'drained');
+  return cut === 0;
 }

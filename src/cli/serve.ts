@@ -7,7 +7,7 @@ import type { Runtime } from '../app/runtime.js';
 import { OPTIONS } from '../config/options.js';
 import { logSerializers } from '../http/logging.js';
 import { openRuntime } from './context.js';
-import { drain, firstSignal, trackInFlight } from './graceful-shutdown.js';
+import { drainProcess, firstSignal, trackInFlight } from './graceful-shutdown.js';
 
 export const SERVE_HELP = `Usage: mediagen serve [options]
 
@@ -72,6 +72,8 @@ export async function serve(argv: string[]): Promise<void> {
   const log = pino({ level: config.logLevel, serializers: logSerializers }, process.stderr);
   // Before listening: a model no engine here can run stops the start, naming the model.
   if (config.role !== 'api') await runtime.engine();
+  // In every role: a worker-only process has no API listener, and this is how it is scraped.
+  const metrics = await startMetrics(runtime);
   const http = config.role === 'worker' ? undefined : await startHttp(runtime, log);
   // A worker-only process has no listener: payload URLs use --public-url, else host and port.
   const publicUrl = () => http?.publicUrl ?? publicUrlFor(config, config.port);
@@ -86,19 +88,36 @@ export async function serve(argv: string[]): Promise<void> {
       ? `mediagen: running up to ${config.workerConcurrency} jobs at once${http ? '' : ` (worker only, store ${config.databaseUrl ? 'PostgreSQL' : config.dataDir})`}\n`
       : 'mediagen: API only; jobs run in processes started with --role worker\n',
   );
+  // After the serving line, which stays the first line of stdout.
+  if (metrics) process.stdout.write(`mediagen: metrics at ${metrics.url}/metrics\n`);
   if (config.sandbox) {
     process.stdout.write('mediagen: SANDBOX mode: prompts ending in [mediagen:...] markers fail, time out or take longer on purpose, and each status lasts at least 1.1 s (docs/sandbox.md)\n');
   }
 
-  const received = await signal;
-  log.info({ signal: received, inFlight: http?.inFlight.size ?? 0, runningJobs: runner?.worker.running ?? 0 }, 'shutting down');
-  const [drained] = await Promise.all([
-    http ? drain(() => http.app.close(), http.app.server, http.inFlight) : Promise.resolve(true),
-    runner?.stop(),
-  ]);
-  if (!drained) log.warn('grace period over: cut the connections of unfinished requests');
+  const drained = await drainProcess(await signal, {
+    ...(http ? { http: { server: http.app.server, inFlight: http.inFlight, close: () => http.app.close() } } : {}),
+    ...(runner ? { runner } : {}),
+    readiness: services.readiness,
+    drainDelayMs: config.drainDelayMs,
+    graceMs: config.shutdownGraceMs,
+    log,
+  });
+  // Closed after the drain: a scrape during shutdown still answers.
+  await metrics?.close();
   await store.close();
   process.exit(drained ? 0 : 1);
+}
+
+async function startMetrics(runtime: Runtime) {
+  const { config } = runtime;
+  try {
+    const server = await runtime.serveMetrics();
+    return server;
+  } catch (err) {
+    await runtime.close();
+    if (typeof (err as { code?: unknown }).code !== 'string') throw err;
+    throw new ConfigError(`cannot listen on ${config.host} port ${config.metricsPort} for metrics: ${(err as Error).message}`);
+  }
 }
 
 async function startHttp(runtime: Runtime, log: FastifyBaseLogger) {

@@ -1,6 +1,7 @@
 /**
  * Following a job to its end: the server's event stream (`GET /jobs/{id}/events`) when it has one,
- * reconnecting with `Last-Event-ID` when the connection drops (so nothing is lost or repeated), and
+ * reconnecting with `Last-Event-ID` when the connection drops or the server, shutting down, says
+ * `event: reconnect` (so nothing is lost or repeated), and
  * polling `GET /jobs/{id}` with backoff when the stream is not available (an older server, or a
  * proxy that buffers or cuts event streams).
  */
@@ -39,7 +40,11 @@ const NO_STREAM = new Set([404, 405, 406, 429, 501]);
 /** Reconnections in a row without an event before the watch falls back to polling. */
 const MAX_STREAM_FAILURES = 5;
 
-type StreamOutcome = 'ended' | 'unavailable' | 'dropped';
+/** Before reconnecting on `event: reconnect` when the server sent no `retry:`. */
+const RECONNECT_MS = 1000;
+
+/** `reconnect`: the server is shutting down; another process (or its replacement) goes on. */
+type StreamOutcome = 'ended' | 'unavailable' | 'dropped' | 'reconnect';
 
 class IdleStream extends Error {
   override readonly name = 'IdleStream';
@@ -73,6 +78,12 @@ export async function* watchJob(t: Transport, id: string, opts: WatchOptions = {
     });
     if (outcome === 'ended') return;
     if (outcome === 'unavailable') break;
+    // A server closing is no failure of the stream: reconnect, however often that happens.
+    if (outcome === 'reconnect') {
+      failures = 0;
+      await sleep(parser.retryMs ?? RECONNECT_MS, signal);
+      continue;
+    }
     failures = progressed ? 1 : failures + 1;
     if (failures > MAX_STREAM_FAILURES) break;
     await sleep(parser.retryMs ?? backoffMs(failures - 1, 5000), signal);
@@ -135,6 +146,7 @@ async function* streamOnce(
       try {
         for await (const event of readEvents(res.body, parser, arm)) {
           if (event.event === 'deleted') throw new MediagenError(404, { error: `job '${id}' was deleted` });
+          if (event.event === 'reconnect') return 'reconnect';
           if (event.event !== 'status' && event.event !== 'end') continue;
           const job = JSON.parse(event.data) as Job;
           if (seen(job)) yield job;

@@ -5,13 +5,16 @@ import type { MicroUsd } from '../domain/money.js';
 import { parseDateOnly } from '../lib/time.js';
 import { DEFAULTS, OPTIONS } from './options.js';
 import type { DeprecationOverride, ModelEngines, OptionSpec } from './options.js';
-import { isPlainObject } from '../lib/plain-object.js';
 import { sandboxRefusal } from './sandbox.js';
 import { readCustomModels } from './custom-models.js';
 import type { CustomModelDecl } from './custom-models.js';
-import { ConfigError, readUsd } from './readers.js';
+import { ConfigError } from './readers.js';
+import { readOutputStore } from './storage.js';
+import { readModelEngines, readPrices } from './model-sections.js';
+import type { OutputStoreConfig, RetentionConfig } from './storage.js';
 
 export { ConfigError } from './readers.js';
+export type { OutputStoreConfig, RetentionConfig } from './storage.js';
 
 export interface Config {
   readonly port: number;
@@ -88,51 +91,6 @@ export interface Config {
 
 type Value = string | number | boolean;
 
-export type OutputStoreConfig =
-  | { readonly kind: 'disk' }
-  | {
-      readonly kind: 's3';
-      readonly bucket: string;
-      /** The key prefix without a trailing slash; '' for the bucket's root. */
-      readonly prefix: string;
-      readonly endpoint: string | undefined;
-      readonly region: string | undefined;
-      readonly forcePathStyle: boolean;
-      /** Both or neither; neither: the AWS SDK's own credential chain. */
-      readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined;
-    };
-
-export interface RetentionConfig {
-  readonly outputDays: number;
-  readonly jobDays: number;
-  readonly assetDays: number;
-  readonly webhookLogDays: number;
-}
-
-/** `disk` or `s3://bucket[/prefix]` with the s3_* settings (the environment's AWS_* variables fill what they leave open). */
-function readOutputStore(values: Readonly<Record<string, Value | undefined>>, env: Readonly<Record<string, string | undefined>>): OutputStoreConfig {
-  const id = values.s3_access_key_id as string | undefined;
-  const secret = values.s3_secret_access_key as string | undefined;
-  if (values.output_store === 'disk' || values.output_store === undefined) {
-    if (values.output_urls === 'presign') throw new ConfigError('output_urls presign needs an s3:// output_store');
-    return { kind: 'disk' };
-  }
-  if ((id === undefined) !== (secret === undefined)) throw new ConfigError('s3_access_key_id and s3_secret_access_key go together: set both or neither');
-  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(values.output_store as string)!;
-  const endpoint = (values.s3_endpoint as string | undefined) ?? (env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined);
-  return {
-    kind: 's3',
-    bucket: m[1]!,
-    prefix: m[2]!.replace(/\/+$/, ''),
-    endpoint,
-    region: (values.s3_region as string | undefined) ?? (env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined),
-    forcePathStyle: values.s3_force_path_style as boolean,
-    credentials: id !== undefined && secret !== undefined ? { accessKeyId: id, secretAccessKey: secret } : undefined,
-  };
-}
-
-
-/** `where` names the setting as the user wrote it: `--port`, `MEDIAGEN_PORT` or `file.json: port`. */
 function coerce(spec: OptionSpec, raw: unknown, where: string): Value {
   switch (spec.type) {
     case 'boolean':
@@ -208,33 +166,6 @@ function readModelTimeouts(raw: unknown, file: string): Record<string, number> {
   }
   return Object.fromEntries(
     Object.entries(raw).map(([model, ms]) => [model, coerce(TIMEOUT_SPEC, ms, `${file}: job_timeouts_ms.${model}`) as number]),
-  );
-}
-
-/** `model_engines`: model path or pattern -> engine id or `remote:<pool>` (a non-empty string). */
-function readModelEngines(raw: unknown, file: string): Record<string, string> {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new ConfigError(`${file}: model_engines must be an object of model path or pattern to engine id`);
-  }
-  for (const [model, id] of Object.entries(raw)) {
-    if (typeof id !== 'string' || id === '') throw new ConfigError(`${file}: model_engines.${model} must be an engine id such as "local" or a remote pool such as "remote:gpu"`);
-  }
-  return { ...(raw as Record<string, string>) };
-}
-
-/** `prices`: {model path: {rate: USD}}, each USD a decimal string (or number) with at most 6 places. */
-function readPrices(raw: unknown, file: string): Record<string, Record<string, MicroUsd>> {
-  if (!isPlainObject(raw)) throw new ConfigError(`${file}: prices must be an object of model path to {rate: USD}`);
-  return Object.fromEntries(
-    Object.entries(raw).map(([model, rates]) => {
-      if (!isPlainObject(rates)) throw new ConfigError(`${file}: prices.${model} must be an object of rate name to USD`);
-      return [
-        model,
-        Object.fromEntries(
-          Object.entries(rates).map(([name, usd]) => [name, readUsd(usd, `${file}: prices.${model}.${name}`)]),
-        ),
-      ];
-    }),
   );
 }
 

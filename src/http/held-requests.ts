@@ -4,6 +4,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 export interface Held {
   /** Aborts when the response closes (the client went away) or the server starts closing. */
   readonly signal: AbortSignal;
+  /** The server has started closing (SIGTERM): an event stream then ends with `event: reconnect`. */
+  readonly serverClosing: boolean;
   release(): void;
 }
 
@@ -30,6 +32,9 @@ export function heldRequests(app: FastifyInstance): HeldRequests {
       if (closing.signal.aborted || reply.raw.destroyed) held.abort();
       return {
         signal: held.signal,
+        get serverClosing() {
+          return closing.signal.aborted;
+        },
         release() {
           reply.raw.off('close', stop);
           closing.signal.removeEventListener('abort', stop);

@@ -5,7 +5,15 @@
  */
 
 /** What kind of fault, for the alert and for the client's one-line reason. */
-export type InfraFaultKind = 'disk_full' | 'read_only' | 'too_many_files' | 'io_error' | 'database_unreachable' | 'database_busy';
+export type InfraFaultKind =
+  | 'disk_full'
+  | 'read_only'
+  | 'too_many_files'
+  | 'io_error'
+  | 'database_unreachable'
+  | 'database_busy'
+  | 'object_store_unreachable'
+  | 'object_store_refused';
 
 export interface InfraFault {
   readonly kind: InfraFaultKind;
@@ -21,6 +29,18 @@ const ERRNO: Readonly<Record<string, InfraFaultKind>> = {
   EMFILE: 'too_many_files',
   ENFILE: 'too_many_files',
   EIO: 'io_error',
+};
+
+/**
+ * The codes an object store's errors carry (outputs/s3/ wraps every SDK failure that is not plain
+ * absence in one of them). They count wherever they appear, engine errors included: an asset input
+ * read from the bucket failing is the server's storage failing, not the job's input.
+ */
+export const OBJECT_STORE_UNREACHABLE = 'OBJECT_STORE_UNREACHABLE';
+export const OBJECT_STORE_REFUSED = 'OBJECT_STORE_REFUSED';
+const OBJECT_STORE: Readonly<Record<string, InfraFaultKind>> = {
+  [OBJECT_STORE_UNREACHABLE]: 'object_store_unreachable',
+  [OBJECT_STORE_REFUSED]: 'object_store_refused',
 };
 
 /** Connection errnos count only for errors that did not come from an engine (its input fetches). */
@@ -89,7 +109,7 @@ export function infraFault(err: unknown): InfraFault | undefined {
     if (typeof e !== 'object' || e === null) continue;
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string') {
-      const errno = ERRNO[code];
+      const errno = ERRNO[code] ?? OBJECT_STORE[code];
       if (errno) return { kind: errno, code };
       const lite = SQLITE.find(([prefix]) => code.startsWith(prefix));
       if (lite) return { kind: lite[1], code };
@@ -121,6 +141,10 @@ export function describeFault(kind: InfraFaultKind): string {
       return 'its database is unreachable';
     case 'database_busy':
       return 'its database is overloaded';
+    case 'object_store_unreachable':
+      return 'its object storage is unreachable';
+    case 'object_store_refused':
+      return 'its object storage refuses its requests';
   }
 }
 

@@ -24,6 +24,8 @@ export interface McpCall {
   readonly log: Log;
   /** The HTTP request's X-Request-Id: jobs the tools create keep it for their log lines. */
   readonly requestId?: string;
+  /** Aborts when the server starts closing: a tool's wait then answers the job as it is, so it cannot hold a drain up. */
+  readonly closing?: AbortSignal;
 }
 
 const INSTRUCTIONS =
@@ -55,7 +57,7 @@ export function createMcpServer(deps: McpDeps, call: McpCall): Server {
     const progressToken = request.params._meta?.progressToken;
     const ctx: ToolContext = {
       ...call,
-      signal: extra.signal,
+      signal: call.closing ? AbortSignal.any([extra.signal, call.closing]) : extra.signal,
       progress: async (progress, message) => {
         if (progressToken === undefined) return;
         await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => undefined);

@@ -3,9 +3,8 @@ import type { Readable } from 'node:stream';
 
 /**
  * The output-store port: where a job's files live once a run has made them, and how they are
- * served, listed and removed. The disk store (outputs/disk/) implements it today; an
- * S3-compatible store can implement it later without the worker, routes, janitor or services
- * changing. Engines never see it: they write into a local scratch directory, and the run `put`s
+ * served, listed and removed. The disk store (outputs/disk/) and the S3-compatible store
+ * (outputs/s3/) implement it; the worker, routes, janitor and services do not know which. Engines never see it: they write into a local scratch directory, and the run `put`s
  * each file it reports.
  */
 
@@ -78,8 +77,9 @@ export interface ByteRange {
 
 /**
  * A stored file open for reading. Size and mtime describe the bytes `stream` will read, even if
- * the job is deleted meanwhile. Whoever opens it either calls `stream` once (the stream then owns
- * and releases the file) or `close`.
+ * the job is deleted meanwhile: the disk store holds the file open; the S3 store pins its reads to
+ * the object's ETag, so a stream started after a removal fails rather than read other bytes.
+ * Whoever opens it either calls `stream` once (the stream then owns and releases the file) or `close`.
  */
 export interface OpenOutput extends OutputInfo {
   stream(range?: ByteRange): Readable;
@@ -141,4 +141,10 @@ export interface OutputStore {
   list(): AsyncIterable<OutputEntry>;
   /** Deletes a listed entry. */
   removeEntry(entry: Pick<OutputEntry, 'kind' | 'name'>): Promise<void>;
+  /**
+   * Only on a store whose files clients may fetch from it directly (S3 with `output_urls:
+   * presign`): a short-lived URL of the file, which the file routes redirect to after their
+   * checks. Never stored in a job's result: `url` stays this server's.
+   */
+  readonly presign?: (key: string, name: string) => Promise<string>;
 }

@@ -34,6 +34,7 @@ export class Readiness {
   readonly #clock: Clock;
   readonly #disk: Pick<DiskCheck, 'check'>;
   readonly #remote: Pick<WorkerTokenService, 'unserved'> | undefined;
+  #draining = false;
 
   /** `remote`: the remote workers' presence; absent, no remote detail is reported. */
   constructor(store: Store, clock: Clock, disk: Pick<DiskCheck, 'check'>, remote?: Pick<WorkerTokenService, 'unserved'>) {
@@ -41,6 +42,19 @@ export class Readiness {
     this.#clock = clock;
     this.#disk = disk;
     this.#remote = remote;
+  }
+
+  /**
+   * The process is shutting down (SIGTERM): from now on /readyz answers 503 `draining` without
+   * checking anything, so a load balancer stops sending new requests while the ones it still
+   * sends are served (`drain_delay_ms`). There is no way back: a drained process exits.
+   */
+  startDraining(): void {
+    this.#draining = true;
+  }
+
+  get draining(): boolean {
+    return this.#draining;
   }
 
   /** `log`: where models waiting for a remote worker are warned about (at most once a minute each). */
@@ -104,6 +118,9 @@ const DISK_VERDICTS: Readonly<Record<string, string>> = {
   disk_full: 'full',
   read_only: 'read-only',
   too_many_files: 'out of file handles',
+  // An S3 output store's bucket, checked with the data dir (outputs/s3/s3-check.ts).
+  object_store_unreachable: 'object storage unreachable',
+  object_store_refused: 'object storage refuses access',
 };
 
 function diskVerdict(disk: DiskState): string {

@@ -39,6 +39,11 @@ export interface JobPatch {
   readonly completedAt?: Micros;
   /** `requeue` for an infrastructure fault: not claimable before this instant, and counted. */
   readonly faultRetryAt?: Micros;
+  /**
+   * `requeue` of a run its worker gave up on purpose (a graceful shutdown): the claim being ended
+   * does not count as an attempt, so rolling restarts never add up to `worker_lost`.
+   */
+  readonly uncountAttempt?: true;
 }
 
 /** A named move of one job; the guard statuses are `MOVES[name].from`, never the caller's. */

@@ -7,6 +7,7 @@ import type { JobHistory } from './job-history.js';
 import type { LockedWorkspace } from './locked-workspace.js';
 import type { JobMove, NewClaim, OverdueCutoff } from './queue-inputs.js';
 import type { NodeAppStore } from './node-app-store.js';
+import type { QueueStatsStore } from './queue-stats.js';
 import type { RetentionStore } from './retention-store.js';
 import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
@@ -175,7 +176,7 @@ export interface JobStore {
   transitions(apiUserId: string, id: string, afterId: number, limit: number): Promise<JobHistory<JobSummary> | undefined>;
   /**
    * Which of `keys` name files that must be kept: the output key of any job neither failed nor
-   * cancelled (their files are removed with their end) whose outputs have not expired (retention), a style's (its training job's, holding its cover), a live
+   * cancelled (their files are removed with their end), a style's (its training job's, holding its cover), a live
    * asset's key, and a deleted asset's key while a job of its workspace that existed at the
    * deletion has not ended (the job may still read the file). Keys of deleted jobs no style
    * holds, of assets no job needs any more, and keys nothing ever had, are absent.
@@ -184,7 +185,7 @@ export interface JobStore {
   outputKeysInUse(keys: readonly string[]): Promise<Set<string>>;
   /**
    * Which of `keys` are the output key of a job whose files may be served under /outputs: any job
-   * neither failed nor cancelled whose outputs have not expired, and a style's (its cover outlives a deleted training job). Asset keys are
+   * neither failed nor cancelled, and a style's (its cover outlives a deleted training job). Asset keys are
    * not: asset files are served only at their own URL.
    */
   jobOutputKeysServed(keys: readonly string[]): Promise<Set<string>>;
@@ -272,6 +273,8 @@ export interface StoreTx {
 }
 
 export interface Store extends StoreTx {
+  /** Queue figures for the metrics; read outside any transaction. */
+  readonly stats: QueueStatsStore;
   /** The retention janitor's batched sweeps: each call is its own short transaction. */
   readonly retention: RetentionStore;
   /**
@@ -294,5 +297,10 @@ export interface Store extends StoreTx {
    * `<data dir>/wake`). Absent where the backend has none. Returns the function that stops listening.
    */
   readonly listen?: (fn: (event: JobEvent) => void) => Promise<() => Promise<void>>;
+  /**
+   * Writes a consistent copy of the whole store to a new file while it stays in use, and returns its
+   * size in bytes. Only the embedded store has it; PostgreSQL is copied with its own tools (pg_dump).
+   */
+  readonly backup?: (toFile: string) => Promise<number>;
   close(): Promise<void>;
 }

@@ -165,7 +165,7 @@ async function settle(job: ClaimedJob, deps: RunDeps, reason: unknown): Promise<
   const { runs, log } = deps;
   const meta = { jobId: job.id, model: job.type, attempt: job.attempts };
   if (reason instanceof RunStopped && reason.why === 'shutdown') {
-    if (await runs.handBack(job)) log.info(meta, 'job handed back at shutdown');
+    if (await runs.handBack(job, { atShutdown: true })) log.info(meta, 'job handed back at shutdown');
     return;
   }
   if (reason instanceof RunStopped && (reason.why === 'cancelled' || reason.why === 'lost')) {

@@ -36,6 +36,12 @@ export interface SlotLoopStop {
   readonly graceMs?: number;
 }
 
+/** How a stop went: items in flight when claiming stopped, and those still going when the grace ran out. */
+export interface SlotLoopStopped {
+  readonly inFlight: number;
+  readonly cut: number;
+}
+
 /**
  * The one slot-and-poll loop of the job worker and the webhook sender: while slots are free it
  * claims and starts items; between passes it waits for a wake-up (a signal from the store's
@@ -85,20 +91,24 @@ export class SlotLoop<T> {
     await Promise.allSettled([...this.#inFlight]);
   }
 
-  async stop(opts: SlotLoopStop = {}): Promise<void> {
+  async stop(opts: SlotLoopStop = {}): Promise<SlotLoopStopped> {
     this.#stopping.abort();
     this.#off?.();
     await this.#loop;
     if (opts.finalFill) await this.#fill(true);
-    if (this.#inFlight.size === 0) return;
+    const inFlight = this.#inFlight.size;
+    let cut = 0;
+    if (inFlight === 0) return { inFlight, cut };
     const allDone = this.settled();
     if (opts.graceMs !== undefined) {
       const grace = new AbortController();
       void allDone.then(() => grace.abort());
       await this.#opts.clock.sleep(opts.graceMs, grace.signal).catch(() => undefined);
+      cut = this.#inFlight.size;
       this.#hardStop.abort();
     }
     await allDone;
+    return { inFlight, cut };
   }
 
   async #run(): Promise<void> {

@@ -4,6 +4,7 @@ import { INFRA_FAULT_ALERT } from '../lib/infra-fault.js';
 import { runJob } from './run-job.js';
 import type { RunDeps } from './run-job.js';
 import { SlotLoop } from './slot-loop.js';
+import type { SlotLoopStopped } from './slot-loop.js';
 
 export interface WorkerOptions {
   /** Jobs this process runs at once. */
@@ -60,10 +61,11 @@ export class Worker {
 
   /**
    * Stops claiming, lets running jobs finish for `graceMs`, then aborts the rest, which hand their
-   * jobs back to the queue for another worker (or this one after a restart).
+   * jobs back to the queue for another worker (or this one after a restart). Says how many were
+   * running and how many of those the grace cut (handed back, unless they ended just then).
    */
-  async stop(graceMs: number): Promise<void> {
-    await this.#loop.stop({ graceMs });
+  stop(graceMs: number): Promise<SlotLoopStopped> {
+    return this.#loop.stop({ graceMs });
   }
 
   /**

@@ -44,6 +44,24 @@ describe('jobs.wait and jobs.watch (a local stub server)', () => {
     expect(stub.seen[0]!.headers.authorization).toBe('Bearer t');
   });
 
+  it('reconnects on event: reconnect (a server shutting down) with Last-Event-ID, after its retry, however often, never polling', async () => {
+    // More reconnects in a row than the failures that would make it fall back to polling.
+    const closings = 7;
+    stub = await startStub((req, res, n) => {
+      expect(req.url).toBe(EVENTS);
+      openStream(res);
+      if (n === 0) res.write(event(1, 'status', job('processing')));
+      if (n < closings) return res.end('retry: 20\nevent: reconnect\ndata: {"reason":"server_closing"}\n\n');
+      res.end(event(2, 'end', job('completed', { completed_at: '2026-11-22T12:00:04.000000Z', result: { urls: ['http://x/outputs/k/output.png'] } })));
+    });
+    const seen: string[] = [];
+    const done = await new Mediagen({ baseUrl: stub.url, token: 't' }).jobs.wait(ID, { onUpdate: (j) => seen.push(j.status) });
+    expect(done.status).toBe('completed');
+    expect(seen).toEqual(['processing', 'completed']);
+    expect(stub.seen.map((s) => s.url)).toEqual(Array(closings + 1).fill(EVENTS));
+    expect(stub.seen.map((s) => s.headers['last-event-id'])).toEqual([undefined, ...Array(closings).fill('1')]);
+  });
+
   it('polls GET /jobs/{id} when the server has no event stream (404 for the route, the job there)', async () => {
     const statuses = ['queued', 'processing', 'processing', 'completed'];
     let polls = 0;

@@ -7,7 +7,7 @@ import type { Response } from 'undici';
  */
 export type SseItem =
   | { readonly kind: 'comment'; readonly text: string }
-  | { readonly kind: 'event'; readonly id: string | undefined; readonly event: string; readonly data: Record<string, unknown> };
+  | { readonly kind: 'event'; readonly id: string | undefined; readonly event: string; readonly data: Record<string, unknown>; readonly retry?: string | undefined };
 
 export interface SseStream {
   readonly res: Response;
@@ -75,5 +75,5 @@ function parse(block: string): SseItem {
   if (lines.every((l) => l.startsWith(':'))) return { kind: 'comment', text: lines.map((l) => l.slice(1).trim()).join('\n') };
   const field = (name: string) => lines.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
   const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
-  return { kind: 'event', id: field('id'), event: field('event') ?? 'message', data: JSON.parse(data) as Record<string, unknown> };
+  return { kind: 'event', id: field('id'), event: field('event') ?? 'message', data: JSON.parse(data) as Record<string, unknown>, retry: field('retry') };
 }

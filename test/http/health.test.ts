@@ -79,6 +79,18 @@ describe.each(backends)('health endpoints on $name', (backend) => {
     expect((await inject('/healthz')).statusCode).toBe(200);
   });
 
+  it('GET /readyz answers 503 draining once the process starts draining, checking nothing; /healthz and the API go on', async () => {
+    t = await createTestApp({ backend });
+    t.services.readiness.startDraining();
+    // Nothing is checked: the answer is the drain.
+    const res = await inject('/readyz');
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ error: 'not ready: draining (the server is shutting down)' });
+    expect(res.headers['retry-after']).toBe('5');
+    expect((await inject('/healthz')).statusCode).toBe(200);
+    expect((await generate(t, 'image/vendor-b/model-b-1', { prompt: 'a red fox' })).statusCode).toBe(200);
+  });
+
   it('GET /readyz answers 503 when a migration of this code is not applied to the store', async () => {
     const side = await withSideDoor(backend);
     t = await createTestApp({ backend: side.backend });

@@ -136,4 +136,23 @@ describe('worker shutdown', () => {
     startWorker();
     await statusIs(id, 'completed');
   });
+
+  it('a hand-back at shutdown is no lost attempt: the stop counts it, and only real losses add up to worker_lost', async () => {
+    t = await createTestApp({ runPolicy: { leaseMs: 30_000, maxAttempts: 2 } });
+    engine = new ScriptedEngine();
+    engine.hold = deferred();
+    const first = startWorker();
+    const id = await create();
+    await statusIs(id, 'sampling');
+    const stopped = first.stop(5_000);
+    await settle();
+    t.clock.advance(5_000);
+    expect(await stopped).toEqual({ inFlight: 1, cut: 1 });
+    expect((await t.services.runs.find(id))!).toMatchObject({ status: 'queued', attempts: 0 });
+    // One worker lost for real: the second of two attempts is left (counted, the hand-back would have used it up).
+    expect((await t.services.runs.claim())!.attempts).toBe(1);
+    t.clock.advance(31_000);
+    expect(await t.services.runs.reap()).toBe(1);
+    expect((await t.services.runs.find(id))!).toMatchObject({ status: 'queued', attempts: 1 });
+  });
 });

@@ -92,3 +92,25 @@ describe.each(backends)('generate with wait_seconds on $name', (backend) => {
     expect(results.map((r) => (r.structuredContent as Job).status)).toEqual(Array(6).fill('completed'));
   });
 });
+
+describe('generate with wait_seconds as the server closes', () => {
+  it('answers at once with the job as it is, so a tool wait cannot hold a drain up', async () => {
+    const engine = new ScriptedEngine();
+    engine.hold = deferred();
+    const t = await createTestApp({ worker: { engine } });
+    const client = await connect(await listen(t), t.token);
+    try {
+      const pending = client.callTool({ name: 'generate', arguments: { model: B1, input: MINIMAL[B1], wait_seconds: 60 } }) as Promise<CallToolResult>;
+      await waitFor(async () => engine.sampling.length > 0, 'the job to sample');
+      // The clock never moves: only the close can end the wait.
+      const closing = t.app.close();
+      const job = (await pending).structuredContent as Job;
+      expect(['scheduled', 'processing', 'sampling']).toContain(job.status);
+      await closing;
+    } finally {
+      engine.hold.resolve();
+      await client.close();
+      await t.close();
+    }
+  });
+});

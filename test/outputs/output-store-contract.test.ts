@@ -1,22 +1,57 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DiskOutputStore } from '../../src/outputs/disk/disk-output-store.js';
 import { contentTypeOf, isOutputKey, isOutputName, newOutputKey, outputUrlPath } from '../../src/outputs/output-store.js';
 import type { OutputStore } from '../../src/outputs/output-store.js';
 import { listAll, text } from '../helpers/output-store.js';
+import { s3ClientOf, s3StoreIn } from '../helpers/s3-output-store.js';
+import { startS3Server } from '../helpers/s3-server.js';
+import type { S3Server } from '../helpers/s3-server.js';
 
-/** Every output store implementation, each made fresh in a temporary directory. */
-const STORES: { name: string; make(root: string): OutputStore }[] = [{ name: 'disk', make: (root) => new DiskOutputStore(join(root, 'outputs')) }];
+interface StoreKind {
+  readonly name: string;
+  /** Whether a file opened before its key's removal can still be read whole (an open descriptor). */
+  readonly readsRemovedOpenFiles: boolean;
+  /** Once per kind: whatever the stores need (a server); `make` then gives a fresh, empty store. */
+  start(): Promise<{ make(root: string): OutputStore; stop(): Promise<void> }>;
+}
+
+/** Every output store implementation, each made fresh per test: a temporary directory, a fresh bucket prefix. */
+const STORES: StoreKind[] = [
+  { name: 'disk', readsRemovedOpenFiles: true, start: () => Promise.resolve({ make: (root) => new DiskOutputStore(join(root, 'outputs')), stop: () => Promise.resolve() }) },
+  {
+    name: 's3',
+    readsRemovedOpenFiles: false,
+    start: async () => {
+      // A real S3-compatible server (s3rver) on loopback; each store its own prefix in its bucket.
+      const server: S3Server = await startS3Server();
+      const client: S3Client = s3ClientOf(server);
+      return {
+        make: (root) => s3StoreIn(client, server, root),
+        stop: async () => {
+          client.destroy();
+          await server.close();
+        },
+      };
+    },
+  },
+];
 
 /** What the worker, the outputs route, the janitor and the services rely on, whatever the store. */
-describe.each(STORES)('output store contract: $name', ({ make }) => {
+describe.each(STORES)('output store contract: $name', ({ start, readsRemovedOpenFiles }) => {
+  let kind: Awaited<ReturnType<StoreKind['start']>>;
   let root: string;
   let store: OutputStore;
+  beforeAll(async () => {
+    kind = await start();
+  });
+  afterAll(() => kind.stop());
   beforeEach(() => {
     root = mkdtempSync(join(tmpdir(), 'mediagen-outputs-'));
-    store = make(root);
+    store = kind.make(root);
   });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
@@ -100,12 +135,27 @@ describe.each(STORES)('output store contract: $name', ({ make }) => {
     expect(await store.open(key, 'b.png')).toBeUndefined();
   });
 
-  it('gives an opened file to its reader even if the key is removed meanwhile', async () => {
+  it('gives an opened file to its reader even if the key is removed meanwhile, or (an object store) fails the read, never other bytes', async () => {
     const key = newOutputKey();
     await stored(key, { 'a.png': 'hello' });
     const opened = (await store.open(key, 'a.png'))!;
+    expect(opened.size).toBe(5);
     await store.remove(key);
-    expect(await text(opened.stream())).toBe('hello');
+    if (readsRemovedOpenFiles) expect(await text(opened.stream())).toBe('hello');
+    else await expect(text(opened.stream())).rejects.toThrow(/removed or replaced/);
+  });
+
+  it('gives an opened file to a reader that started before the key was removed', async () => {
+    const key = newOutputKey();
+    await stored(key, { 'a.png': 'hello' });
+    const opened = (await store.open(key, 'a.png'))!;
+    const reading = opened.stream();
+    // The first bytes arrived: the read is under way (an open descriptor, a GetObject answered).
+    const first = await new Promise<Buffer>((resolve, reject) => reading.once('data', resolve).once('error', reject));
+    reading.pause();
+    await store.remove(key);
+    reading.resume();
+    expect(Buffer.concat([first, Buffer.from(await text(reading))]).toString()).toBe('hello');
   });
 
   it('lists stored keys for the janitor, and removes listed entries idempotently', async () => {
@@ -134,6 +184,8 @@ describe.each(STORES)('output store contract: $name', ({ make }) => {
       expect(await store.open(k, n), `${k}/${n}`).toBeUndefined();
     }
     expect(store.url(key, 'a.png')).toMatch(new RegExp(`/${key}/a\\.png$`));
+    // A store hands out presigned URLs only when configured to (s3 with output_urls presign).
+    expect(store.presign).toBeUndefined();
     expect(() => store.url(key, '../a.png')).toThrow();
   });
 });

@@ -120,3 +120,27 @@ describe('config file prices', () => {
     }
   });
 });
+
+describe('output store settings', () => {
+  it('keeps outputs on disk by default, and refuses presigned URLs there', () => {
+    expect(loadConfig({ env: {} }).outputStore).toEqual({ kind: 'disk' });
+    expect(() => loadConfig({ env: { MEDIAGEN_OUTPUT_URLS: 'presign' } })).toThrow('output_urls presign needs an s3:// output_store');
+  });
+
+  it('reads bucket and prefix from s3:// and fills endpoint and region from the AWS variables', () => {
+    const config = loadConfig({ env: { MEDIAGEN_OUTPUT_STORE: 's3://media-out/prod/outputs/', AWS_ENDPOINT_URL: 'http://minio:9000', AWS_REGION: 'eu-west-1' } });
+    expect(config.outputStore).toEqual({ kind: 's3', bucket: 'media-out', prefix: 'prod/outputs', endpoint: 'http://minio:9000', region: 'eu-west-1', forcePathStyle: false, credentials: undefined });
+    const own = loadConfig({
+      env: { AWS_ENDPOINT_URL: 'http://ignored:1', AWS_ENDPOINT_URL_S3: 'http://s3-only:2' },
+      flags: { 'output-store': 's3://bucket1', 's3-region': 'us-west-2', 's3-force-path-style': true, 's3-access-key-id': 'AK', 's3-secret-access-key': 'SK' },
+    });
+    expect(own.outputStore).toEqual({ kind: 's3', bucket: 'bucket1', prefix: '', endpoint: 'http://s3-only:2', region: 'us-west-2', forcePathStyle: true, credentials: { accessKeyId: 'AK', secretAccessKey: 'SK' } });
+  });
+
+  it('refuses a bad bucket URL and half a key pair', () => {
+    for (const bad of ['s3://', 's3://A', 'gs://bucket', 's3://bucket/a b']) {
+      expect(() => loadConfig({ env: { MEDIAGEN_OUTPUT_STORE: bad } }), bad).toThrow('MEDIAGEN_OUTPUT_STORE must be disk or s3://bucket[/prefix]');
+    }
+    expect(() => loadConfig({ env: { MEDIAGEN_OUTPUT_STORE: 's3://bucket1', MEDIAGEN_S3_ACCESS_KEY_ID: 'AK' } })).toThrow('set both or neither');
+  });
+});

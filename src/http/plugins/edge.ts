@@ -97,10 +97,14 @@ export function registerEdgeHooks(app: FastifyInstance): void {
     // Job states change under the same URL; no cache between client and server may keep one.
     reply.header('cache-control', 'no-store');
     if (closing) {
-      throw new HttpError('unavailable', 'the server is shutting down; retry shortly', {
-        retryAfterSeconds: 1,
-        headers: { connection: 'close' },
-      });
+      // Answered, not thrown: a refusal while the server drains is expected, not a failure to log as one.
+      return sendError(
+        reply,
+        new HttpError('unavailable', 'the server is shutting down; retry shortly', {
+          retryAfterSeconds: 1,
+          headers: { connection: 'close' },
+        }),
+      );
     }
   });
 }

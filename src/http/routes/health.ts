@@ -15,8 +15,11 @@ const Remote = Type.Object({
   ),
 });
 
-/** 503 of /readyz: the first failing check in words, and every check's verdict. */
-const NotReady = Type.Object({ error: Type.String({ minLength: 1 }), checks: Checks }, { description: 'Not ready' });
+/** 503 of /readyz: the first failing check in words, and every check's verdict (none while draining: nothing is checked). */
+const NotReady = Type.Object({ error: Type.String({ minLength: 1 }), checks: Type.Optional(Checks) }, { description: 'Not ready' });
+
+/** Seconds a load balancer is told to wait before asking a process that is not ready again. */
+const NOT_READY_RETRY_AFTER_S = 5;
 
 /**
  * Health for load balancers and orchestrators, without auth and out of the API document:
@@ -42,7 +45,12 @@ export function registerHealth(fastify: FastifyInstance, readiness: Readiness): 
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
+      // A process shutting down is not ready whatever its checks say, and says so at once. Answered
+      // here rather than thrown: a load balancer polls this, and a drain is no failure to log.
+      if (readiness.draining) {
+        return reply.code(503).header('retry-after', String(NOT_READY_RETRY_AFTER_S)).send({ error: 'not ready: draining (the server is shutting down)' });
+      }
       // The request's log: a model waiting for a remote worker is warned about (once a minute).
       const report = await readiness.check(request.log);
       if (!report.ready) {
@@ -50,7 +58,7 @@ export function registerHealth(fastify: FastifyInstance, readiness: Readiness): 
         const [name, verdict] = failing[0]!;
         throw new DomainError('unavailable', `not ready: ${name} ${verdict}`, {
           fields: { checks: report.checks },
-          retryAfterSeconds: 5,
+          retryAfterSeconds: NOT_READY_RETRY_AFTER_S,
         });
       }
       const remote = report.remote && { live_workers: report.remote.liveWorkers, waiting: [...report.remote.waiting] };

@@ -1,12 +1,12 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { invalid } from '../../domain/errors.js';
 import { presentJob } from '../../services/job-view.js';
 import { HEARTBEAT_MS, STREAMS_PER_PROCESS, STREAMS_PER_WORKSPACE } from '../../services/job-waits.js';
 import type { JobStreamEvent, JobWaits } from '../../services/job-waits.js';
-import type { HeldRequests } from '../held-requests.js';
+import type { Held, HeldRequests } from '../held-requests.js';
 import { requireAuth } from '../plugins/auth.js';
 import { headerValues } from '../request-headers.js';
 import { ErrorBody, errorResponses } from '../schemas.js';
@@ -16,6 +16,18 @@ export interface JobEventDeps {
   readonly held: HeldRequests;
   readonly publicUrl: () => string;
 }
+
+/**
+ * The `retry:` of the final `reconnect` event of a server closing: long enough for a load balancer
+ * to have taken the process out (its readiness fails from SIGTERM on), short enough not to be noticed.
+ */
+export const RECONNECT_RETRY_MS = 1000;
+
+/**
+ * The last words of a stream cut by the server's shutdown: not the job's end. No `id:`, so the
+ * client's Last-Event-ID stays the last status it got; data, so an EventSource dispatches it.
+ */
+const RECONNECT_EVENT = `retry: ${RECONNECT_RETRY_MS}\nevent: reconnect\ndata: {"reason":"server_closing"}\n\n`;
 
 /** A transition id: what `id:` carried, sent back as Last-Event-ID. */
 const EVENT_ID = /^\d{1,15}$/;
@@ -29,7 +41,9 @@ const DESCRIPTION =
   'then live, wherever the job runs. Each change is `id: <transition id>`, `event: status`, `data: <the job as GET /jobs/{id} ' +
   'shows it>`; the terminal status comes as `event: end`, and the stream closes after it. A status the job had already ' +
   'left when it is sent (catching up) carries the job without `result`, `error` and `completed_at`. A job deleted while ' +
-  'streaming sends `event: deleted` with `data: {"id": "<job id>"}` and closes. The stream opens with the comment `: ping` and ' +
+  'streaming sends `event: deleted` with `data: {"id": "<job id>"}` and closes. A server shutting down ends the stream with ' +
+  `\`retry: ${RECONNECT_RETRY_MS}\`, \`event: reconnect\`, \`data: {"reason": "server_closing"}\`: not the job's end; reconnect with ` +
+  'Last-Event-ID (another server process answers). The stream opens with the comment `: ping` and ' +
   `repeats it after ${HEARTBEAT_MS / 1000} s without an event. Reconnect with the last id received as Last-Event-ID (or ` +
   '`?last_event_id=`; the header wins) to resume without loss or repeats; resuming a job that had ended by then answers 204. ' +
   `At most ${STREAMS_PER_WORKSPACE} streams per workspace, and ${STREAMS_PER_PROCESS} in all, are open on one server process (then 429).`;
@@ -55,7 +69,7 @@ export function registerJobEventsRoute(app: FastifyInstance, deps: JobEventDeps)
         }),
         response: {
           200: {
-            description: 'The event stream: `status` events, then `end` (or `deleted`), then the stream closes',
+            description: 'The event stream: `status` events, then `end` (or `deleted`, or `reconnect` when the server shuts down), then the stream closes',
             content: {
               'text/event-stream': {
                 schema: {
@@ -87,20 +101,27 @@ export function registerJobEventsRoute(app: FastifyInstance, deps: JobEventDeps)
         throw err;
       }
       if (!events) {
+        const closing = held.serverClosing;
         held.release();
+        // Opened as the server began closing: not an ended job (204 would stop an EventSource for good).
+        if (closing) return sendEvents(reply, Readable.from([RECONNECT_EVENT]));
         return reply.code(204).send();
       }
       const stream = events;
-      const body = Readable.from(eventText(stream, deps.publicUrl));
+      const body = Readable.from(eventText(stream, deps.publicUrl, held));
       body.once('close', () => {
         held.release();
         // Closing the text does not reach `events` when it closes before its first event.
         void stream.return(undefined);
       });
-      // Proxies that buffer (nginx) pass each event on at once.
-      return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').header('x-accel-buffering', 'no').send(body);
+      return sendEvents(reply, body);
     },
   );
+}
+
+function sendEvents(reply: FastifyReply, body: Readable): FastifyReply {
+  // Proxies that buffer (nginx) pass each event on at once.
+  return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').header('x-accel-buffering', 'no').send(body);
 }
 
 /** The resume point: Last-Event-ID (an EventSource sends it on reconnecting), else the query's, else 0. */
@@ -113,12 +134,18 @@ function lastEventId(rawHeaders: readonly string[], query: number | undefined): 
   return Number(header);
 }
 
-/** The stream's text: a comment at once (the headers go out with it), then each event. */
-async function* eventText(events: AsyncGenerator<JobStreamEvent>, publicUrl: () => string): AsyncGenerator<string> {
+/**
+ * The stream's text: a comment at once (the headers go out with it), then each event; when the
+ * server's shutdown cut it before the job's last word, `reconnect`.
+ */
+async function* eventText(events: AsyncGenerator<JobStreamEvent>, publicUrl: () => string, held: Held): AsyncGenerator<string> {
   yield ': ping\n\n';
+  let last: JobStreamEvent['kind'] | undefined;
   for await (const e of events) {
+    last = e.kind;
     if (e.kind === 'idle') yield ': ping\n\n';
     else if (e.kind === 'deleted') yield `event: deleted\ndata: ${JSON.stringify({ id: e.jobId })}\n\n`;
     else yield `id: ${e.id}\nevent: ${e.kind}\ndata: ${JSON.stringify(presentJob(e.job, publicUrl()))}\n\n`;
   }
+  if (last !== 'end' && last !== 'deleted' && held.serverClosing) yield RECONNECT_EVENT;
 }

@@ -1,5 +1,6 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
+import type { HeldRequests } from '../held-requests.js';
 import { createMcpServer } from '../../mcp/server.js';
 import type { McpDeps } from '../../mcp/tool.js';
 import { logFailure } from '../logging.js';
@@ -13,6 +14,8 @@ export const MCP_INLINE_FILE_MAX_BYTES = 24 * 1024 * 1024;
 
 export interface McpRouteDeps extends McpDeps {
   readonly publicUrl: () => string;
+  /** Ends tool waits (generate's `wait_seconds`) when the server starts closing. */
+  readonly held?: HeldRequests;
   /** The largest JSON body of a generation request (`body_limit_bytes`). */
   readonly bodyLimitBytes: number;
 }
@@ -41,10 +44,12 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpRouteDeps): void
     },
     async (request, reply) => {
       const caller = requireAuth(request.auth);
-      const server = createMcpServer(deps, { caller, publicUrl: deps.publicUrl(), log: request.log, requestId: request.id });
+      const held = deps.held?.hold(reply);
+      const server = createMcpServer(deps, { caller, publicUrl: deps.publicUrl(), log: request.log, requestId: request.id, ...(held ? { closing: held.signal } : {}) });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       // A client gone mid-call aborts what its call still waits for (generate's wait).
       reply.raw.once('close', () => {
+        held?.release();
         void transport.close().catch(() => undefined);
         void server.close().catch(() => undefined);
       });

@@ -75,7 +75,7 @@ export type ServedFileCheck = (key: string, name: string) => Promise<boolean>;
 export interface ServedFiles {
   /** The URL path the key and name follow: `/outputs`, `/assets/files`. */
   readonly path: string;
-  readonly outputs: Pick<OutputStore, 'open' | 'stat'>;
+  readonly outputs: Pick<OutputStore, 'open' | 'stat' | 'presign'>;
   readonly served: ServedFileCheck;
   /** The 404's message. */
   readonly missing: string;
@@ -109,6 +109,11 @@ async function serve(files: ServedFiles, request: FastifyRequest<{ Params: Param
     const lastModified = new Date(file.mtimeMs).toUTCString();
     if (notModified(request, etag, file.mtimeMs)) {
       return reply.code(304).headers({ etag, 'last-modified': lastModified, 'cache-control': cacheControl }).send();
+    }
+    // `output_urls: presign`: the bucket sends the bytes (and honours Range); the redirect itself
+    // must not outlive the signed URL in any cache. HEAD is answered here: a GET signature fits no HEAD.
+    if (opened && outputs.presign) {
+      return reply.code(302).headers({ location: await outputs.presign(key, name), 'cache-control': 'private, no-store' }).send();
     }
     // Range is defined for GET only (RFC 9110 14.2); HEAD answers as the whole-file GET would.
     const range = opened ? requestedRange(request, etag, file.size) : undefined;
@@ -159,7 +164,7 @@ export function registerServedFiles(app: FastifyInstance, files: ServedFiles): v
  */
 export function registerOutputRoutes(
   app: FastifyInstance,
-  outputs: Pick<OutputStore, 'open' | 'stat'>,
+  outputs: Pick<OutputStore, 'open' | 'stat' | 'presign'>,
   inUse: (key: string) => Promise<boolean>,
   expired?: (key: string) => Promise<boolean>,
 ): void {

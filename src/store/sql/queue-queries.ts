@@ -153,6 +153,7 @@ export class SqlQueueStore implements QueueStore {
       set.run_after = p.faultRetryAt;
       set.fault_count = sql<number>`fault_count + 1`;
     }
+    if (p.uncountAttempt) set.attempts = sql<number>`attempts - 1`;
     let q = this.#db.updateTable('jobs').set(set).where('id', '=', m.id).where('status', 'in', rule.from);
     if (m.unchangedSince !== undefined) q = q.where('updated_at', '<=', m.unchangedSince);
     if (rule.lease === 'holder') {

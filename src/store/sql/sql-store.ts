@@ -10,6 +10,7 @@ import { SqlJobStore } from './job-queries.js';
 import { MIGRATION_NAMES, migrationProvider } from './migrations.js';
 import { SqlNodeAppStore } from './node-app-queries.js';
 import { SqlQueueStore } from './queue-queries.js';
+import { SqlQueueStatsStore } from './queue-stats-queries.js';
 import { SqlRetentionStore } from './retention-queries.js';
 import { SqlStyleStore } from './style-queries.js';
 import type { EventSender, QueueCaps } from './queue-queries.js';
@@ -43,6 +44,7 @@ export interface SqlBackend {
   readonly publish?: (event: JobEvent) => void;
   /** Ends what the backend holds besides Kysely's pool (the LISTEN connection). */
   readonly closeExtra?: () => Promise<void>;
+  readonly backup?: Store['backup'];
 }
 
 type BoundCaps = QueueCaps & { readonly fusedWrites: boolean };
@@ -99,6 +101,7 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
     assets: new SqlAssetStore(db, transact, caps.rowLocks),
     styles: new SqlStyleStore(db, transact, caps.rowLocks),
     workerTokens: new SqlWorkerTokenStore(db),
+    stats: new SqlQueueStatsStore(db),
     retention: new SqlRetentionStore(db, transact, caps.skipLocked),
     async transaction(fn) {
       const pending: JobEvent[] = [];
@@ -127,6 +130,7 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
       };
     },
     ...(listen ? { listen } : {}),
+    ...(backend.backup ? { backup: backend.backup } : {}),
     close: async () => {
       await closeExtra?.();
       await db.destroy();

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
@@ -74,6 +74,13 @@ export async function openSqliteStore(file: string): Promise<Store> {
     ...(wake
       ? { listen: (fn: (event: JobEvent) => void) => wake.listen(fn), publish: (event: JobEvent) => wake.publish(event), closeExtra: () => wake.close() }
       : {}),
+    backup: async (toFile) => {
+      // VACUUM INTO reads one snapshot (a WAL reader: the server's writers go on) and writes a
+      // compact file that is a complete database on its own, without a -wal beside it. It refuses a
+      // file that exists and is not empty, so a backup never overwrites anything.
+      raw.prepare('VACUUM INTO ?').run(toFile);
+      return statSync(toFile).size;
+    },
   });
   // SQLite's advice for a long-lived connection: refresh statistics of tables that grew or shrank a
   // lot since they were last analysed (quick, and nothing when none did).
