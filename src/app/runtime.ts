@@ -116,6 +116,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     bindings,
     sandbox: config.sandbox,
     waits: { pollMs: config.pollIntervalMs, ...overrides.waits },
+    idempotencyKeyHours: config.idempotencyKeyHours,
   });
   // The HTTP app, the workers and the engines are loaded on first use: `mediagen admin` starts in
   // a fraction of the time without Fastify, undici, sharp and ffmpeg's wrappers.

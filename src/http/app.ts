@@ -163,7 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     fetchTimeoutMs: deps.inputTimeoutMs ?? DEFAULTS.input_timeout_ms,
   });
   if (deps.outputs) {
-    registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key));
+    registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key), (key) => deps.jobs.outputExpired(key));
     registerAssetRoutes(app, deps.assets, deps.outputs, deps.publicUrl);
   }
   if (deps.remote) registerWorkerRoutes(app, deps.remote, deps.publicUrl, held);

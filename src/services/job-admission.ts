@@ -65,12 +65,13 @@ export class JobAdmission {
   readonly #idempotency: Idempotency;
   readonly #meter: Meter;
 
-  constructor(store: Store, clock: Clock, billing: BillingService, meter: Meter = noMeter) {
+  /** `idempotency`: the services' one, with the configured window (default: 24 hours). */
+  constructor(store: Store, clock: Clock, billing: BillingService, meter: Meter = noMeter, idempotency: Idempotency = new Idempotency(store, clock)) {
     this.#store = store;
     this.#meter = meter;
     this.#clock = clock;
     this.#billing = billing;
-    this.#idempotency = new Idempotency(store, clock);
+    this.#idempotency = idempotency;
   }
 
   async admit(auth: AuthContext, job: JobToAdmit, publicUrl: string): Promise<CreatedJob> {

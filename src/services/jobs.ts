@@ -144,6 +144,11 @@ export class JobService {
     return (await this.#store.jobs.jobOutputKeysServed([outputKey])).has(outputKey);
   }
 
+  /** Whether this output key's files expired under the retention policy (its URLs answer 410). */
+  outputExpired(outputKey: string): Promise<boolean> {
+    return this.#store.retention.outputsExpired(outputKey);
+  }
+
   async list(auth: AuthContext, query: JobListQuery): Promise<JobPage> {
     const rows = await this.#store.jobs.listJobs({ apiUserId: auth.apiUserId, ...query, limit: query.limit + 1 });
     const { page, next_cursor } = pageOf(rows, query.limit, (j) => j.createdAt);

@@ -99,6 +99,8 @@ export async function createTestApp(
     waits?: Partial<JobWaitOptions>;
     /** `metrics_port` (its server listens on 127.0.0.1) and `metrics_token`; default: no metrics. */
     metrics?: { port?: number; token?: string };
+    /** `idempotency_key_hours` (default 24). */
+    idempotencyKeyHours?: number;
   } = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mediagen-test-'));
@@ -125,6 +127,7 @@ export async function createTestApp(
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
     ...(opts.metrics ? { host: '127.0.0.1', metricsPort: opts.metrics.port, metricsToken: opts.metrics.token } : {}),
+    ...(opts.idempotencyKeyHours !== undefined ? { idempotencyKeyHours: opts.idempotencyKeyHours } : {}),
   };
   const runtime = await createRuntime(config, {
     clock,

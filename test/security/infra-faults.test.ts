@@ -71,6 +71,7 @@ function cuttableBackend(inner: Backend, cut: { down: boolean }): Backend {
             styles: store.styles,
             workerTokens: store.workerTokens,
             stats: guard(store.stats),
+            retention: store.retention,
             queue: guard(store.queue),
             billing: guard(store.billing),
             transaction: (fn) => (cut.down ? Promise.reject(lost()) : store.transaction(fn)),

@@ -1,0 +1,29 @@
+import { sql } from 'kysely';
+import type { Kysely, Migration } from 'kysely';
+
+/**
+ * 0016_retention: what the retention janitor (services/retention.ts) needs. A finished job's
+ * outputs can expire before its row goes (`outputs_expired_at`: its URLs then answer 410), and
+ * every sweep seeks its oldest candidates on an index instead of walking a whole table: each
+ * sweep takes at most a batch from the front of one of these. Its own module to keep
+ * migrations.ts short.
+ */
+export const RETENTION_MIGRATION: Migration = {
+  async up(db: Kysely<unknown>) {
+    // Null while the job's files may be served; the sweep's time once they expired.
+    await db.schema.alterTable('jobs').addColumn('outputs_expired_at', 'bigint').execute();
+    // Partial indexes where a sweep reads rows "not yet X, oldest first": PostgreSQL takes no order
+    // from an IS NULL on a leading column (EXPLAIN showed a two-column index filtered or passed
+    // over for a scan and a sort), and a partial index leaves the done rows out altogether.
+    // SQLite uses one when the query repeats the index's WHERE term, as the sweeps do.
+    // Jobs whose outputs have not expired, by end (unfinished ones have no end: NULL, before the range).
+    await db.schema.createIndex('jobs_outputs_due').on('jobs').column('completed_at').where(sql.ref('outputs_expired_at'), 'is', null).execute();
+    // Finished jobs by end, for the row deletion: their outputs may or may not have expired.
+    await db.schema.createIndex('jobs_completed').on('jobs').column('completed_at').execute();
+    // Live assets by upload time, and tombstones (few) by deletion time.
+    await db.schema.createIndex('assets_live_created').on('assets').column('created_at').where(sql.ref('deleted_at'), 'is', null).execute();
+    await db.schema.createIndex('assets_tombstones').on('assets').column('deleted_at').where('deleted_at', 'is not', null).execute();
+    // Finished deliveries of one state by age; pending ones are another range, never read.
+    await db.schema.createIndex('webhook_deliveries_state_created').on('webhook_deliveries').columns(['state', 'created_at']).execute();
+  },
+};
