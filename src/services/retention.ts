@@ -4,7 +4,7 @@ import type { Log } from '../lib/log.js';
 import { msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
 import type { OutputStore } from '../outputs/output-store.js';
-import type { PrunedRows } from '../store/retention-store.js';
+import type { PrunedRows, TombstoneCursor } from '../store/retention-store.js';
 import type { Store } from '../store/store.js';
 import { lockExisting } from './admission.js';
 import { removeOrLeaveToJanitor } from './removal.js';
@@ -147,7 +147,7 @@ export class RetentionJanitor {
 
   /** Every tombstone once per sweep, batch after batch: held ones are passed over, not waited behind. */
   async #tombstones(signal: AbortSignal, c: Counts): Promise<number> {
-    let after: Micros | null = null;
+    let after: TombstoneCursor | null = null;
     let total = 0;
     for (let i = 0; i < this.#maxBatches && !signal.aborted; i++) {
       const batch = await this.#store.retention.deleteFreedTombstones(after, this.#batch);

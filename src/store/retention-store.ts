@@ -14,6 +14,12 @@ export interface ExpiredAsset {
   readonly id: string;
 }
 
+/** Where a walk over the tombstones stands: the last one seen, in (deleted_at, id) order. */
+export interface TombstoneCursor {
+  readonly deletedAt: Micros;
+  readonly id: string;
+}
+
 /**
  * The retention janitor's queries (services/retention.ts). Each call is one short transaction
  * over at most `limit` rows, the oldest first, found by an index seek (migration 0016). On
@@ -38,12 +44,13 @@ export interface RetentionStore {
   /** Live assets uploaded at or before `uploadedBefore`, oldest first (a plain read). */
   expiredAssets(uploadedBefore: Micros, limit: number): Promise<ExpiredAsset[]>;
   /**
-   * Looks at up to `limit` asset tombstones deleted after `after` (null: from the oldest) and
+   * Looks at up to `limit` asset tombstones after `after` in (deleted_at, id) order (null: from
+   * the oldest) and
    * deletes those no unfinished job created before their deletion may still read (the tombstone
    * rule no longer holds); `keys`: their files' keys. `last`: where the next batch starts, null
    * when there are no more. A cursor, because held tombstones stay and would block the front.
    */
-  deleteFreedTombstones(after: Micros | null, limit: number): Promise<PrunedRows & { readonly last: Micros | null }>;
+  deleteFreedTombstones(after: TombstoneCursor | null, limit: number): Promise<PrunedRows & { readonly last: TombstoneCursor | null }>;
   /**
    * Deletes the log of finished webhook deliveries (delivered, gone, refused, exhausted) created
    * at or before `createdBefore`: their attempts, then themselves. Pending ones are never read.

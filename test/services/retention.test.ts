@@ -233,6 +233,24 @@ describe.each(backends)('the retention janitor on $name', (backend) => {
     expect(existsSync(t.outputs.dir(key))).toBe(false);
   });
 
+  it('walks tombstones that share one deletion time across batch edges: none passed over', async () => {
+    t = await createTestApp({ backend });
+    const keys: string[] = [];
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const a = (await uploadAsset(t.app, t.token, { bytes: png, filename: `a${i}.png` })).json<{ id: string; image_url: string }>();
+      ids.push(a.id);
+      keys.push(new URL(a.image_url).pathname.split('/')[3]!);
+    }
+    const queued = (await generate(t, MODEL, { prompt: 'waiting' })).json<{ job_id: string }>().job_id;
+    // The clock stands still: all five tombstones have one deleted_at, as one sweep's would.
+    for (const id of ids) expect((await del(t, `/assets/${id}`)).statusCode).toBe(200);
+    expect((await del(t, `/jobs/${queued}`)).statusCode).toBe(200);
+    // Batches of 2: the ties run over two batch edges.
+    expect(await janitor(t, {}, { batchSize: 2 }).sweep()).toEqual({ ...nothing, tombstonesDeleted: 5, filesRemoved: 5 });
+    for (const key of keys) expect(await t.store.assets.findAssetByKey(key)).toBeUndefined();
+  });
+
   it('remembers Idempotency-Keys for idempotency_key_hours, and prunes them past it', async () => {
     t = await createTestApp({ backend, idempotencyKeyHours: 2 });
     expect(t.services.idempotency.windowMs).toBe(2 * HOUR);

@@ -22,7 +22,11 @@ const SWEEPS: [string, string, RegExp][] = [
     /SEARCH j USING INDEX jobs_completed \(completed_at<\?\).*SEARCH d USING INDEX webhook_deliveries_job \(job_id=\?\)/,
   ],
   ['live assets due', 'SELECT workspace_id, id FROM assets WHERE deleted_at IS NULL AND created_at <= 1 ORDER BY created_at LIMIT 500', /SEARCH assets USING INDEX assets_live_created \(created_at<\?\)/],
-  ['tombstones', 'SELECT id, workspace_id, deleted_at FROM assets WHERE deleted_at IS NOT NULL AND deleted_at > 1 ORDER BY deleted_at LIMIT 500', /SEARCH assets USING INDEX assets_tombstones \(deleted_at>\?\)/],
+  [
+    'tombstones',
+    "SELECT id, workspace_id, deleted_at FROM assets WHERE deleted_at IS NOT NULL AND (deleted_at, id) > (1, 'a') ORDER BY deleted_at, id LIMIT 500",
+    /SEARCH assets USING COVERING INDEX assets_tombstones \(\(deleted_at,id\)>\(\?,\?\)\)|SEARCH assets USING INDEX assets_tombstones \(\(deleted_at,id\)>\(\?,\?\)\)/,
+  ],
   [
     "a workspace's oldest unfinished job",
     "SELECT created_at FROM jobs WHERE workspace_id = 'w' AND status = 'queued' ORDER BY created_at LIMIT 1",

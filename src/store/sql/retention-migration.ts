@@ -20,9 +20,10 @@ export const RETENTION_MIGRATION: Migration = {
     // from an IS NULL on a leading column (EXPLAIN showed a two-column index filtered or passed
     // over for a scan and a sort), and a partial index leaves the done rows out altogether.
     // SQLite uses one when the query repeats the index's WHERE term, as the sweeps do.
-    // Live assets by upload time, and tombstones (few) by deletion time.
+    // Live assets by upload time, and tombstones (few) by deletion time, then id: the sweep's
+    // keyset cursor, as one sweep tombstones many assets at one time.
     await db.schema.createIndex('assets_live_created').ifNotExists().on('assets').column('created_at').where(sql.ref('deleted_at'), 'is', null).execute();
-    await db.schema.createIndex('assets_tombstones').ifNotExists().on('assets').column('deleted_at').where('deleted_at', 'is not', null).execute();
+    await db.schema.createIndex('assets_tombstones').ifNotExists().on('assets').columns(['deleted_at', 'id']).where('deleted_at', 'is not', null).execute();
     // Finished deliveries of one state by age; pending ones are another range, never read.
     await db.schema.createIndex('webhook_deliveries_state_created').ifNotExists().on('webhook_deliveries').columns(['state', 'created_at']).execute();
     // Finished jobs by end, for the row deletion: their outputs may or may not have expired.

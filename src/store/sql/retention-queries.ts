@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { isTerminal } from '../../domain/states.js';
 import type { Micros } from '../../lib/time.js';
-import type { ExpiredAsset, PrunedRows, RetentionStore } from '../retention-store.js';
+import type { ExpiredAsset, PrunedRows, RetentionStore, TombstoneCursor } from '../retention-store.js';
 import type { Database } from '../schema.js';
 import type { DeliveryState } from '../webhook-store.js';
 import { oldestUnfinishedJob } from './asset-queries.js';
@@ -107,14 +107,17 @@ export class SqlRetentionStore implements RetentionStore {
     return rows.map((r) => ({ workspaceId: r.workspace_id, id: r.id }));
   }
 
-  deleteFreedTombstones(after: Micros | null, limit: number): Promise<PrunedRows & { readonly last: Micros | null }> {
+  deleteFreedTombstones(after: TombstoneCursor | null, limit: number): Promise<PrunedRows & { readonly last: TombstoneCursor | null }> {
     return this.#transact(async (db) => {
       let batch = db.selectFrom('assets').select(['id', 'workspace_id', 'deleted_at']).where('deleted_at', 'is not', null);
-      if (after !== null) batch = batch.where('deleted_at', '>', after);
-      batch = batch.orderBy('deleted_at').limit(limit);
+      // Keyset on (deleted_at, id): one sweep tombstones many assets at one time, so deleted_at
+      // alone would pass over the ties at a batch's edge.
+      if (after !== null) batch = batch.where((eb) => eb(eb.refTuple('deleted_at', 'id'), '>', eb.tuple(after.deletedAt, after.id)));
+      batch = batch.orderBy('deleted_at').orderBy('id').limit(limit);
       if (this.#skipLocked) batch = batch.forUpdate().skipLocked();
       const seen = await batch.execute();
-      const last = seen.length < limit ? null : Number(seen[seen.length - 1]!.deleted_at);
+      const end = seen[seen.length - 1];
+      const last = seen.length < limit || end === undefined ? null : { deletedAt: Number(end.deleted_at), id: end.id };
       // The rule only ever stops holding: a tombstone's asset can be named by no new job, and
       // the jobs that existed at its deletion only end. So what is freed now stays freed.
       const oldest = new Map<string, number | undefined>();
