@@ -6,7 +6,6 @@ import type { Micros } from '../lib/time.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import type { PrunedRows, TombstoneCursor } from '../store/retention-store.js';
 import type { Store } from '../store/store.js';
-import { lockExisting } from './admission.js';
 import { removeOrLeaveToJanitor } from './removal.js';
 
 const DAY_MS = 86_400_000;
@@ -17,6 +16,11 @@ export const RETENTION_BATCH = 500;
  * sweep after retention is turned on) is worked off over the following sweeps.
  */
 export const RETENTION_MAX_BATCHES = 100;
+/**
+ * Assets deleted per transaction: each holds the workspace lock job creation waits on, so a batch
+ * of 500 in one workspace is cut into short ones.
+ */
+export const ASSET_GROUP = 25;
 
 /** The lifetimes, as the config gives them: days (0: forever), and the idempotency window. */
 export interface RetentionPolicy extends RetentionConfig {
@@ -174,32 +178,43 @@ export class RetentionJanitor {
   /**
    * Assets past their lifetime, deleted as DELETE /assets/{id} deletes them: under the workspace
    * lock job creation takes, by the store's one rule (deleted now, or a tombstone while a job
-   * created before may read the file). One short transaction per workspace in each batch.
+   * created before may read the file). One short transaction per workspace and group of
+   * `ASSET_GROUP` assets.
    */
   async #expireAssets(signal: AbortSignal, uploadedBefore: Micros, now: Micros, c: Counts): Promise<void> {
     await this.#batches(signal, async () => {
       const due = await this.#store.retention.expiredAssets(uploadedBefore, this.#batch);
       const byWorkspace = new Map<string, string[]>();
       for (const a of due) byWorkspace.set(a.workspaceId, [...(byWorkspace.get(a.workspaceId) ?? []), a.id]);
-      for (const [workspaceId, ids] of byWorkspace) {
-        const gone = await this.#store.transaction(async (tx) => {
-          await lockExisting(tx, workspaceId);
-          const out = [];
-          // Another janitor may have taken one meanwhile: deleteAsset is guarded, so it is skipped.
-          for (const id of ids) out.push(await tx.assets.deleteAsset(workspaceId, id, now));
-          return out;
-        });
-        for (const g of gone) {
-          if (!g) continue;
-          if (g.filesStillNeeded) {
-            c.assetsTombstoned++;
-            continue;
+      for (const [workspaceId, all] of byWorkspace) {
+        for (let i = 0; i < all.length; i += ASSET_GROUP) {
+          const gone = await this.#deleteAssets(workspaceId, all.slice(i, i + ASSET_GROUP), now);
+          for (const g of gone) {
+            if (!g) continue;
+            if (g.filesStillNeeded) {
+              c.assetsTombstoned++;
+              continue;
+            }
+            c.assetsDeleted++;
+            await this.#removeFiles(g.asset.outputKey, c, "an expired asset's file");
           }
-          c.assetsDeleted++;
-          await this.#removeFiles(g.asset.outputKey, c, "an expired asset's file");
         }
       }
       return due.length;
+    });
+  }
+
+  /**
+   * One short transaction under the workspace lock job creation takes. A workspace gone since the
+   * pick (its assets went with it) is passed over, not an error that would end the phase.
+   */
+  async #deleteAssets(workspaceId: string, ids: readonly string[], now: Micros) {
+    return this.#store.transaction(async (tx) => {
+      if (!(await tx.queue.lockWorkspace(workspaceId))) return [];
+      const out = [];
+      // Another janitor may have taken one meanwhile: deleteAsset is guarded, so it is skipped.
+      for (const id of ids) out.push(await tx.assets.deleteAsset(workspaceId, id, now));
+      return out;
     });
   }
 
