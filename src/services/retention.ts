@@ -120,21 +120,40 @@ export class RetentionJanitor {
     const outputsBefore = before(outputDays);
     const assetsBefore = before(assetDays);
     const logsBefore = before(webhookLogDays);
+    // Each phase on its own: one that fails (a table locked, a bad row) is logged by name and the
+    // others still run, on this sweep and every later one.
+    const phase = async (name: string, run: () => Promise<void>) => {
+      try {
+        await run();
+      } catch (err) {
+        this.#log.error({ phase: name, err: { message: (err as Error).message } }, 'retention janitor phase failed');
+      }
+    };
     // Rows first: a job past both lifetimes goes with its files in one step, not two.
     if (jobsBefore !== undefined) {
-      c.jobsDeleted = await this.#batches(signal, () => this.#withFiles(this.#store.retention.deleteJobs(jobsBefore, this.#batch), c, "a deleted job's outputs"));
+      await phase('jobs', async () => {
+        c.jobsDeleted = await this.#batches(signal, () => this.#withFiles(this.#store.retention.deleteJobs(jobsBefore, this.#batch), c, "a deleted job's outputs"));
+      });
     }
     if (outputsBefore !== undefined) {
-      c.outputsExpired = await this.#batches(signal, () => this.#withFiles(this.#store.retention.expireOutputs(outputsBefore, now, this.#batch), c, 'expired outputs'));
+      await phase('outputs', async () => {
+        c.outputsExpired = await this.#batches(signal, () => this.#withFiles(this.#store.retention.expireOutputs(outputsBefore, now, this.#batch), c, 'expired outputs'));
+      });
     }
-    if (assetsBefore !== undefined) await this.#expireAssets(signal, assetsBefore, now, c);
+    if (assetsBefore !== undefined) await phase('assets', () => this.#expireAssets(signal, assetsBefore, now, c));
     // Also when assets live forever: tombstones are what DELETE /assets/{id} left, and would pile up.
-    c.tombstonesDeleted = await this.#tombstones(signal, c);
+    await phase('tombstones', async () => {
+      c.tombstonesDeleted = await this.#tombstones(signal, c);
+    });
     if (logsBefore !== undefined) {
-      c.webhookLogsDeleted = await this.#batches(signal, () => this.#store.retention.deleteWebhookLogs(logsBefore, this.#batch));
+      await phase('webhook logs', async () => {
+        c.webhookLogsDeleted = await this.#batches(signal, () => this.#store.retention.deleteWebhookLogs(logsBefore, this.#batch));
+      });
     }
     const keysBefore = msToMicros(nowMs - idempotencyKeyHours * 3_600_000);
-    c.idempotencyKeysDeleted = await this.#batches(signal, () => this.#store.retention.pruneIdempotencyKeys(keysBefore, this.#batch));
+    await phase('idempotency keys', async () => {
+      c.idempotencyKeysDeleted = await this.#batches(signal, () => this.#store.retention.pruneIdempotencyKeys(keysBefore, this.#batch));
+    });
     return c;
   }
 

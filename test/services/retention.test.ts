@@ -304,6 +304,31 @@ describe.each(backends)('the retention janitor on $name', (backend) => {
     await loop.stop();
   });
 
+  it('runs every other phase when one fails, logging the phase by name and no data', async () => {
+    t = await createTestApp({ backend });
+    const job = await finished(t);
+    t.clock.advance(91 * DAY);
+    const real = t.store.retention;
+    // The job deletion fails (as a locked table or a bad row would); the rest of the store is real.
+    const retention = new Proxy(real, {
+      get: (target, prop: keyof typeof real) =>
+        prop === 'deleteJobs' ? () => Promise.reject(new Error('deleting jobs failed')) : (target[prop] as (...a: unknown[]) => unknown).bind(target),
+    });
+    const errors: { fields: Record<string, unknown>; msg: string }[] = [];
+    const log = { ...silentLog, error: (fields: Record<string, unknown>, msg: string) => void errors.push({ fields, msg }) };
+    const store = { retention, transaction: t.store.transaction.bind(t.store) };
+    const failing = new RetentionJanitor(store, t.outputs, t.clock, log, DEFAULTS, { intervalMs: 60_000 });
+    // The phases after the failing one ran: the output expired.
+    expect(await failing.sweep()).toEqual({ ...nothing, outputsExpired: 1, filesRemoved: 1 });
+    expect(await failing.sweep()).toEqual(nothing);
+    expect(errors).toEqual([
+      { msg: 'retention janitor phase failed', fields: { phase: 'jobs', err: { message: 'deleting jobs failed' } } },
+      { msg: 'retention janitor phase failed', fields: { phase: 'jobs', err: { message: 'deleting jobs failed' } } },
+    ]);
+    expect((await fetchOutput(t, job.path)).statusCode).toBe(410);
+    expect(await janitor(t).sweep()).toEqual({ ...nothing, jobsDeleted: 1 });
+  });
+
   it('lets two janitors sweep at once: every row and file pruned exactly once, no deadlock', async () => {
     // Where locks wait asynchronously (PostgreSQL) the second janitor has a store handle of its
     // own, as another process would: its own pool, its own transactions.
