@@ -329,9 +329,11 @@ describe.each(backends)('the retention janitor on $name', (backend) => {
     expect(await janitor(t).sweep()).toEqual({ ...nothing, jobsDeleted: 1 });
   });
 
-  it('lets two janitors sweep at once: every row and file pruned exactly once, no deadlock', async () => {
-    // Where locks wait asynchronously (PostgreSQL) the second janitor has a store handle of its
-    // own, as another process would: its own pool, its own transactions.
+  // Only where locks wait asynchronously (PostgreSQL): on SQLite one store's transactions are
+  // serial, so two janitors there would prove nothing about two processes.
+  it.runIf(backend.asyncLocks)('lets two janitors sweep at once: every row and file pruned exactly once, no deadlock', async () => {
+    // The second janitor has a store handle of its own, as another process would: its own pool,
+    // its own transactions.
     let reopen: (() => Promise<Store>) | undefined;
     t = await createTestApp({
       backend: {
@@ -343,7 +345,7 @@ describe.each(backends)('the retention janitor on $name', (backend) => {
         },
       },
     });
-    const other = backend.asyncLocks ? await reopen!() : t.store;
+    const other = await reopen!();
     const made = [];
     for (let i = 0; i < 24; i++) made.push(await finished(t));
     const removed: string[] = [];
@@ -369,6 +371,6 @@ describe.each(backends)('the retention janitor on $name', (backend) => {
     expect(removed).toHaveLength(24);
     expect(await listed(t)).toEqual([]);
     for (const m of made) expect(existsSync(t.outputs.dir(m.key))).toBe(false);
-    if (other !== t.store) await other.close();
+    await other.close();
   });
 });
