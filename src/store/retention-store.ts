@@ -58,6 +58,9 @@ export interface RetentionStore {
   deleteWebhookLogs(createdBefore: Micros, limit: number): Promise<number>;
   /** Deletes Idempotency-Keys created at or before `createdBefore`. */
   pruneIdempotencyKeys(createdBefore: Micros, limit: number): Promise<number>;
-  /** Whether `key` is the output key of a job whose outputs expired (its URLs answer 410). */
+  /**
+   * Whether `key` is the output key of a completed job whose outputs expired (its URLs answer
+   * 410). A failed or cancelled job's URLs answered 404 from its end and keep doing so.
+   */
   outputsExpired(key: string): Promise<boolean>;
 }

@@ -95,7 +95,8 @@ describe.each(backends)('the retention janitor on $name', (backend) => {
     expect(res.statusCode).toBe(410);
     expect(res.json()).toEqual({ error: 'this output file has expired: the server keeps the outputs of a finished job for a limited time' });
     expect(existsSync(t.outputs.dir(old.key))).toBe(false);
-    expect((await fetchOutput(t, oldFailed.path)).statusCode).toBe(410);
+    // A failed job's URLs were 404 from its end, and stay 404 (not 410) once it is marked expired.
+    expect((await fetchOutput(t, oldFailed.path)).statusCode).toBe(404);
     // The job itself stays until job_retention_days, with its result as it was.
     const job = await get(t, `/jobs/${old.id}`);
     expect(job.statusCode).toBe(200);

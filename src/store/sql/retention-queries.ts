@@ -173,7 +173,14 @@ export class SqlRetentionStore implements RetentionStore {
   }
 
   async outputsExpired(key: string): Promise<boolean> {
-    const r = await this.#db.selectFrom('jobs').select(one).where('output_key', '=', key).where('outputs_expired_at', 'is not', null).executeTakeFirst();
+    // A completed job's only: a failed or cancelled job's URLs were 404 since its end and stay so.
+    const r = await this.#db
+      .selectFrom('jobs')
+      .select(one)
+      .where('output_key', '=', key)
+      .where('status', '=', 'completed')
+      .where('outputs_expired_at', 'is not', null)
+      .executeTakeFirst();
     return r !== undefined;
   }
 
