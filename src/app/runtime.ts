@@ -28,6 +28,8 @@ import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { OUTPUTS_DIR, httpOptionsFor, mediaLimits, priceTableFor, runPolicyFor } from './settings.js';
 import type { JobWorker, JobWorkerOptions, RunningWorker, WorkerParts } from './workers.js';
+import type { MetricsServer } from '../metrics/metrics-server.js';
+import type { ClusterReadings, PromMetrics } from '../metrics/prom-metrics.js';
 
 /** Parts a test or a bench supplies instead of building them from the config. */
 export interface RuntimeOverrides {
@@ -71,6 +73,8 @@ export interface Runtime {
   createJobWorker(log: Log, opts?: JobWorkerOptions): Promise<JobWorker>;
   /** The job worker, webhook sender and output janitor of a `serve` process, started. */
   startWorkers(log: Log, publicUrl: () => string): Promise<RunningWorker>;
+  /** `/metrics` listening on `host:metrics_port`; undefined when `metrics_port` is not set. */
+  serveMetrics(): Promise<MetricsServer | undefined>;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -94,7 +98,13 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const s3 = overrides.outputs || config.outputStore.kind !== 's3' ? undefined : await openS3Outputs(config, config.outputStore, clock, disk);
   const outputs = overrides.outputs ?? s3?.outputs ?? new DiskOutputStore(join(config.dataDir, OUTPUTS_DIR));
   const store = overrides.store ?? (await openConfiguredStore(config));
+  // Read at scrape time, once `services` exists.
+  const metrics = await metricsFor(config, clock, {
+    queueDepth: () => store.stats.depthByStatus(),
+    remoteWorkers: async () => (await services.workerTokens.liveWorkers()).length,
+  });
   const services = createServices(store, catalog, clock, {
+    ...(metrics ? { meter: metrics } : {}),
     limits: { maxConcurrentJobs: config.maxConcurrentJobs, maxBackloggedJobs: config.maxBackloggedJobs },
     outputs,
     runPolicy,
@@ -106,6 +116,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     bindings,
     sandbox: config.sandbox,
     waits: { pollMs: config.pollIntervalMs, ...overrides.waits },
+    idempotencyKeyHours: config.idempotencyKeyHours,
   });
   // The HTTP app, the workers and the engines are loaded on first use: `mediagen admin` starts in
   // a fraction of the time without Fastify, undici, sharp and ffmpeg's wrappers.
@@ -132,10 +143,16 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         ...(opts.logger ? { logger: opts.logger } : {}),
         remote: remote.protocol,
         background: remote.background,
+        ...(metrics ? { requestMeter: metrics } : {}),
+        ...(metrics && config.metricsToken !== undefined ? { metrics: { token: config.metricsToken, scrape: () => metrics.scrape() } } : {}),
       });
     },
     createJobWorker: async (log, opts) => (await import('./workers.js')).createJobWorker(await parts(opts?.engine), log, opts),
     startWorkers: async (log, publicUrl) => (await import('./workers.js')).startWorkers(await parts(), log, publicUrl),
+    serveMetrics: async () => {
+      if (!metrics || config.metricsPort === undefined) return undefined;
+      return (await import('../metrics/metrics-server.js')).listenMetrics(() => metrics.scrape(), config.host, config.metricsPort);
+    },
     close: () => store.close().finally(() => s3?.close()),
   };
 }
@@ -154,6 +171,16 @@ async function openS3Outputs(config: Config, s3: S3StoreConfig, clock: Clock, di
   const { openS3OutputStore } = await import('../outputs/s3/open-s3.js');
   const presignTtlSeconds = config.outputUrls === 'presign' ? config.presignTtlSeconds : undefined;
   return openS3OutputStore(s3, { dataDir: config.dataDir, presignTtlSeconds, clock, disk });
+}
+
+/**
+ * The Prometheus metrics, when `metrics_port` or `metrics_token` asks for them; otherwise none,
+ * and the services count into the no-op meter (prom-client is not even loaded).
+ */
+async function metricsFor(config: Config, clock: Clock, readings: ClusterReadings): Promise<PromMetrics | undefined> {
+  if (config.metricsPort === undefined && config.metricsToken === undefined) return undefined;
+  const { PromMetrics } = await import('../metrics/prom-metrics.js');
+  return new PromMetrics(readings, clock);
 }
 
 async function openConfiguredStore(config: Config): Promise<Store> {

@@ -6,6 +6,7 @@ import type { Log } from '../lib/log.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import { OUTPUT_GRACE_MS, OutputJanitor } from '../services/output-janitor.js';
 import { stepPreparer } from '../services/node-app-steps.js';
+import { RetentionJanitor } from '../services/retention.js';
 import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
 import { createInputLoader } from '../worker/input-loader.js';
@@ -96,7 +97,7 @@ export interface RunningWorker {
 
 /**
  * The job runner of a `serve` process with role `all` or `worker`: the job worker, the webhook
- * sender and the output janitor. On PostgreSQL it also hears other processes' new and cancelled
+ * sender, the output janitor and the retention janitor. On PostgreSQL it also hears other processes' new and cancelled
  * jobs at once (LISTEN). `publicUrl` is where output URLs in webhook payloads point.
  */
 export async function startWorkers(parts: WorkerParts, log: Log, publicUrl: () => string): Promise<RunningWorker> {
@@ -113,16 +114,22 @@ export async function startWorkers(parts: WorkerParts, log: Log, publicUrl: () =
   // whole request time, then its inspection.
   const graceMs = Math.max(OUTPUT_GRACE_MS, config.requestTimeoutMs + config.inputDecodeTimeoutMs + 60_000);
   const janitor = new OutputJanitor(store.jobs, parts.outputs, services.clock, log, { intervalMs: config.janitorIntervalMs, graceMs });
+  // Prunes what outlived its lifetime (docs/operations.md, "Retention"), on the same interval.
+  const retention = new RetentionJanitor(store, parts.outputs, services.clock, log, { ...config.retention, idempotencyKeyHours: config.idempotencyKeyHours }, {
+    intervalMs: config.janitorIntervalMs,
+  });
   const stopListening = await services.signals.hearOthers();
   const { worker } = jobs;
   worker.start();
   webhooks.start();
   janitor.start();
+  retention.start();
   return {
     worker,
     async stop() {
       // A sweep stops at its next directory; nothing it leaves undone is lost.
       await janitor.stop();
+      await retention.stop();
       // The worker before the sender: jobs ending in its grace period write events the sender then sends.
       const jobsStopped = await worker.stop(config.shutdownGraceMs);
       await webhooks.stop();

@@ -72,6 +72,8 @@ export async function serve(argv: string[]): Promise<void> {
   const log = pino({ level: config.logLevel, serializers: logSerializers }, process.stderr);
   // Before listening: a model no engine here can run stops the start, naming the model.
   if (config.role !== 'api') await runtime.engine();
+  // In every role: a worker-only process has no API listener, and this is how it is scraped.
+  const metrics = await startMetrics(runtime);
   const http = config.role === 'worker' ? undefined : await startHttp(runtime, log);
   // A worker-only process has no listener: payload URLs use --public-url, else host and port.
   const publicUrl = () => http?.publicUrl ?? publicUrlFor(config, config.port);
@@ -86,6 +88,8 @@ export async function serve(argv: string[]): Promise<void> {
       ? `mediagen: running up to ${config.workerConcurrency} jobs at once${http ? '' : ` (worker only, store ${config.databaseUrl ? 'PostgreSQL' : config.dataDir})`}\n`
       : 'mediagen: API only; jobs run in processes started with --role worker\n',
   );
+  // After the serving line, which stays the first line of stdout.
+  if (metrics) process.stdout.write(`mediagen: metrics at ${metrics.url}/metrics\n`);
   if (config.sandbox) {
     process.stdout.write('mediagen: SANDBOX mode: prompts ending in [mediagen:...] markers fail, time out or take longer on purpose, and each status lasts at least 1.1 s (docs/sandbox.md)\n');
   }
@@ -98,8 +102,22 @@ export async function serve(argv: string[]): Promise<void> {
     graceMs: config.shutdownGraceMs,
     log,
   });
+  // Closed after the drain: a scrape during shutdown still answers.
+  await metrics?.close();
   await store.close();
   process.exit(drained ? 0 : 1);
+}
+
+async function startMetrics(runtime: Runtime) {
+  const { config } = runtime;
+  try {
+    const server = await runtime.serveMetrics();
+    return server;
+  } catch (err) {
+    await runtime.close();
+    if (typeof (err as { code?: unknown }).code !== 'string') throw err;
+    throw new ConfigError(`cannot listen on ${config.host} port ${config.metricsPort} for metrics: ${(err as Error).message}`);
+  }
 }
 
 async function startHttp(runtime: Runtime, log: FastifyBaseLogger) {

@@ -58,7 +58,7 @@ export const OPTIONS = [
   { key: 'lease_ms', flag: 'lease-ms', env: 'MEDIAGEN_LEASE_MS', type: 'integer', min: 300, max: 3_600_000, help: "how long a worker's claim lasts without a heartbeat" },
   { key: 'poll_interval_ms', flag: 'poll-interval-ms', env: 'MEDIAGEN_POLL_INTERVAL_MS', type: 'integer', min: 10, max: 600_000, help: 'backstop poll for jobs, expired leases and backlogs' },
   { key: 'shutdown_grace_ms', flag: 'shutdown-grace-ms', env: 'MEDIAGEN_SHUTDOWN_GRACE_MS', type: 'integer', min: 0, max: 3_600_000, help: 'on SIGTERM, how long running jobs (and, in serve, HTTP requests in flight) may finish before jobs are handed back and requests cut' },
-  { key: 'janitor_interval_ms', flag: 'janitor-interval-ms', env: 'MEDIAGEN_JANITOR_INTERVAL_MS', type: 'integer', min: 1000, max: 86_400_000, help: "time between the output janitor's sweeps (workers only; one runs at start)" },
+  { key: 'janitor_interval_ms', flag: 'janitor-interval-ms', env: 'MEDIAGEN_JANITOR_INTERVAL_MS', type: 'integer', min: 1000, max: 86_400_000, help: "time between the output and retention janitors' sweeps (workers only; one runs at start)" },
   { key: 'input_max_bytes', flag: 'input-max-bytes', env: 'MEDIAGEN_INPUT_MAX_BYTES', type: 'integer', min: 1024, max: 1024 * 1024 * 1024, help: 'largest input file (image_url, init_video, ...) fetched or decoded' },
   { key: 'input_timeout_ms', flag: 'input-timeout-ms', env: 'MEDIAGEN_INPUT_TIMEOUT_MS', type: 'integer', min: 100, max: 600_000, help: 'time limit for fetching one input URL' },
   { key: 'input_max_video_seconds', flag: 'input-max-video-seconds', env: 'MEDIAGEN_INPUT_MAX_VIDEO_SECONDS', type: 'integer', min: 1, max: 86_400, help: 'longest video input (init_video), in seconds, as its container and streams claim' },

@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   storage_quota_exceeded: "the upload would take the workspace's assets past its storage quota",
   unsupported_media_type: 'the request body is not JSON',
   range_not_satisfiable: 'the requested byte range selects nothing of the file',
+  output_expired: "the output file's lifetime has passed and it was removed (retention)",
   idempotency_key_reused: 'the idempotency key was used with a different request',
   too_many_jobs: "the workspace's concurrency and backlog are full",
   too_many_streams: 'the workspace, or the server process, holds its maximum of open job event streams',

@@ -47,6 +47,10 @@ import { swaggerOptions } from './openapi.js';
 import { compileQueryCheck } from './query.js';
 import { recordRoutes } from './route-table.js';
 import { declareCommonErrors } from './plugins/declared-errors.js';
+import { registerRequestMetrics } from './plugins/request-metrics.js';
+import type { RequestMeter } from './plugins/request-metrics.js';
+import { registerMetricsRoute } from './routes/metrics.js';
+import type { MetricsEndpoint } from './routes/metrics.js';
 
 /** Something that runs as long as the app: started when it is ready, stopped when it closes. */
 export interface BackgroundTask {
@@ -98,6 +102,10 @@ export interface AppDeps {
   readonly remote?: RemoteProtocol;
   /** Tasks living with the app (remote-job maintenance). */
   readonly background?: readonly BackgroundTask[];
+  /** Where answered requests are counted (metrics enabled); absent: nowhere. */
+  readonly requestMeter?: RequestMeter;
+  /** `GET /metrics` behind `metrics_token`; absent: no such route (404 like any unknown path). */
+  readonly metrics?: MetricsEndpoint;
 }
 
 /** The HTTP API as an un-listened Fastify instance: main.ts listens, tests use inject(). */
@@ -111,6 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...edgeOptions(deps.identity),
   });
   applyConnectionCap(app.server, limits, deps.logger, deps.clock);
+  if (deps.requestMeter) registerRequestMetrics(app, deps.requestMeter);
   registerEdgeHooks(app);
   // A querystring schema is checked by the query rules (query.ts); bodies by Ajv (validation.ts).
   app.setValidatorCompiler((req) => (req.httpPart === 'querystring' ? compileQueryCheck(req.schema as object) : validatorCompiler(req)));
@@ -154,10 +163,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     fetchTimeoutMs: deps.inputTimeoutMs ?? DEFAULTS.input_timeout_ms,
   });
   if (deps.outputs) {
-    registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key));
+    registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key), (key) => deps.jobs.outputExpired(key));
     registerAssetRoutes(app, deps.assets, deps.outputs, deps.publicUrl);
   }
   if (deps.remote) registerWorkerRoutes(app, deps.remote, deps.publicUrl, held);
+  if (deps.metrics) registerMetricsRoute(app, deps.metrics);
   const background = deps.background ?? [];
   app.addHook('onReady', async () => background.forEach((task) => task.start()));
   app.addHook('onClose', async () => {

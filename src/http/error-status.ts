@@ -17,6 +17,7 @@ export const HTTP_STATUS = {
   storage_quota_exceeded: 413,
   unsupported_media_type: 415,
   range_not_satisfiable: 416,
+  output_expired: 410,
   idempotency_key_reused: 422,
   too_many_jobs: 429,
   too_many_streams: 429,

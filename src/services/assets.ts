@@ -95,13 +95,13 @@ export class AssetService {
   readonly #policy: AssetPolicy;
   readonly #idempotency: Idempotency;
 
-  constructor(store: Store, clock: Clock, outputs: OutputStore, inspect: Inspector, policy: AssetPolicy) {
+  constructor(store: Store, clock: Clock, outputs: OutputStore, inspect: Inspector, policy: AssetPolicy, idempotency: Idempotency = new Idempotency(store, clock)) {
     this.#store = store;
     this.#clock = clock;
     this.#outputs = outputs;
     this.#inspect = inspect;
     this.#policy = policy;
-    this.#idempotency = new Idempotency(store, clock);
+    this.#idempotency = idempotency;
   }
 
   get policy(): AssetPolicy {

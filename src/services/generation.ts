@@ -12,6 +12,8 @@ import { checkJobInputs } from './job-inputs.js';
 import type { GenerationPolicy } from './job-inputs.js';
 import { JobAdmission } from './job-admission.js';
 import type { CreatedJob } from './job-admission.js';
+import type { Idempotency } from './idempotency.js';
+import type { Meter } from './meter.js';
 import { isPlainObject } from '../lib/plain-object.js';
 import { checkSandboxMarkers } from '../domain/sandbox.js';
 
@@ -54,13 +56,13 @@ export class GenerationService {
   readonly #admission: JobAdmission;
   readonly #sandbox: boolean;
 
-  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService, opts: { sandbox?: boolean } = {}) {
+  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService, opts: { sandbox?: boolean; meter?: Meter; idempotency?: Idempotency } = {}) {
     this.#sandbox = opts.sandbox === true;
     this.#store = store;
     this.#clock = clock;
     this.#catalog = catalog;
     this.#billing = billing;
-    this.#admission = new JobAdmission(store, clock, billing);
+    this.#admission = new JobAdmission(store, clock, billing, opts.meter, opts.idempotency);
   }
 
   /**

@@ -12,7 +12,10 @@ import { canonicalJson } from '../lib/canonical-json.js';
  * docs/decisions.md ("Idempotency keys").
  */
 
-/** A key is remembered this long after its first request; then it is forgotten and pruned. */
+/**
+ * A key is remembered this long after its first request by default; then it is forgotten and
+ * pruned. `idempotency_key_hours` sets it (docs/config.md).
+ */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** A request that dies while holding a key (a crash) frees it after this long. */
 export const IDEMPOTENCY_LEASE_MS = 60_000;
@@ -63,10 +66,16 @@ export function requestHash(attemptId: string, req: IdempotentRequest): string {
   return createHmac('sha256', attemptId).update(canonical, 'utf8').digest('hex');
 }
 
-const reused = () =>
+/** How the window reads in a message: `24 hours`, `1 hour`. */
+const hoursText = (windowMs: number) => {
+  const hours = Math.round(windowMs / 3_600_000);
+  return hours === 1 ? '1 hour' : `${hours} hours`;
+};
+
+const reused = (windowMs: number) =>
   new DomainError(
     'idempotency_key_reused',
-    'this Idempotency-Key was already used in the last 24 hours with a different request (endpoint, body, X-Webhook-URL or X-Api-Zero-Data-Retention); send a new key for a new request',
+    `this Idempotency-Key was already used in the last ${hoursText(windowMs)} with a different request (endpoint, body, X-Webhook-URL or X-Api-Zero-Data-Retention); send a new key for a new request`,
   );
 
 export const keyInFlight = () =>
@@ -78,10 +87,18 @@ export const keyInFlight = () =>
 export class Idempotency {
   readonly #store: Store;
   readonly #clock: Clock;
+  readonly #windowMs: number;
 
-  constructor(store: Store, clock: Clock) {
+  /** `windowMs`: how long a key is remembered (the config's `idempotency_key_hours`). */
+  constructor(store: Store, clock: Clock, windowMs: number = IDEMPOTENCY_WINDOW_MS) {
     this.#store = store;
     this.#clock = clock;
+    this.#windowMs = windowMs;
+  }
+
+  /** How long a key is remembered after its first request; the retention janitor prunes what is older. */
+  get windowMs(): number {
+    return this.#windowMs;
   }
 
   /**
@@ -102,11 +119,11 @@ export class Idempotency {
         leaseUntil: msToMicros(nowMs + IDEMPOTENCY_LEASE_MS),
         now: msToMicros(nowMs),
       },
-      msToMicros(nowMs - IDEMPOTENCY_WINDOW_MS),
+      msToMicros(nowMs - this.#windowMs),
       IDEMPOTENCY_PRUNE_BATCH,
     );
     if (claimed) return { kind: 'held', held: { workspaceId, key: req.key, attemptId } };
-    if (record.endpoint !== req.endpoint || record.requestHash !== requestHash(record.attemptId, req)) throw reused();
+    if (record.endpoint !== req.endpoint || record.requestHash !== requestHash(record.attemptId, req)) throw reused(this.#windowMs);
     if (record.state !== 'done' || record.responseStatus === null || record.responseBody === null) throw keyInFlight();
     return { kind: 'replay', body: record.responseBody };
   }

@@ -13,6 +13,8 @@ import type { HeldKey } from './idempotency.js';
 import type { AuthContext } from './identity.js';
 import { toCreatedJobView } from './job-view.js';
 import type { CreatedJobView } from './job-view.js';
+import { noMeter } from './meter.js';
+import type { Meter } from './meter.js';
 
 /** Seconds a caller refused with too_many_jobs should wait: about one short job's time. */
 export const FULL_RETRY_AFTER_S = 5;
@@ -61,12 +63,15 @@ export class JobAdmission {
   readonly #clock: Clock;
   readonly #billing: BillingService;
   readonly #idempotency: Idempotency;
+  readonly #meter: Meter;
 
-  constructor(store: Store, clock: Clock, billing: BillingService) {
+  /** `idempotency`: the services' one, with the configured window (default: 24 hours). */
+  constructor(store: Store, clock: Clock, billing: BillingService, meter: Meter = noMeter, idempotency: Idempotency = new Idempotency(store, clock)) {
     this.#store = store;
+    this.#meter = meter;
     this.#clock = clock;
     this.#billing = billing;
-    this.#idempotency = new Idempotency(store, clock);
+    this.#idempotency = idempotency;
   }
 
   async admit(auth: AuthContext, job: JobToAdmit, publicUrl: string): Promise<CreatedJob> {
@@ -89,7 +94,7 @@ export class JobAdmission {
   async #insert(auth: AuthContext, job: JobToAdmit, publicUrl: string, held?: HeldKey): Promise<CreatedJobView> {
     const now = msToMicros(this.#clock.nowMs());
     const id = newId();
-    return this.#store.transaction(async (tx) => {
+    const created = await this.#store.transaction(async (tx) => {
       const lock = await lockExisting(tx, auth.workspace.id);
       // Again under the lock an asset's DELETE takes: a job is stored only while its assets live.
       if (job.assets.length > 0) await checkAssetInputs(tx.assets, auth.workspace.id, job.assets, publicUrl);
@@ -116,5 +121,7 @@ export class JobAdmission {
       if (held) await this.#idempotency.complete(tx, held, inserted.id, view);
       return view;
     });
+    this.#meter.jobCreated(job.type);
+    return created;
   }
 }

@@ -35,6 +35,9 @@ export type JobEnding =
   /** A remote-bound job no worker claimed in time (remote maintenance): failed from `queued`. */
   | { readonly move: 'expire'; readonly id: string; readonly error: JobError; readonly unchangedSince?: Micros };
 
+/** A job as its end left it, with what the end charged (null: released, or nothing held). */
+export type EndedJob = JobRecord & { readonly chargedMicros: MicroUsd | null };
+
 /** The services a job's end writes through. */
 export interface JobEndDeps {
   readonly billing: Pick<BillingService, 'settle'>;
@@ -60,8 +63,9 @@ export class JobLost extends Error {
  * completion with a style artifact also stores the style, and its result carries `style_id`: the
  * style exists exactly when the job is completed, however often a run tries to complete it.
  * Commits with the caller's transaction or not at all; throws `JobLost` when the move is refused.
+ * The caller meters the end (`Meter.jobEnded`) after its commit.
  */
-export async function endJob(tx: StoreTx, lock: LockedWorkspace, ending: JobEnding, deps: JobEndDeps, now: Micros): Promise<JobRecord> {
+export async function endJob(tx: StoreTx, lock: LockedWorkspace, ending: JobEnding, deps: JobEndDeps, now: Micros): Promise<EndedJob> {
   const to = MOVES[ending.move satisfies EndMove].to;
   // The charge comes first because it fixes the completion time: charges are strictly ordered per
   // workspace, so the usage report's cursor is exact.
@@ -76,7 +80,8 @@ export async function endJob(tx: StoreTx, lock: LockedWorkspace, ending: JobEndi
   await deps.webhooks.enqueue(tx, ended, now);
   if (ending.move === 'cancel') await tx.queue.notify({ kind: 'cancelled', jobId: ended.id });
   await fillSlots(tx, lock, now);
-  return ended;
+  // The charge travels with the job so its caller can meter it once the transaction has committed.
+  return { ...ended, chargedMicros: to === 'completed' && entry ? entry.amountMicros : null };
 }
 
 function moveToEnd(tx: StoreTx, e: JobEnding, completedAt: Micros, now: Micros): Promise<JobRecord | undefined> {

@@ -15,6 +15,8 @@ import type { BillingService } from './billing.js';
 import { JobLost, endJob } from './job-end.js';
 import type { JobEnding, JobError } from './job-end.js';
 import type { WebhookService } from './webhooks.js';
+import { noMeter } from './meter.js';
+import type { Meter } from './meter.js';
 import { assertMove } from '../domain/states.js';
 import type { JobStatus, MoveInto } from '../domain/states.js';
 
@@ -57,10 +59,20 @@ export class JobRuns {
   readonly #billing: BillingService;
   readonly #webhooks: WebhookService;
   readonly #catalog: Pick<Catalog, 'get'>;
+  readonly #meter: Meter;
   readonly policy: RunPolicy;
 
-  constructor(store: Store, clock: Clock, policy: RunPolicy, billing: BillingService, webhooks: WebhookService, catalog: Pick<Catalog, 'get'>) {
+  constructor(
+    store: Store,
+    clock: Clock,
+    policy: RunPolicy,
+    billing: BillingService,
+    webhooks: WebhookService,
+    catalog: Pick<Catalog, 'get'>,
+    meter: Meter = noMeter,
+  ) {
     this.#store = store;
+    this.#meter = meter;
     this.#catalog = catalog;
     this.#clock = clock;
     this.policy = policy;
@@ -102,6 +114,7 @@ export class JobRuns {
       ...(types ? { types } : {}),
       ...(this.policy.minQueuedMs ? { queuedBefore: now - this.policy.minQueuedMs * 1000 } : {}),
     });
+    if (job) this.#meter.jobClaimed(job);
     return job as ClaimedJob | undefined;
   }
 
@@ -251,9 +264,11 @@ export class JobRuns {
     const now = this.#now();
     const deps = { billing: this.#billing, webhooks: this.#webhooks };
     try {
-      return await this.#store.transaction(async (tx) => {
+      const ended = await this.#store.transaction(async (tx) => {
         return endJob(tx, await lockExisting(tx, job.workspaceId), ending, deps, now);
       });
+      this.#meter.jobEnded(ended, ended.chargedMicros);
+      return ended;
     } catch (err) {
       // The worker lost the job (cancelled, reaped): its end rolled back, ledger entry and all.
       if (err instanceof JobLost) return undefined;

@@ -17,6 +17,8 @@ import { lockExisting } from './admission.js';
 import { endJob } from './job-end.js';
 import { pageOf } from './list-views.js';
 import { removeOrLeaveToJanitor } from './removal.js';
+import { noMeter } from './meter.js';
+import type { Meter } from './meter.js';
 
 /** Where job outputs live; the job service only ever removes them. */
 export type OutputRemover = Pick<OutputStore, 'remove'>;
@@ -49,9 +51,11 @@ export class JobService {
   readonly #outputs: OutputRemover;
   readonly #billing: BillingService;
   readonly #webhooks: WebhookService;
+  readonly #meter: Meter;
 
-  constructor(store: Store, clock: Clock, outputs: OutputRemover, billing: BillingService, webhooks: WebhookService) {
+  constructor(store: Store, clock: Clock, outputs: OutputRemover, billing: BillingService, webhooks: WebhookService, meter: Meter = noMeter) {
     this.#store = store;
+    this.#meter = meter;
     this.#clock = clock;
     this.#outputs = outputs;
     this.#billing = billing;
@@ -95,9 +99,10 @@ export class JobService {
       // A training job's style keeps its cover, and so the files under its key (docs/styles.md).
       // Styles are made under this lock too, so none can appear for this job after the read.
       const keptByStyle = ended.outputKey !== null && (await tx.styles.holdsOutputKey(ended.outputKey));
-      return { ...ended, keptByStyle };
+      return { ...ended, keptByStyle, stopped };
     });
     if (!gone) throw notFound(`job '${id}' not found`);
+    if (gone.stopped) this.#meter.jobEnded(gone.stopped, null);
     // The job is gone, whatever happens to its files now: the outputs route serves only keys of
     // existing jobs (and styles), and the janitor removes what this removal leaves behind.
     if (gone.outputKey && !gone.keptByStyle) {
@@ -127,6 +132,7 @@ export class JobService {
       return endJob(tx, lock, { move: 'cancel', id: job.id }, { billing: this.#billing, webhooks: this.#webhooks }, now);
     });
     if (!cancelled) throw notFound(`job '${id}' not found`);
+    this.#meter.jobEnded(cancelled, null);
     if (cancelled.outputKey) {
       await removeOrLeaveToJanitor(this.#outputs, cancelled.outputKey, log, { jobId: cancelled.id, jobRequestId: cancelled.requestId ?? undefined }, "a cancelled job's outputs");
     }
@@ -136,6 +142,11 @@ export class JobService {
   /** Whether files under this output key may be served: it belongs to an existing, unfailed job. */
   async outputInUse(outputKey: string): Promise<boolean> {
     return (await this.#store.jobs.jobOutputKeysServed([outputKey])).has(outputKey);
+  }
+
+  /** Whether this output key's files expired under the retention policy (its URLs answer 410). */
+  outputExpired(outputKey: string): Promise<boolean> {
+    return this.#store.retention.outputsExpired(outputKey);
   }
 
   async list(auth: AuthContext, query: JobListQuery): Promise<JobPage> {

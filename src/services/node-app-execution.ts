@@ -13,6 +13,8 @@ import type { GenerationPolicy } from './generation.js';
 import type { AuthContext } from './identity.js';
 import { JobAdmission } from './job-admission.js';
 import type { CreatedJob } from './job-admission.js';
+import type { Idempotency } from './idempotency.js';
+import type { Meter } from './meter.js';
 import { checkJobInputs } from './job-inputs.js';
 import { NodeAppInputs } from './node-app-inputs.js';
 import { checkedStep } from './node-app-steps.js';
@@ -53,13 +55,13 @@ export class NodeAppExecution {
   readonly #remote: RemoteModels;
 
   /** `remote`: the models bound to remote workers, which a graph's steps cannot use. */
-  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService, remote: RemoteModels) {
+  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService, remote: RemoteModels, meter?: Meter, idempotency?: Idempotency) {
     this.#store = store;
     this.#clock = clock;
     this.#catalog = catalog;
     this.#remote = remote;
     this.#billing = billing;
-    this.#admission = new JobAdmission(store, clock, billing);
+    this.#admission = new JobAdmission(store, clock, billing, meter, idempotency);
   }
 
   async execute(req: ExecuteRequest, policy: GenerationPolicy): Promise<CreatedJob> {

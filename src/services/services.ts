@@ -22,9 +22,12 @@ import { NodeAppExecution } from './node-app-execution.js';
 import { NodeAppService } from './node-apps.js';
 import { Readiness } from './readiness.js';
 import { StoreBackup } from './store-backup.js';
+import { Idempotency } from './idempotency.js';
 import { StyleService } from './styles.js';
 import { WebhookService } from './webhooks.js';
 import { WorkerTokenService } from './worker-tokens.js';
+import { noMeter } from './meter.js';
+import type { Meter } from './meter.js';
 
 export interface Services {
   readonly identity: IdentityService;
@@ -49,6 +52,8 @@ export interface Services {
   readonly readiness: Readiness;
   /** `mediagen admin store backup`: a copy of the embedded store. */
   readonly backup: StoreBackup;
+  /** Idempotency-Keys, with the configured window (the retention janitor prunes past it). */
+  readonly idempotency: Idempotency;
   readonly outputs: OutputStore;
   readonly catalog: Catalog;
   /** What runs each model's jobs: in-process engines or a remote pool. */
@@ -73,6 +78,10 @@ export interface ServiceOptions {
   readonly sandbox?: boolean;
   /** The waiters' backstop poll and limits. */
   readonly waits: JobWaitOptions;
+  /** Where job creations, claims, ends and webhook attempts are counted; absent: nowhere. */
+  readonly meter?: Meter;
+  /** How long an Idempotency-Key is remembered (`idempotency_key_hours`); default 24. */
+  readonly idempotencyKeyHours?: number;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -81,18 +90,20 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   store.onEvent((event) => signals.relay(event));
   const identity = new IdentityService(store, clock, opts.limits);
   const billing = new BillingService(store, clock, opts.prices, identity);
-  const webhooks = new WebhookService(store, clock, identity);
+  const meter = opts.meter ?? noMeter;
+  const webhooks = new WebhookService(store, clock, identity, Math.random, meter);
   const workerTokens = new WorkerTokenService(store, clock, opts.bindings.remote);
+  const idempotency = new Idempotency(store, clock, (opts.idempotencyKeyHours ?? 24) * 3_600_000);
   return {
     identity,
-    jobs: new JobService(store, clock, opts.outputs, billing, webhooks),
-    generation: new GenerationService(store, clock, catalog, billing, { sandbox: opts.sandbox === true }),
+    jobs: new JobService(store, clock, opts.outputs, billing, webhooks, meter),
+    generation: new GenerationService(store, clock, catalog, billing, { sandbox: opts.sandbox === true, meter, idempotency }),
     models: new ModelService(catalog, opts.prices, clock),
-    runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog),
+    runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog, meter),
     billing,
     nodeApps: new NodeAppService(store, clock, catalog, opts.bindings.remote),
-    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing, opts.bindings.remote),
-    assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets),
+    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing, opts.bindings.remote, meter, idempotency),
+    assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets, idempotency),
     styles: new StyleService(store, clock),
     webhooks,
     workerTokens,
@@ -100,6 +111,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     waits: new JobWaits(store, signals, clock, opts.waits),
     readiness: new Readiness(store, clock, opts.disk, workerTokens),
     backup: new StoreBackup(store, clock),
+    idempotency,
     outputs: opts.outputs,
     catalog,
     bindings: opts.bindings,

@@ -9,6 +9,8 @@ import type { DeliveryState, WebhookAttempt, WebhookDelivery } from '../store/we
 import { notFound } from '../domain/errors.js';
 import type { AuthContext, IdentityService } from './identity.js';
 import { toJobView } from './job-view.js';
+import { noMeter } from './meter.js';
+import type { Meter, WebhookAttemptOutcome } from './meter.js';
 
 /** After a rotation, the previous secret keeps signing for this long. */
 export const ROTATION_GRACE_MS = 24 * 3_600_000;
@@ -21,6 +23,15 @@ export interface AttemptOutcome {
   readonly durationMs: number;
   readonly retryAfterMs?: number;
 }
+
+/** An attempt's outcome by the state it left its delivery in: `pending` means another try follows. */
+const ATTEMPT_OUTCOMES: Readonly<Record<DeliveryState, WebhookAttemptOutcome>> = Object.freeze({
+  pending: 'retry',
+  delivered: 'delivered',
+  exhausted: 'exhausted',
+  gone: 'gone',
+  refused: 'refused',
+});
 
 /** GET /jobs/{id}/webhook-deliveries's view: declared once, as a schema (list-views.ts). */
 import type { WebhookDelivery as DeliveryView, WebhookDeliveryList } from './list-views.js';
@@ -53,9 +64,11 @@ export class WebhookService {
   readonly #clock: Clock;
   readonly #identity: IdentityService;
   readonly #random: () => number;
+  readonly #meter: Meter;
 
-  constructor(store: Store, clock: Clock, identity: IdentityService, random: () => number = Math.random) {
+  constructor(store: Store, clock: Clock, identity: IdentityService, random: () => number = Math.random, meter: Meter = noMeter) {
     this.#store = store;
+    this.#meter = meter;
     this.#clock = clock;
     this.#identity = identity;
     this.#random = random;
@@ -100,7 +113,7 @@ export class WebhookService {
    * (410, or a URL we refuse), or the next try after the backoff (or the receiver's Retry-After,
    * if longer), until the schedule runs out. False if another sender had taken the delivery over.
    */
-  record(delivery: WebhookDelivery, leaseUntil: Micros, result: AttemptOutcome, startedMs: number): Promise<boolean> {
+  async record(delivery: WebhookDelivery, leaseUntil: Micros, result: AttemptOutcome, startedMs: number): Promise<boolean> {
     const attempt = delivery.attempts + 1;
     let state: DeliveryState;
     let nextRetryAt: Micros | null = null;
@@ -120,7 +133,10 @@ export class WebhookService {
       durationMs: Math.max(0, Math.round(result.durationMs)),
       nextRetryAt,
     };
-    return this.#store.webhooks.recordAttempt({ deliveryId: delivery.id, leaseUntil, attempt: logged, state });
+    const recorded = await this.#store.webhooks.recordAttempt({ deliveryId: delivery.id, leaseUntil, attempt: logged, state });
+    // An attempt another sender took over is that sender's to count.
+    if (recorded) this.#meter.webhookAttempt(ATTEMPT_OUTCOMES[state]);
+    return recorded;
   }
 
   /** GET /jobs/{id}/webhook-deliveries: what happened to the job's webhook, attempt by attempt. */

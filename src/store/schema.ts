@@ -78,6 +78,8 @@ export interface JobsTable {
   progress: number | null;
   /** The X-Request-Id of the request that created the job (0015); null for older jobs and other transports. */
   request_id: string | null;
+  /** When the retention janitor expired the finished job's outputs (0016); null while they may be served. */
+  outputs_expired_at: number | null;
 }
 
 /**

@@ -7,6 +7,8 @@ import type { JobHistory } from './job-history.js';
 import type { LockedWorkspace } from './locked-workspace.js';
 import type { JobMove, NewClaim, OverdueCutoff } from './queue-inputs.js';
 import type { NodeAppStore } from './node-app-store.js';
+import type { QueueStatsStore } from './queue-stats.js';
+import type { RetentionStore } from './retention-store.js';
 import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
 import type { WorkerTokenStore } from './worker-token-store.js';
@@ -271,6 +273,10 @@ export interface StoreTx {
 }
 
 export interface Store extends StoreTx {
+  /** Queue figures for the metrics; read outside any transaction. */
+  readonly stats: QueueStatsStore;
+  /** The retention janitor's batched sweeps: each call is its own short transaction. */
+  readonly retention: RetentionStore;
   /**
    * Runs `fn` in one write transaction: everything it does through `tx` commits together or not
    * at all. Services own transactions; a single store call is its own transaction.

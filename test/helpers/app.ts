@@ -38,6 +38,8 @@ export interface TestApp {
   readonly worker: Worker | undefined;
   /** A bearer token of workspace `default` (owner owner@localhost). */
   readonly token: string;
+  /** With `metrics.port`: where the metrics server listens (`http://127.0.0.1:<port>`). */
+  readonly metricsUrl: string | undefined;
   readonly workspaceId: string;
   /** Creates another workspace with its own owner and token. */
   newWorkspace(name: string): Promise<{ workspaceId: string; token: string }>;
@@ -95,6 +97,10 @@ export async function createTestApp(
     logger?: FastifyBaseLogger;
     /** The job waiters' settings (stream cap, heartbeat). */
     waits?: Partial<JobWaitOptions>;
+    /** `metrics_port` (its server listens on 127.0.0.1) and `metrics_token`; default: no metrics. */
+    metrics?: { port?: number; token?: string };
+    /** `idempotency_key_hours` (default 24). */
+    idempotencyKeyHours?: number;
   } = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mediagen-test-'));
@@ -120,6 +126,8 @@ export async function createTestApp(
     ...(opts.workerOutputMaxBytes !== undefined ? { workerOutputMaxBytes: opts.workerOutputMaxBytes } : {}),
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
+    ...(opts.metrics ? { host: '127.0.0.1', metricsPort: opts.metrics.port, metricsToken: opts.metrics.token } : {}),
+    ...(opts.idempotencyKeyHours !== undefined ? { idempotencyKeyHours: opts.idempotencyKeyHours } : {}),
   };
   const runtime = await createRuntime(config, {
     clock,
@@ -151,6 +159,7 @@ export async function createTestApp(
     jobs.worker.start();
   }
   const worker = jobs?.worker;
+  const metricsServer = await runtime.serveMetrics();
   return {
     app,
     store,
@@ -161,6 +170,7 @@ export async function createTestApp(
     worker,
     token: boot.secret,
     workspaceId: boot.workspace.id,
+    metricsUrl: metricsServer?.url,
     async newWorkspace(name: string) {
       const owner = `owner@${name}.test`;
       const ws = await services.identity.createWorkspace(name, owner);
@@ -171,6 +181,7 @@ export async function createTestApp(
     async close() {
       await worker?.stop(0);
       await jobs?.close();
+      await metricsServer?.close();
       await app.close();
       await store.close();
       await database.drop();

@@ -5,6 +5,7 @@ import type { Json, TestApp } from '../helpers/app.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
 import { REMOTE_MODEL, claimNow, pathOf, png, remoteApp, remoteJob, runRemotely, workerToken, wpost, wput } from '../helpers/remote-worker.js';
 import type { Claimed } from '../helpers/remote-worker.js';
+import { waitFor } from '../helpers/scripted-engine.js';
 
 /**
  * The worker protocol (docs/workers.md) end to end over HTTP (inject), on every backend: a remote
@@ -77,13 +78,19 @@ describe.each(backends)('worker protocol on $name', (backend) => {
   it('answers an empty list once wait_ms has passed', async () => {
     t = await remoteApp({ backend });
     const token = await workerToken(t);
-    const waiting = wpost(t, token, '/claim', { wait_ms: 5000 });
-    await new Promise((r) => setTimeout(r, 20));
-    for (let i = 0; i < 6; i++) {
-      t.clock.advance(1000);
+    const sleeping = t.clock.sleepers;
+    let answered = false;
+    const waiting = wpost(t, token, '/claim', { wait_ms: 5000 }).finally(() => (answered = true));
+    // The clock moves only once the claim sleeps on it: under load its first look can take longer than any fixed pause.
+    await waitFor(async () => t.clock.sleepers > sleeping, 'the claim to wait');
+    let advancedMs = 0;
+    for (let i = 0; i < 200 && !answered; i++) {
+      t.clock.advance(250);
+      advancedMs += 250;
       await new Promise((r) => setTimeout(r, 10));
     }
     expect((await waiting).json()).toEqual({ jobs: [] });
+    expect(advancedMs).toBeGreaterThanOrEqual(5000);
   });
 
   it('gives each of N jobs to exactly one of two racing claimers', async () => {

@@ -70,6 +70,8 @@ function cuttableBackend(inner: Backend, cut: { down: boolean }): Backend {
             assets: store.assets,
             styles: store.styles,
             workerTokens: store.workerTokens,
+            stats: guard(store.stats),
+            retention: store.retention,
             queue: guard(store.queue),
             billing: guard(store.billing),
             transaction: (fn) => (cut.down ? Promise.reject(lost()) : store.transaction(fn)),

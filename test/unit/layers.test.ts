@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 const LAYERS: readonly (readonly string[])[] = [
   ['main.ts', 'cli'],
   ['app'],
-  ['http', 'mcp'],
+  // metrics/: the Prometheus adapter of the services' Meter and the HTTP app's RequestMeter.
+  ['http', 'mcp', 'metrics'],
   ['worker'],
   ['services'],
   ['engines'],

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { notFound } from '../../domain/errors.js';
+import { DomainError, notFound } from '../../domain/errors.js';
 import { HttpError } from '../error-status.js';
-import { OUTPUTS_PATH, contentTypeOf } from '../../outputs/output-store.js';
+import { OUTPUTS_PATH, contentTypeOf, isOutputKey } from '../../outputs/output-store.js';
 import type { ByteRange, OutputInfo, OutputStore } from '../../outputs/output-store.js';
 
 /**
@@ -79,6 +79,8 @@ export interface ServedFiles {
   readonly served: ServedFileCheck;
   /** The 404's message. */
   readonly missing: string;
+  /** Whether the key's files expired (retention): then 410 instead of 404. */
+  readonly expired?: (key: string) => Promise<boolean>;
   /** Cache-Control of the answers; default: a browser may reuse the bytes for an hour. */
   readonly cacheControl?: string;
 }
@@ -86,19 +88,23 @@ export interface ServedFiles {
 async function serve(files: ServedFiles, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply): Promise<FastifyReply> {
   const { outputs } = files;
   const cacheControl = files.cacheControl ?? CACHE_CONTROL;
-  const gone = () => notFound(files.missing);
   const { key, name } = request.params;
+  // Asked only once the file is refused: a served file costs no extra query.
+  const gone = async () =>
+    isOutputKey(key) && (await files.expired?.(key))
+      ? new DomainError('output_expired', 'this output file has expired: the server keeps the outputs of a finished job for a limited time')
+      : notFound(files.missing);
   // GET opens before deciding, so the headers describe the very bytes streamed; HEAD reads nothing.
   const head = request.method === 'HEAD';
   const opened = head ? undefined : await outputs.open(key, name);
   const file = head ? await outputs.stat(key, name) : opened;
-  if (!file) throw gone();
+  if (!file) throw await gone();
   let streaming = false;
   try {
     // Files on disk are not proof enough: a removal may have failed, or a deleted job's worker may
     // still be writing. The job row decides, asked after the open, so a file opened before a
     // DELETE committed is served only if this check ran before the commit too.
-    if (!(await files.served(key, name))) throw gone();
+    if (!(await files.served(key, name))) throw await gone();
     const etag = etagOf(key, name, file);
     const lastModified = new Date(file.mtimeMs).toUTCString();
     if (notModified(request, etag, file.mtimeMs)) {
@@ -152,7 +158,21 @@ export function registerServedFiles(app: FastifyInstance, files: ServedFiles): v
   });
 }
 
-/** Job output files, served while the job that owns the key exists (and has not failed). */
-export function registerOutputRoutes(app: FastifyInstance, outputs: Pick<OutputStore, 'open' | 'stat' | 'presign'>, inUse: (key: string) => Promise<boolean>): void {
-  registerServedFiles(app, { path: OUTPUTS_PATH, outputs, served: (key) => inUse(key), missing: 'no such output file; it may have been deleted with its job' });
+/**
+ * Job output files, served while the job that owns the key exists (and has not failed) and its
+ * outputs have not expired; `expired` tells an expired key (410) from an unknown one (404).
+ */
+export function registerOutputRoutes(
+  app: FastifyInstance,
+  outputs: Pick<OutputStore, 'open' | 'stat' | 'presign'>,
+  inUse: (key: string) => Promise<boolean>,
+  expired?: (key: string) => Promise<boolean>,
+): void {
+  registerServedFiles(app, {
+    path: OUTPUTS_PATH,
+    outputs,
+    served: (key) => inUse(key),
+    missing: 'no such output file; it may have been deleted with its job',
+    ...(expired ? { expired } : {}),
+  });
 }

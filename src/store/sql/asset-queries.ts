@@ -21,8 +21,30 @@ const UNFINISHED: readonly JobStatus[] = Object.freeze(JOB_STATUSES.filter((s) =
  * share its instant); a job stored after it in that microsecond is kept too, the safe side. The
  * arguments may be column references of an enclosing query.
  */
-function unfinishedJobsBefore(db: Kysely<Database>, workspaceId: Expression<string> | string, before: Expression<number | null> | number) {
+export function unfinishedJobsBefore(db: Kysely<Database>, workspaceId: Expression<string> | string, before: Expression<number | null> | number) {
   return unfinishedJobs(db, workspaceId).where('j.created_at', '<=', before);
+}
+
+/**
+ * The tombstone rule in its other form, for a sweep over many tombstones: the creation time of
+ * the workspace's oldest unfinished job (undefined: none). A tombstone deleted at T is kept while
+ * this is <= T, exactly when `unfinishedJobsBefore(ws, T)` finds a job. One seek per status on
+ * jobs_workspace_status, where an anti-join per tombstone made PostgreSQL hash every unfinished job.
+ */
+export async function oldestUnfinishedJob(db: Kysely<Database>, workspaceId: string): Promise<number | undefined> {
+  let oldest: number | undefined;
+  for (const status of UNFINISHED) {
+    const r = await db
+      .selectFrom('jobs')
+      .select('created_at')
+      .where('workspace_id', '=', workspaceId)
+      .where('status', '=', status)
+      .orderBy('created_at')
+      .limit(1)
+      .executeTakeFirst();
+    if (r && (oldest === undefined || Number(r.created_at) < oldest)) oldest = Number(r.created_at);
+  }
+  return oldest;
 }
 
 /** Every job of the workspace that has not ended: under the workspace lock, every job that may hold an asset URL. */

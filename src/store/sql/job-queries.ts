@@ -84,6 +84,7 @@ export class SqlJobStore implements JobStore {
       created_by: job.createdBy,
       progress: null,
       request_id: job.requestId ?? null,
+      outputs_expired_at: null,
     };
     // The API user's creation clock: one more than its newest job, or `now` if that is later. The
     // row lock (PostgreSQL) or write lock (SQLite) makes concurrent creations for one user take
@@ -206,7 +207,13 @@ export class SqlJobStore implements JobStore {
   }
 
   #servedJobKeys(keys: readonly string[]) {
-    // A failed or cancelled job's files are removed with its end (POST /jobs/{id}/cancel keeps the record).
-    return this.#db.selectFrom('jobs').select('output_key').where('output_key', 'in', [...keys]).where('status', 'not in', ['failed', 'cancelled']);
+    // A failed or cancelled job's files are removed with its end (POST /jobs/{id}/cancel keeps the
+    // record); expired outputs (the retention janitor) are removed after they stop being served.
+    return this.#db
+      .selectFrom('jobs')
+      .select('output_key')
+      .where('output_key', 'in', [...keys])
+      .where('status', 'not in', ['failed', 'cancelled'])
+      .where('outputs_expired_at', 'is', null);
   }
 }

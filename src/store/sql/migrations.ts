@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { REMOTE_WORKERS_MIGRATION } from './remote-workers-migration.js';
+import { RETENTION_MIGRATION } from './retention-migration.js';
 import { STYLES_MIGRATION } from './style-migration.js';
 import { TRANSITIONS_MIGRATION } from './transitions-migration.js';
 
@@ -287,6 +288,7 @@ const migrations: Record<string, Migration> = {
   '0013_styles': STYLES_MIGRATION,
   '0014_remote_workers': REMOTE_WORKERS_MIGRATION,
   '0015_job_transitions': TRANSITIONS_MIGRATION,
+  '0016_retention': RETENTION_MIGRATION,
 };
 
 /** The names of every migration this code knows, in order (readiness compares them with the store's). */

@@ -10,6 +10,8 @@ import { SqlJobStore } from './job-queries.js';
 import { MIGRATION_NAMES, migrationProvider } from './migrations.js';
 import { SqlNodeAppStore } from './node-app-queries.js';
 import { SqlQueueStore } from './queue-queries.js';
+import { SqlQueueStatsStore } from './queue-stats-queries.js';
+import { SqlRetentionStore } from './retention-queries.js';
 import { SqlStyleStore } from './style-queries.js';
 import type { EventSender, QueueCaps } from './queue-queries.js';
 import { SqlWebhookStore } from './webhook-queries.js';
@@ -99,6 +101,8 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
     assets: new SqlAssetStore(db, transact, caps.rowLocks),
     styles: new SqlStyleStore(db, transact, caps.rowLocks),
     workerTokens: new SqlWorkerTokenStore(db),
+    stats: new SqlQueueStatsStore(db),
+    retention: new SqlRetentionStore(db, transact, caps.skipLocked),
     async transaction(fn) {
       const pending: JobEvent[] = [];
       const out = await transact((trx) => fn(bind(trx, caps, pending)));
