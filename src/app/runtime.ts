@@ -73,7 +73,7 @@ export interface Runtime {
   createJobWorker(log: Log, opts?: JobWorkerOptions): Promise<JobWorker>;
   /** The job worker, webhook sender and output janitor of a `serve` process, started. */
   startWorkers(log: Log, publicUrl: () => string): Promise<RunningWorker>;
-  /** `/metrics` listening on `host:metrics_port`; undefined when `metrics_port` is not set. */
+  /** `/metrics` listening on `metrics_host:metrics_port`; undefined when `metrics_port` is not set. */
   serveMetrics(): Promise<MetricsServer | undefined>;
   /** Closes the store. */
   close(): Promise<void>;
@@ -150,7 +150,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     startWorkers: async (log, publicUrl) => (await import('./workers.js')).startWorkers(await parts(), log, publicUrl),
     serveMetrics: async () => {
       if (!metrics || config.metricsPort === undefined) return undefined;
-      return (await import('../metrics/metrics-server.js')).listenMetrics(() => metrics.scrape(), config.host, config.metricsPort);
+      return (await import('../metrics/metrics-server.js')).listenMetrics(() => metrics.scrape(), config.metricsHost, config.metricsPort);
     },
     close: () => store.close().finally(() => s3?.close()),
   };

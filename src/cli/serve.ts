@@ -116,7 +116,7 @@ async function startMetrics(runtime: Runtime) {
   } catch (err) {
     await runtime.close();
     if (typeof (err as { code?: unknown }).code !== 'string') throw err;
-    throw new ConfigError(`cannot listen on ${config.host} port ${config.metricsPort} for metrics: ${(err as Error).message}`);
+    throw new ConfigError(`cannot listen on ${config.metricsHost} port ${config.metricsPort} for metrics: ${(err as Error).message}`);
   }
 }
 

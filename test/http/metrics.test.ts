@@ -25,7 +25,8 @@ describe.each(backends)('/metrics: $name', (backend) => {
     await dispatcher?.close();
     await receiver?.close();
     await t?.close();
-    t = undefined;
+    // A test that does not start() must not close the previous one's parts again.
+    t = sender = dispatcher = receiver = undefined;
   });
 
   /** An app with a worker, listening on loopback, with both ways to /metrics. */
