@@ -73,8 +73,8 @@ export interface Runtime {
   createJobWorker(log: Log, opts?: JobWorkerOptions): Promise<JobWorker>;
   /** The job worker, webhook sender and output janitor of a `serve` process, started. */
   startWorkers(log: Log, publicUrl: () => string): Promise<RunningWorker>;
-  /** `/metrics` listening on `host:metrics_port`; undefined when `metrics_port` is not set. */
-  serveMetrics(): Promise<MetricsServer | undefined>;
+  /** `/metrics` listening on `metrics_host:metrics_port`; undefined when `metrics_port` is not set. */
+  serveMetrics(log?: Log): Promise<MetricsServer | undefined>;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -149,9 +149,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     },
     createJobWorker: async (log, opts) => (await import('./workers.js')).createJobWorker(await parts(opts?.engine), log, opts),
     startWorkers: async (log, publicUrl) => (await import('./workers.js')).startWorkers(await parts(), log, publicUrl),
-    serveMetrics: async () => {
+    serveMetrics: async (log) => {
       if (!metrics || config.metricsPort === undefined) return undefined;
-      return (await import('../metrics/metrics-server.js')).listenMetrics(() => metrics.scrape(), config.host, config.metricsPort);
+      return (await import('../metrics/metrics-server.js')).listenMetrics(() => metrics.scrape(), config.metricsHost, config.metricsPort, log);
     },
     close: () => store.close().finally(() => s3?.close()),
   };

@@ -1,6 +1,7 @@
 import type { Server, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Log } from '../lib/log.js';
+import { errorDetail } from '../worker/job-errors.js';
 import type { SlotLoopStopped } from '../worker/slot-loop.js';
 
 /** How long SIGTERM waits for in-flight requests before cutting their connections (`shutdown_grace_ms`'s default). */
@@ -85,7 +86,7 @@ export interface Drainable {
  * still taken for the drain delay (a load balancer notices the failing /readyz meanwhile); then the
  * listener closes: waits answer the job as it is, event streams end with `event: reconnect`, other
  * requests finish within the grace or are cut. One line when it starts and one when it ends, with
- * counts. Resolves true when no request was cut (the exit code is then 0).
+ * counts. Resolves true when no request was cut and neither part failed (the exit code is then 0).
  */
 export async function drainProcess(received: StopSignal, p: Drainable): Promise<boolean> {
   const started = Date.now();
@@ -98,10 +99,16 @@ export async function drainProcess(received: StopSignal, p: Drainable): Promise<
     'shutting down: draining (not ready; the job runner stops claiming)',
   );
   const http = p.http;
-  const [cut, jobs] = await Promise.all([
+  // allSettled, not all: a runner whose stop fails (its database down) must not end the process
+  // while the listener still drains; either failure is logged and makes the exit code 1, after both.
+  const [httpDone, runnerDone] = await Promise.allSettled([
     http ? sleep(delayMs).then(() => drain(() => http.close(), http.server, http.inFlight, p.graceMs)) : Promise.resolve(0),
     p.runner?.stop(),
   ]);
+  if (httpDone.status === 'rejected') p.log.error({ err: errorDetail(httpDone.reason) }, 'drain: closing the listener failed');
+  if (runnerDone.status === 'rejected') p.log.error({ err: errorDetail(runnerDone.reason) }, 'drain: stopping the job runner failed');
+  const cut = httpDone.status === 'fulfilled' ? httpDone.value : 0;
+  const jobs = runnerDone.status === 'fulfilled' ? runnerDone.value : undefined;
   const counts = {
     durationMs: Date.now() - started,
     requestsTakenWhileDraining: taken,
@@ -111,5 +118,5 @@ export async function drainProcess(received: StopSignal, p: Drainable): Promise<
   };
   if (cut > 0) p.log.warn(counts, 'drained: grace period over, cut the connections of unfinished requests');
   else p.log.info(counts, 'drained');
-  return cut === 0;
+  return cut === 0 && httpDone.status === 'fulfilled' && runnerDone.status === 'fulfilled';
 }

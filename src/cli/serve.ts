@@ -73,7 +73,7 @@ export async function serve(argv: string[]): Promise<void> {
   // Before listening: a model no engine here can run stops the start, naming the model.
   if (config.role !== 'api') await runtime.engine();
   // In every role: a worker-only process has no API listener, and this is how it is scraped.
-  const metrics = await startMetrics(runtime);
+  const metrics = await startMetrics(runtime, log);
   const http = config.role === 'worker' ? undefined : await startHttp(runtime, log);
   // A worker-only process has no listener: payload URLs use --public-url, else host and port.
   const publicUrl = () => http?.publicUrl ?? publicUrlFor(config, config.port);
@@ -108,15 +108,15 @@ export async function serve(argv: string[]): Promise<void> {
   process.exit(drained ? 0 : 1);
 }
 
-async function startMetrics(runtime: Runtime) {
+async function startMetrics(runtime: Runtime, log: FastifyBaseLogger) {
   const { config } = runtime;
   try {
-    const server = await runtime.serveMetrics();
+    const server = await runtime.serveMetrics(log);
     return server;
   } catch (err) {
     await runtime.close();
     if (typeof (err as { code?: unknown }).code !== 'string') throw err;
-    throw new ConfigError(`cannot listen on ${config.host} port ${config.metricsPort} for metrics: ${(err as Error).message}`);
+    throw new ConfigError(`cannot listen on ${config.metricsHost} port ${config.metricsPort} for metrics: ${(err as Error).message}`);
   }
 }
 

@@ -42,6 +42,10 @@ const MAX_STREAM_FAILURES = 5;
 
 /** Before reconnecting on `event: reconnect` when the server sent no `retry:`. */
 const RECONNECT_MS = 1000;
+/** The shortest wait a server's `retry:` may ask for before a reconnect. */
+const MIN_RETRY_MS = 250;
+/** Reconnects in a row that brought no news before the watch falls back to polling. */
+const MAX_IDLE_RECONNECTS = 60;
 
 /** `reconnect`: the server is shutting down; another process (or its replacement) goes on. */
 type StreamOutcome = 'ended' | 'unavailable' | 'dropped' | 'reconnect';
@@ -67,6 +71,7 @@ export async function* watchJob(t: Transport, id: string, opts: WatchOptions = {
   };
   const useEvents = opts.events !== false;
   let failures = 0;
+  let reconnects = 0;
   const firstPoll = opts.pollMs ?? 500;
   let poll = firstPoll;
 
@@ -79,14 +84,20 @@ export async function* watchJob(t: Transport, id: string, opts: WatchOptions = {
     if (outcome === 'ended') return;
     if (outcome === 'unavailable') break;
     // A server closing is no failure of the stream: reconnect, however often that happens.
+    // The server's `retry:` is clamped (a hostile or broken `retry: 0` must not spin the client),
+    // and a server that keeps closing streams without news sends the client to polling.
     if (outcome === 'reconnect') {
       failures = 0;
-      await sleep(parser.retryMs ?? RECONNECT_MS, signal);
+      reconnects = progressed ? 0 : reconnects + 1;
+      if (reconnects > MAX_IDLE_RECONNECTS) break;
+      await sleep(Math.max(MIN_RETRY_MS, parser.retryMs ?? RECONNECT_MS), signal);
       continue;
     }
+    reconnects = 0;
     failures = progressed ? 1 : failures + 1;
     if (failures > MAX_STREAM_FAILURES) break;
-    await sleep(parser.retryMs ?? backoffMs(failures - 1, 5000), signal);
+    // Real failures back off exponentially; the server's `retry:` is for its reconnect events.
+    await sleep(backoffMs(failures - 1, 5000), signal);
   }
 
   for (;;) {

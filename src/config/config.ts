@@ -72,6 +72,8 @@ export interface Config {
   readonly idempotencyKeyHours: number;
   /** /metrics on its own port (no token), and/or on the API port behind this token; neither: no /metrics. */
   readonly metricsPort: number | undefined;
+  /** What the metrics port binds: its own setting, not `host`, so a public API does not expose token-less metrics. */
+  readonly metricsHost: string;
   readonly metricsToken: string | undefined;
   /** On SIGTERM, how long /readyz answers 503 before the listener closes. */
   readonly drainDelayMs: number;
@@ -287,6 +289,7 @@ export function loadConfig(opts: {
     }),
     idempotencyKeyHours: values.idempotency_key_hours as number,
     metricsPort: values.metrics_port as number | undefined,
+    metricsHost: values.metrics_host as string,
     metricsToken: values.metrics_token as string | undefined,
     drainDelayMs: values.drain_delay_ms as number,
     sandbox: values.sandbox as boolean,

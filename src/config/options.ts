@@ -89,8 +89,9 @@ export const OPTIONS = [
   { key: 'webhook_log_retention_days', flag: 'webhook-log-retention-days', env: 'MEDIAGEN_WEBHOOK_LOG_RETENTION_DAYS', type: 'integer', min: 0, max: 36_500, help: 'days the record of a finished webhook delivery is kept (0: forever)' },
   { key: 'idempotency_key_hours', flag: 'idempotency-key-hours', env: 'MEDIAGEN_IDEMPOTENCY_KEY_HOURS', type: 'integer', min: 1, max: 8760, help: 'hours an Idempotency-Key is remembered after its first request' },
   // Metrics (docs/operations.md): off unless one of these is set.
-  { key: 'metrics_port', flag: 'metrics-port', env: 'MEDIAGEN_METRICS_PORT', type: 'integer', min: 0, max: 65535, help: 'serve /metrics (Prometheus) on this port of --host, without a token (0 picks a free one)' },
-  { key: 'metrics_token', flag: 'metrics-token', env: 'MEDIAGEN_METRICS_TOKEN', type: 'string', help: 'serve /metrics on the API port to requests with Authorization: Bearer <this token>' },
+  { key: 'metrics_port', flag: 'metrics-port', env: 'MEDIAGEN_METRICS_PORT', type: 'integer', min: 0, max: 65535, help: 'serve /metrics (Prometheus) on this port of --metrics-host, without a token (0 picks a free one)' },
+  { key: 'metrics_host', flag: 'metrics-host', env: 'MEDIAGEN_METRICS_HOST', type: 'string', help: 'address the metrics_port listener binds (default loopback only; a private interface for a remote scraper)' },
+  { key: 'metrics_token', flag: 'metrics-token', env: 'MEDIAGEN_METRICS_TOKEN', type: 'string', pattern: { re: /^.{16,}$/s, says: 'at least 16 characters (a long random secret)' }, help: 'serve /metrics on the API port to requests with Authorization: Bearer <this token> (16+ characters; prefer the env var or config file: ps shows flags)' },
   // Drain (docs/operations.md).
   { key: 'drain_delay_ms', flag: 'drain-delay-ms', env: 'MEDIAGEN_DRAIN_DELAY_MS', type: 'integer', min: 0, max: 600_000, help: 'on SIGTERM, how long /readyz answers 503 while requests are still taken, before the listener closes (for load balancers to notice)' },
   { key: 'sandbox', flag: 'sandbox', env: 'MEDIAGEN_SANDBOX', type: 'boolean', help: 'sandbox for integrators: prompt markers make jobs fail, time out or take longer on purpose, and each status lasts at least 1.1 s; refused with production settings (docs/sandbox.md)' },
@@ -149,6 +150,7 @@ export const DEFAULTS = {
   webhook_log_retention_days: 30,
   idempotency_key_hours: 24,
   metrics_port: undefined as number | undefined,
+  metrics_host: '127.0.0.1',
   metrics_token: undefined as string | undefined,
   drain_delay_ms: 0,
   sandbox: false,

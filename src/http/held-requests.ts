@@ -6,6 +6,8 @@ export interface Held {
   readonly signal: AbortSignal;
   /** The server has started closing (SIGTERM): an event stream then ends with `event: reconnect`. */
   readonly serverClosing: boolean;
+  /** The response closed before it was sent: the client went away (no answer can reach it). */
+  readonly clientGone: boolean;
   release(): void;
 }
 
@@ -26,17 +28,26 @@ export function heldRequests(app: FastifyInstance): HeldRequests {
     hold(reply) {
       const held = new AbortController();
       const stop = () => held.abort();
+      let gone = false;
+      const closed = () => {
+        gone = !reply.raw.writableFinished;
+        stop();
+      };
       // A response's `close` comes when it was sent in full or its connection went away first.
-      reply.raw.once('close', stop);
+      reply.raw.once('close', closed);
       closing.signal.addEventListener('abort', stop, { once: true });
-      if (closing.signal.aborted || reply.raw.destroyed) held.abort();
+      if (reply.raw.destroyed) gone = true;
+      if (closing.signal.aborted || gone) held.abort();
       return {
         signal: held.signal,
         get serverClosing() {
           return closing.signal.aborted;
         },
+        get clientGone() {
+          return gone;
+        },
         release() {
-          reply.raw.off('close', stop);
+          reply.raw.off('close', closed);
           closing.signal.removeEventListener('abort', stop);
         },
       };

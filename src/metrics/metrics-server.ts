@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MetricsScrape } from '../http/routes/metrics.js';
+import type { Log } from '../lib/log.js';
 
 /** A listening `/metrics` server (`metrics_port`). */
 export interface MetricsServer {
@@ -23,7 +24,7 @@ function answerJson(res: ServerResponse, status: number, error: string, headers:
  * for `worker` processes, which have no API listener. A bare node:http server answering `GET
  * /metrics` (its query string ignored) and nothing else: no Fastify, no API routes, no auth.
  */
-export async function listenMetrics(scrape: () => Promise<MetricsScrape>, host: string, port: number): Promise<MetricsServer> {
+export async function listenMetrics(scrape: () => Promise<MetricsScrape>, host: string, port: number, log?: Log): Promise<MetricsServer> {
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== '/metrics') return answerJson(res, 404, 'not found: this port serves GET /metrics only');
@@ -41,6 +42,9 @@ export async function listenMetrics(scrape: () => Promise<MetricsScrape>, host: 
     server.once('error', reject);
     server.listen({ host, port }, () => {
       server.off('error', reject);
+      // Errors after listening (accept failing with EMFILE, say) are logged: without a listener
+      // they would end the process.
+      server.on('error', (err: NodeJS.ErrnoException) => log?.warn({ code: err.code }, 'metrics server error'));
       resolve();
     });
   });

@@ -119,8 +119,8 @@ export class PromMetrics implements Meter, RequestMeter {
   }
 
   jobClaimed(job: JobRecord): void {
-    // Only the first claim: a requeued job's later claims say nothing about how long clients wait.
-    if (job.attempts !== 1 || job.startedAt === null) return;
+    // Called for a job's first claim only (JobRuns.claim): later claims say nothing about how long clients wait.
+    if (job.startedAt === null) return;
     this.#dispatch.observe({ model: modelLabel(job.type) }, seconds(job.createdAt, job.startedAt));
   }
 

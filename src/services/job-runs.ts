@@ -114,7 +114,10 @@ export class JobRuns {
       ...(types ? { types } : {}),
       ...(this.policy.minQueuedMs ? { queuedBefore: now - this.policy.minQueuedMs * 1000 } : {}),
     });
-    if (job) this.#meter.jobClaimed(job);
+    // Dispatch latency is the wait before a job's first claim: only the claim that set started_at
+    // (a later one keeps it) reports it. Not `attempts === 1`: a shutdown hand-back uncounts the
+    // attempt, so that test would see every claim after a rolling restart as a first one.
+    if (job && job.startedAt === now) this.#meter.jobClaimed(job);
     return job as ClaimedJob | undefined;
   }
 

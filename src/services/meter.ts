@@ -14,7 +14,7 @@ export type WebhookAttemptOutcome = 'delivered' | 'retry' | 'exhausted' | 'gone'
 export interface Meter {
   /** A job was admitted (queued or backlogged). */
   jobCreated(type: string): void;
-  /** A claim committed; `job` is the row as claimed (attempts already counted). */
+  /** A job's first claim committed (the one that set `startedAt`); `job` is the row as claimed. */
   jobClaimed(job: JobRecord): void;
   /** A job ended; `chargedMicros` is what its completion charged (null: nothing charged). */
   jobEnded(job: JobRecord, chargedMicros: MicroUsd | null): void;

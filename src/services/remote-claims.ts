@@ -30,12 +30,19 @@ export interface ClaimDeps extends RemoteDeps {
   readonly pollMs: number;
 }
 
+/** How a claim's long poll ends: `signal` aborts when its client goes away or the server starts closing. */
+export interface ClaimWait {
+  readonly signal: AbortSignal;
+  /** The client went away: what the claim took cannot reach it. */
+  readonly clientGone: boolean;
+}
+
 /**
  * `POST /worker/v1/claim`: takes up to `max` queued jobs of the models the worker may run, waiting
  * up to `wait_ms` for one when none is queued. The wait holds no database connection: it sleeps
  * on the clock and wakes at once when a job is queued in this process or announced by another
- * (JobSignals), looking again at least every `pollMs`, and ends when `signal` aborts (the client
- * went away, or the server is closing): then it answers no jobs and takes none.
+ * (JobSignals), looking again at least every `pollMs`, and ends when `wait.signal` aborts (the
+ * client went away, or the server is closing): then it takes no more and answers what it took.
  */
 export class RemoteClaims {
   readonly #deps: ClaimDeps;
@@ -49,7 +56,8 @@ export class RemoteClaims {
   }
 
   /** `log`: the claim call's logger (its lines carry the call's `requestId`). */
-  async claim(worker: WorkerPrincipal, body: unknown, publicUrl: string, signal: AbortSignal, log: Log = this.#deps.log): Promise<ClaimAnswerView> {
+  async claim(worker: WorkerPrincipal, body: unknown, publicUrl: string, wait: ClaimWait, log: Log = this.#deps.log): Promise<ClaimAnswerView> {
+    const { signal } = wait;
     validateClaim(body);
     const req = body as ClaimRequestBody & { max: number; wait_ms: number };
     const models = req.models === undefined ? undefined : checkPatterns(req.models, 'models');
@@ -66,7 +74,7 @@ export class RemoteClaims {
         if (signal.aborted) return { jobs: [] };
         // A token revoked during the wait takes nothing; its next claim is refused (401).
         if (waited && !(await this.#deps.tokens.byId(worker.tokenId))) return { jobs: [] };
-        const jobs = types.length > 0 ? await this.#take(worker, types, req.max, publicUrl, signal, log) : [];
+        const jobs = types.length > 0 ? await this.#take(worker, types, req.max, publicUrl, wait, log) : [];
         const left = until - clock.nowMs();
         if (jobs.length > 0 || left <= 0 || signal.aborted) return { jobs };
         await clock.sleep(Math.min(left, this.#deps.pollMs), AbortSignal.any([woken.signal, signal])).catch(() => undefined);
@@ -91,12 +99,16 @@ export class RemoteClaims {
     log.warn({ workerToken: worker.tokenId, workerId: workerId ?? 'default' }, `claims of worker ${workerId ?? 'default'} can take no model: ${why}`);
   }
 
-  /** Claims up to `max` jobs now. A client gone meanwhile gets none: they go back to the queue. */
-  async #take(worker: WorkerPrincipal, types: string[], max: number, publicUrl: string, signal: AbortSignal, log: Log): Promise<ClaimedJobView[]> {
+  /**
+   * Claims up to `max` jobs now, fewer once `wait.signal` aborts. A client gone meanwhile gets none:
+   * they go back to the queue. A server closing (a rolling restart) still answers a connected client
+   * with what it took: handing those back would count an attempt toward worker_lost for nothing.
+   */
+  async #take(worker: WorkerPrincipal, types: string[], max: number, publicUrl: string, wait: ClaimWait, log: Log): Promise<ClaimedJobView[]> {
     const taken: ClaimedJobView[] = [];
     const held: ClaimedJob[] = [];
     try {
-      while (taken.length < max) {
+      while (taken.length < max && !wait.signal.aborted) {
         const job = await this.#deps.runs.claim({ only: types });
         if (!job) break;
         let view: ClaimedJobView | undefined;
@@ -115,7 +127,7 @@ export class RemoteClaims {
       await this.#giveBack(held);
       throw err;
     }
-    if (signal.aborted) {
+    if (wait.clientGone) {
       await this.#giveBack(held);
       return [];
     }

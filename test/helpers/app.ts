@@ -97,7 +97,7 @@ export async function createTestApp(
     logger?: FastifyBaseLogger;
     /** The job waiters' settings (stream cap, heartbeat). */
     waits?: Partial<JobWaitOptions>;
-    /** `metrics_port` (its server listens on 127.0.0.1) and `metrics_token`; default: no metrics. */
+    /** `metrics_port` (its server listens on metrics_host, 127.0.0.1) and `metrics_token`; default: no metrics. */
     metrics?: { port?: number; token?: string };
     /** `idempotency_key_hours` (default 24). */
     idempotencyKeyHours?: number;
@@ -126,7 +126,8 @@ export async function createTestApp(
     ...(opts.workerOutputMaxBytes !== undefined ? { workerOutputMaxBytes: opts.workerOutputMaxBytes } : {}),
     ...(opts.assets?.maxBytes !== undefined ? { assetMaxBytes: opts.assets.maxBytes } : {}),
     ...(opts.assets?.quotaBytes !== undefined ? { assetQuotaBytes: opts.assets.quotaBytes } : {}),
-    ...(opts.metrics ? { host: '127.0.0.1', metricsPort: opts.metrics.port, metricsToken: opts.metrics.token } : {}),
+    // `host` public on purpose: the metrics server must bind metrics_host (loopback), not it.
+    ...(opts.metrics ? { host: '0.0.0.0', metricsPort: opts.metrics.port, metricsToken: opts.metrics.token } : {}),
     ...(opts.idempotencyKeyHours !== undefined ? { idempotencyKeyHours: opts.idempotencyKeyHours } : {}),
   };
   const runtime = await createRuntime(config, {

@@ -25,7 +25,8 @@ describe.each(backends)('/metrics: $name', (backend) => {
     await dispatcher?.close();
     await receiver?.close();
     await t?.close();
-    t = undefined;
+    // A test that does not start() must not close the previous one's parts again.
+    t = sender = dispatcher = receiver = undefined;
   });
 
   /** An app with a worker, listening on loopback, with both ways to /metrics. */
@@ -71,6 +72,7 @@ describe.each(backends)('/metrics: $name', (backend) => {
     expect(valueOf(before, 'mediagen_jobs_created_total', { model: MODEL })).toBe(0);
     expect(valueOf(before, 'mediagen_queue_depth', { status: 'sampling' })).toBe(0);
     expect(valueOf(before, 'mediagen_queue_depth', { status: 'queued' })).toBe(0);
+    expect(hasSample(before, 'mediagen_queue_depth')).toBe(true);
     expect(valueOf(before, 'mediagen_remote_workers_connected')).toBe(0);
     expect(hasSample(before, 'process_cpu_user_seconds_total')).toBe(true);
     expect(hasSample(before, 'nodejs_heap_size_used_bytes')).toBe(true);
@@ -121,6 +123,8 @@ describe.each(backends)('/metrics: $name', (backend) => {
     expect(ended(after, 'completed')).toBe(1);
     expect(ended(after, 'failed')).toBe(1);
     expect(ended(after, 'cancelled')).toBe(1);
+    // Present and zero: valueOf alone would read an absent series (a failed reading) as 0 too.
+    expect(hasSample(after, 'mediagen_queue_depth')).toBe(true);
     expect(valueOf(after, 'mediagen_queue_depth')).toBe(0);
     expect(valueOf(after, 'mediagen_charges_micro_usd_total', { model: MODEL })).toBe(charges[0]!.amountMicros);
     expect(valueOf(after, 'mediagen_http_requests_total', { route: '/jobs/:id', method: 'GET', status: '200' })).toBe(1);
@@ -139,6 +143,33 @@ describe.each(backends)('/metrics: $name', (backend) => {
     expect(other.status).toBe(404);
     expect(await other.json()).toEqual({ error: expect.any(String) });
     expect((await fetch(`${app.metricsUrl!}/metrics`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('observes dispatch latency once per job: a claim after a shutdown hand-back is no first claim', async () => {
+    t = await createTestApp({ backend, metrics: { token: METRICS_TOKEN } });
+    const app = t;
+    const res = await app.app.inject({
+      method: 'POST',
+      url: `/generate/${MODEL}`,
+      headers: { authorization: `Bearer ${app.token}`, 'content-type': 'application/json' },
+      payload: { prompt: 'a red fox' },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const dispatched = async () => {
+      app.clock.advance(READING_CACHE_MS);
+      const text = (await app.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body;
+      return valueOf(text, 'mediagen_job_dispatch_seconds_count', { model: MODEL });
+    };
+    const first = await app.services.runs.claim();
+    expect(first).toBeDefined();
+    expect(await dispatched()).toBe(1);
+    // A rolling restart hands it back uncounted (attempts back to 0); the next claim keeps started_at.
+    expect(await app.services.runs.handBack(first!, { atShutdown: true })).toBe(true);
+    app.clock.advance(1000);
+    const again = await app.services.runs.claim();
+    expect(again?.id).toBe(first!.id);
+    expect(again!.attempts).toBe(1);
+    expect(await dispatched()).toBe(1);
   });
 
   it('counts remote workers seen in the last minute (the presence rows, cluster-wide)', async () => {

@@ -51,6 +51,42 @@ describe.each(backends)('worker claims on $name', (backend) => {
     expect(await answer).toEqual([200, { jobs: [] }]);
   });
 
+  it('a claim that took a job as the server began closing answers it to its connected worker (not handed back, no attempt lost)', { timeout: 15_000 }, async () => {
+    t = await remoteApp({ backend });
+    const token = await workerToken(t);
+    const id = await remoteJob(t);
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as AddressInfo).port;
+    // The close (a rolling restart's SIGTERM) begins right after the claim took the job.
+    const runs = t.services.runs as { claim: (...a: unknown[]) => Promise<unknown> };
+    const claim = runs.claim.bind(runs);
+    let closed: Promise<void> | undefined;
+    runs.claim = async (...a: unknown[]) => {
+      const job = await claim(...a);
+      if (job && !closed) {
+        closed = t.app.close();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return job;
+    };
+    const answer = await new Promise<[number, { jobs: { id: string; attempt: number }[] }]>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/worker/v1/claim', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve([res.statusCode!, JSON.parse(Buffer.concat(chunks).toString())]));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ wait_ms: 0, max: 2 }));
+    });
+    await closed;
+    expect(closed).toBeDefined();
+    expect(answer[0]).toBe(200);
+    expect(answer[1].jobs).toMatchObject([{ id, attempt: 1 }]);
+    const row = (await t.store.queue.findJob(id))!;
+    expect(row.status).not.toBe('queued');
+    expect(row.attempts).toBe(1);
+  });
+
   it('a token revoked while its claim waits takes nothing when a job comes', async () => {
     t = await remoteApp({ backend });
     const token = await workerToken(t);

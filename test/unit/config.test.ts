@@ -137,6 +137,17 @@ describe('output store settings', () => {
     expect(own.outputStore).toEqual({ kind: 's3', bucket: 'bucket1', prefix: '', endpoint: 'http://s3-only:2', region: 'us-west-2', forcePathStyle: true, credentials: { accessKeyId: 'AK', secretAccessKey: 'SK' } });
   });
 
+  it('binds the metrics port to loopback by default, whatever host the API listens on', () => {
+    expect(loadConfig({ env: { MEDIAGEN_HOST: '0.0.0.0', MEDIAGEN_METRICS_PORT: '9464' } })).toMatchObject({ host: '0.0.0.0', metricsHost: '127.0.0.1', metricsPort: 9464 });
+    expect(loadConfig({ env: { MEDIAGEN_METRICS_HOST: '10.0.0.5' } }).metricsHost).toBe('10.0.0.5');
+  });
+
+  it('refuses a metrics token shorter than 16 characters, without echoing it', () => {
+    expect(() => loadConfig({ env: { MEDIAGEN_METRICS_TOKEN: 'short-secret' } })).toThrow(/MEDIAGEN_METRICS_TOKEN must be at least 16 characters/);
+    expect(() => loadConfig({ env: { MEDIAGEN_METRICS_TOKEN: 'short-secret' } })).not.toThrow(/short-secret/);
+    expect(loadConfig({ env: { MEDIAGEN_METRICS_TOKEN: 'a-long-enough-metrics-token' } }).metricsToken).toBe('a-long-enough-metrics-token');
+  });
+
   it('refuses a bad bucket URL and half a key pair', () => {
     for (const bad of ['s3://', 's3://A', 'gs://bucket', 's3://bucket/a b']) {
       expect(() => loadConfig({ env: { MEDIAGEN_OUTPUT_STORE: bad } }), bad).toThrow('MEDIAGEN_OUTPUT_STORE must be disk or s3://bucket[/prefix]');

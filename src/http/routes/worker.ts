@@ -73,10 +73,10 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
     },
     async (request, reply) => {
       // The long poll ends when the client goes away and when the server starts closing: a draining
-      // process answers its waiting claims at once, with no jobs, and takes none.
+      // process answers its waiting claims at once, with what they took (often none).
       const wait = waits.hold(reply);
       try {
-        return await remote.claims.claim(requireWorker(request.worker), request.body, publicUrl(), wait.signal, request.log);
+        return await remote.claims.claim(requireWorker(request.worker), request.body, publicUrl(), wait, request.log);
       } finally {
         wait.release();
       }
