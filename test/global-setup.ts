@@ -17,6 +17,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     for (const args of [['-p', 'tsconfig.build.json'], ['-p', 'tsconfig.client.json', '--emitDeclarationOnly']]) {
       execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', ...args], { cwd: root, stdio: 'inherit' });
     }
+    // The web console, which the compiled server serves at /console (test/console/).
+    execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.ts'], { cwd: root, stdio: 'inherit' });
   }
   // After the build, so a failed build leaves no database behind.
   const template = process.env.TEST_DATABASE_URL ? await createPgTemplate(process.env.TEST_DATABASE_URL) : undefined;

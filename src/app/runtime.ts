@@ -145,6 +145,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         background: remote.background,
         ...(metrics ? { requestMeter: metrics } : {}),
         ...(metrics && config.metricsToken !== undefined ? { metrics: { token: config.metricsToken, scrape: () => metrics.scrape() } } : {}),
+        console: { mediaOrigins: () => mediaOrigins(opts.publicUrl(), outputs) },
       });
     },
     createJobWorker: async (log, opts) => (await import('./workers.js')).createJobWorker(await parts(opts?.engine), log, opts),
@@ -190,4 +191,14 @@ async function openConfiguredStore(config: Config): Promise<Store> {
     const where = config.databaseUrl ? 'the PostgreSQL database' : `the store in ${config.dataDir}`;
     throw new ConfigError(`cannot open ${where}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * Where a console page may load outputs from besides its own origin: the public URL's origin (the
+ * URLs in results), and the bucket's when output URLs redirect to presigned ones.
+ */
+async function mediaOrigins(publicUrl: string, outputs: OutputStore): Promise<string[]> {
+  const origins = new Set([new URL(publicUrl).origin]);
+  if (outputs.presignOrigin) origins.add(await outputs.presignOrigin());
+  return [...origins];
 }

@@ -51,6 +51,8 @@ import { registerRequestMetrics } from './plugins/request-metrics.js';
 import type { RequestMeter } from './plugins/request-metrics.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import type { MetricsEndpoint } from './routes/metrics.js';
+import { registerConsoleRoutes } from './routes/console.js';
+import type { ConsoleOptions } from './routes/console.js';
 
 /** Something that runs as long as the app: started when it is ready, stopped when it closes. */
 export interface BackgroundTask {
@@ -106,6 +108,8 @@ export interface AppDeps {
   readonly requestMeter?: RequestMeter;
   /** `GET /metrics` behind `metrics_token`; absent: no such route (404 like any unknown path). */
   readonly metrics?: MetricsEndpoint;
+  /** The web console at /console (docs/console.md); absent: not served. */
+  readonly console?: ConsoleOptions;
 }
 
 /** The HTTP API as an un-listened Fastify instance: main.ts listens, tests use inject(). */
@@ -168,6 +172,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   if (deps.remote) registerWorkerRoutes(app, deps.remote, deps.publicUrl, held);
   if (deps.metrics) registerMetricsRoute(app, deps.metrics);
+  if (deps.console) registerConsoleRoutes(app, deps.console);
   const background = deps.background ?? [];
   app.addHook('onReady', async () => background.forEach((task) => task.start()));
   app.addHook('onClose', async () => {

@@ -147,4 +147,6 @@ export interface OutputStore {
    * checks. Never stored in a job's result: `url` stays this server's.
    */
   readonly presign?: (key: string, name: string) => Promise<string>;
+  /** With `presign`: the origin its URLs have (the console's Content-Security-Policy admits it). */
+  readonly presignOrigin?: () => Promise<string>;
 }

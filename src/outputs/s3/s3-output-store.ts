@@ -61,6 +61,7 @@ export class S3OutputStore implements OutputStore {
   readonly #partBytes: number;
   /** Present when output URLs redirect to the bucket (`output_urls: presign`). */
   readonly presign?: (key: string, name: string) => Promise<string>;
+  readonly presignOrigin?: () => Promise<string>;
 
   constructor(client: S3Client, opts: S3OutputStoreOptions) {
     this.#client = client;
@@ -69,7 +70,12 @@ export class S3OutputStore implements OutputStore {
     this.#scratch = new LocalScratch(opts.scratchRoot);
     this.#partBytes = opts.partBytes ?? DEFAULT_PART_BYTES;
     const ttl = opts.presignTtlSeconds;
-    if (ttl !== undefined) this.presign = (key, name) => this.#presign(key, name, ttl);
+    if (ttl !== undefined) {
+      this.presign = (key, name) => this.#presign(key, name, ttl);
+      // Signing is local: a URL of any object of the bucket shows the origin every presigned URL has.
+      const probe = new GetObjectCommand({ Bucket: this.#at.bucket, Key: this.#at.file('origin', 'probe', 'probe') });
+      this.presignOrigin = async () => new URL(await getSignedUrl(this.#client, probe, { expiresIn: 60 })).origin;
+    }
   }
 
   /**

@@ -1,0 +1,5 @@
+import { PageTitle } from '../components/ui.js';
+
+export function Workspace() {
+  return <PageTitle>Workspace</PageTitle>;
+}

@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { notFound } from '../../domain/errors.js';
+
+/**
+ * The web console (docs/console.md), built by `npm run build` into dist/console and served by
+ * every API process at /console: a client of the public API like any script, so it needs no route
+ * of its own beyond its files. Any path under /console that is not a file answers index.html, so a
+ * page's URL can be reloaded or shared.
+ */
+
+/** Where `npm run build` puts the console: dist/console beside this module's dist/ or src/ tree. */
+export const CONSOLE_DIR = fileURLToPath(new URL('../../../dist/console/', import.meta.url));
+
+interface ConsoleFile {
+  readonly body: Buffer;
+  /** The same bytes gzipped, when that is smaller. */
+  readonly gzip: Buffer | undefined;
+  readonly type: string;
+  readonly etag: string;
+  /** Vite's hashed assets never change under their name: a browser may keep them for a year. */
+  readonly immutable: boolean;
+}
+
+const TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.json': 'application/json',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+const typeOf = (name: string) => TYPES[name.slice(name.lastIndexOf('.'))] ?? 'application/octet-stream';
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
+
+/** The whole build, read once: it is small, and every request is then a map lookup. */
+async function loadConsole(dir: string): Promise<Map<string, ConsoleFile> | undefined> {
+  let paths: string[];
+  try {
+    paths = await filesUnder(dir);
+  } catch {
+    return undefined;
+  }
+  const files = new Map<string, ConsoleFile>();
+  for (const path of paths) {
+    const name = relative(dir, path).split(sep).join('/');
+    const body = await readFile(path);
+    const type = typeOf(name);
+    const zipped = /^(text|application\/json|image\/svg)/.test(type) && body.length > 512 ? gzipSync(body, { level: 9 }) : undefined;
+    files.set(name, {
+      body,
+      gzip: zipped && zipped.length < body.length ? zipped : undefined,
+      type,
+      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+      immutable: name.startsWith('assets/'),
+    });
+  }
+  return files.has('index.html') ? files : undefined;
+}
+
+export interface ConsoleOptions {
+  /** The built console (default CONSOLE_DIR). */
+  readonly dir?: string;
+  /**
+   * Origins besides this server's own that the console's pages may load media and data from:
+   * the public URL's origin, and the bucket's when output URLs redirect to presigned ones.
+   */
+  readonly mediaOrigins: () => Promise<readonly string[]>;
+}
+
+/**
+ * The console's Content-Security-Policy: scripts and styles from this server's files only (no
+ * inline script, no eval), media and fetches from this server and the origins its output URLs
+ * lead to, no framing, no forms posted elsewhere. model-viewer renders textures through blob: URLs.
+ */
+export function consolePolicy(origins: readonly string[]): string {
+  const media = ["'self'", ...origins].join(' ');
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src ${media} blob: data:`,
+    `media-src ${media} blob:`,
+    `connect-src ${media} blob: data:`,
+    "font-src 'self'",
+    "manifest-src 'self'",
+    "worker-src 'self' blob:",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
+
+export function registerConsoleRoutes(app: FastifyInstance, opts: ConsoleOptions): void {
+  const dir = opts.dir ?? CONSOLE_DIR;
+  // Read on the first console request, not at start: most processes never serve one.
+  let files: Promise<Map<string, ConsoleFile> | undefined> | undefined;
+  let policy: Promise<string> | undefined;
+
+  const serve = async (request: FastifyRequest<{ Params: { '*'?: string } }>, reply: FastifyReply) => {
+    files ??= loadConsole(dir);
+    const built = await files;
+    if (!built) {
+      files = undefined; // built later (npm run build) without a restart: look again next time
+      throw notFound('the web console is not built on this server; run npm run build');
+    }
+    policy ??= opts.mediaOrigins().then(consolePolicy, (err: unknown) => {
+      policy = undefined;
+      throw err;
+    });
+    const path = request.params['*'] ?? '';
+    // A file when there is one; any other path is a page of the console, answered by index.html.
+    // A missing asset is a 404, not the page: a stale tab asking for a replaced chunk must fail plainly.
+    const file = built.get(path) ?? (path.startsWith('assets/') ? undefined : built.get('index.html'));
+    if (!file) throw notFound(`no console file at /console/${path}`);
+    reply
+      .header('content-security-policy', await policy)
+      .header('x-content-type-options', 'nosniff')
+      .header('x-frame-options', 'DENY')
+      .header('referrer-policy', 'no-referrer')
+      .header('cross-origin-opener-policy', 'same-origin')
+      .header('cache-control', file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
+      .header('etag', file.etag)
+      .header('vary', 'accept-encoding')
+      .type(file.type);
+    if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
+    const gzip = file.gzip && /\bgzip\b/.test(request.headers['accept-encoding'] ?? '');
+    if (gzip) reply.header('content-encoding', 'gzip');
+    return reply.send(gzip ? file.gzip : file.body);
+  };
+
+  const config = { public: true };
+  const schema = { hide: true };
+  app.get('/console', { config, schema }, (_request, reply) => reply.redirect('/console/', 308));
+  app.get('/console/*', { config, schema }, serve);
+}

@@ -1,0 +1,112 @@
+import { gzipSync } from 'node:zlib';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminJson, cleanup } from '../e2e/binary.js';
+import { HAVE_BROWSER, expectNoErrors, launchBrowser, openPage, signIn, startConsoleServer } from './browser.js';
+import type { ConsoleServer } from './browser.js';
+
+/** The issue's budget for the first load: at most 200 KB of gzipped JavaScript. */
+const FIRST_LOAD_JS_GZIP_BYTES = 200 * 1024;
+
+describe.skipIf(!HAVE_BROWSER)('console: serving and signing in', { timeout: 60_000 }, () => {
+  let srv: ConsoleServer;
+  let browser: Browser;
+  beforeAll(async () => {
+    [srv, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await cleanup();
+  });
+
+  it('serves the console at /console with a Content-Security-Policy that admits no inline script, and every page path answers the app', async () => {
+    const res = await fetch(`${srv.url}/console/jobs/some-job`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval/);
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await res.text();
+    // Every script is a file of the server's: none inline.
+    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const [, attrs, body] of scripts) {
+      expect(attrs).toMatch(/\ssrc="\/console\/assets\/[^"]+\.js"/);
+      expect(body!.trim()).toBe('');
+    }
+    expect((await fetch(`${srv.url}/console`, { redirect: 'manual' })).headers.get('location')).toBe('/console/');
+    const missing = await fetch(`${srv.url}/console/assets/no-such-chunk.js`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ error: expect.stringContaining('no console file') });
+  });
+
+  it('loads at most 200 KB of gzipped JavaScript before the first page shows', async () => {
+    const html = await (await fetch(`${srv.url}/console/`)).text();
+    const entry = [...html.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
+    expect(entry.length).toBeGreaterThan(0);
+    let total = 0;
+    for (const path of entry) {
+      const res = await fetch(`${srv.url}${path}`, { headers: { 'accept-encoding': 'gzip' } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('cache-control')).toContain('immutable');
+      total += gzipSync(Buffer.from(await res.arrayBuffer())).length;
+    }
+    expect(total).toBeLessThanOrEqual(FIRST_LOAD_JS_GZIP_BYTES);
+  });
+
+  it("refuses a wrong token with the API's message, then signs in, keeping the token in sessionStorage only", async () => {
+    const p = await openPage(browser);
+    await p.page.goto(`${srv.url}/console/`);
+    await p.page.getByLabel('API token').fill('mg_not-a-real-token');
+    await p.page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => p.page.getByRole('alert').textContent()).toContain('invalid API token');
+    // The refused sign-in's 401 is the API's answer, which the browser logs as a failed load.
+    p.errors.length = 0;
+
+    await p.page.getByLabel('API token').fill(srv.token);
+    await p.page.getByRole('button', { name: 'Sign in' }).click();
+    await p.page.getByRole('navigation', { name: 'Console' }).waitFor();
+    expect(p.page.url()).toBe(`${srv.url}/console/playground`);
+    expect(p.page.url()).not.toContain(srv.token);
+    const stored = await p.page.evaluate(() => ({ session: { ...sessionStorage }, local: { ...localStorage }, cookie: document.cookie }));
+    expect(Object.values(stored.session)).toEqual([srv.token]);
+    expect(stored.local).toEqual({});
+    expect(stored.cookie).toBe('');
+
+    // A reload keeps the session (the tab's storage); signing out forgets it.
+    await p.page.reload();
+    await p.page.getByRole('navigation', { name: 'Console' }).waitFor();
+    await p.page.getByRole('button', { name: 'Sign out' }).click();
+    await p.page.getByLabel('API token').waitFor();
+    expect(await p.page.evaluate(() => sessionStorage.length + localStorage.length)).toBe(0);
+    expectNoErrors(p);
+    await p.context.close();
+  });
+
+  it('remembers the token in localStorage only when asked', async () => {
+    const p = await openPage(browser);
+    await signIn(p.page, srv.url, srv.token, { remember: true });
+    const stored = await p.page.evaluate(() => ({ session: sessionStorage.length, local: Object.values({ ...localStorage }) }));
+    expect(stored).toEqual({ session: 0, local: [srv.token] });
+    // A new tab of the same browser profile is signed in.
+    const other = await p.context.newPage();
+    await other.goto(`${srv.url}/console/jobs`);
+    await other.getByRole('navigation', { name: 'Console' }).waitFor();
+    expectNoErrors(p);
+    await p.context.close();
+  });
+
+  it("sends a user whose token is revoked back to sign-in with the API's message", async () => {
+    const made = await adminJson<{ token: string; token_id: string }>(srv.dataDir, ['token', 'create', '--workspace', 'default', '--name', 'to revoke', '--as', 'owner@localhost']);
+    const p = await openPage(browser);
+    await signIn(p.page, srv.url, made.token);
+    await adminJson(srv.dataDir, ['token', 'revoke', '--workspace', 'default', '--token-id', made.token_id, '--as', 'owner@localhost']);
+    await p.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Jobs' }).click();
+    await expect.poll(() => p.page.getByRole('alert').textContent(), { timeout: 15_000 }).toContain('revoked');
+    await p.page.getByLabel('API token').waitFor();
+    expect(await p.page.evaluate(() => sessionStorage.length)).toBe(0);
+    await p.context.close();
+  });
+});
