@@ -10,7 +10,7 @@ import { API_BASE } from './router.js';
  * a cookie or a log line. Any 401 from the API ends the session with the API's own message.
  */
 
-export type WorkspaceView = components['schemas']['WorkspaceView'];
+export type WorkspaceView = components['schemas']['Workspace'];
 
 const KEY = 'mediagen.console.token';
 

@@ -1,0 +1,90 @@
+/**
+ * Spend over a date range, from the items of GET /usage: totals by local day and by model, in
+ * integer micro-USD (the API's six-decimal amounts read without floating point). Pure, so a unit
+ * test runs it in Node.
+ */
+
+export interface UsageRow {
+  readonly type: string;
+  readonly completed_at: string;
+  readonly cost_usd: string;
+}
+
+export interface ModelSpend {
+  readonly model: string;
+  readonly jobs: number;
+  readonly micros: number;
+}
+
+export interface Spend {
+  /** Every day of the range, oldest first (YYYY-MM-DD, local time). */
+  readonly days: readonly string[];
+  /** Models by spend, largest first. */
+  readonly models: readonly ModelSpend[];
+  /** model -> one amount per day of `days`. */
+  readonly byDay: ReadonlyMap<string, readonly number[]>;
+  readonly totalMicros: number;
+  readonly jobs: number;
+}
+
+/** "0.030000" -> 30000; refuses anything but the API's unsigned decimal form. */
+export function toMicros(usd: string): number {
+  const m = /^(\d+)(?:\.(\d{1,6}))?$/.exec(usd);
+  if (!m) throw new Error(`not a USD amount: ${usd}`);
+  return Number(m[1]) * 1_000_000 + Number((m[2] ?? '').padEnd(6, '0'));
+}
+
+/** 30000 -> "$0.03"; amounts under a cent keep their micro-dollars: 1500 -> "$0.0015". */
+export function formatMicros(micros: number): string {
+  const whole = Math.floor(micros / 1_000_000);
+  const frac = String(micros % 1_000_000).padStart(6, '0');
+  const cents = frac.slice(0, 2);
+  const rest = frac.slice(2).replace(/0+$/, '');
+  return `$${whole.toLocaleString('en-US')}.${cents}${rest}`;
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+const dayOf = (d: Date) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+
+/** The local days from `from` to `to`, both YYYY-MM-DD and included. */
+export function daysBetween(from: string, to: string): string[] {
+  const days: string[] = [];
+  const d = new Date(`${from}T00:00:00`);
+  const end = new Date(`${to}T00:00:00`);
+  while (d <= end && days.length <= 3660) {
+    days.push(dayOf(d));
+    d.setDate(d.getDate() + 1);
+  }
+  return days;
+}
+
+/** The window GET /usage takes for local days `from`..`to`: start at from's midnight, end at the midnight after `to`. */
+export function windowOf(from: string, to: string): { start: string; end: string } {
+  const start = new Date(`${from}T00:00:00`);
+  const end = new Date(`${to}T00:00:00`);
+  end.setDate(end.getDate() + 1);
+  return { start: start.toISOString(), end: end.toISOString() };
+}
+
+export function summarize(items: Iterable<UsageRow>, from: string, to: string): Spend {
+  const days = daysBetween(from, to);
+  const index = new Map(days.map((d, i) => [d, i]));
+  const byDay = new Map<string, number[]>();
+  const totals = new Map<string, { jobs: number; micros: number }>();
+  let totalMicros = 0;
+  let jobs = 0;
+  for (const item of items) {
+    const i = index.get(dayOf(new Date(item.completed_at)));
+    if (i === undefined) continue;
+    const micros = toMicros(item.cost_usd);
+    const row = byDay.get(item.type) ?? days.map(() => 0);
+    row[i]! += micros;
+    byDay.set(item.type, row);
+    const t = totals.get(item.type) ?? { jobs: 0, micros: 0 };
+    totals.set(item.type, { jobs: t.jobs + 1, micros: t.micros + micros });
+    totalMicros += micros;
+    jobs += 1;
+  }
+  const models = [...totals].map(([model, t]) => ({ model, ...t })).sort((a, b) => b.micros - a.micros || a.model.localeCompare(b.model));
+  return { days, models, byDay, totalMicros, jobs };
+}

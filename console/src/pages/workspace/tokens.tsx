@@ -1,0 +1,155 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { components } from '../../../../src/client/index.js';
+import { ConfirmButton } from '../../components/confirm.js';
+import { Empty, ErrorNote, Loading } from '../../components/ui.js';
+import { when } from '../../lib/format.js';
+import { useSession } from '../../lib/session.js';
+
+type ApiToken = components['schemas']['ApiToken'];
+
+/** The workspace's API tokens: list, create (the secret shown this once) and revoke. */
+export function Tokens() {
+  const { mg } = useSession();
+  const [tokens, setTokens] = useState<ApiToken[]>();
+  const [error, setError] = useState<unknown>();
+  const [name, setName] = useState('');
+  const [created, setCreated] = useState<{ name: string; secret: string }>();
+  const [busy, setBusy] = useState(false);
+
+  const load = () =>
+    mg.tokens.list().then(
+      (list) => setTokens(list.items),
+      (err: unknown) => setError(err),
+    );
+  useEffect(() => {
+    void load();
+  }, [mg]);
+
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const made = await mg.tokens.create({ name: name.trim() });
+      setCreated({ name: made.token.name, secret: made.secret });
+      setName('');
+      await load();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const revoke = async (token: ApiToken) => {
+    setError(undefined);
+    try {
+      await mg.tokens.revoke(token.id);
+      await load();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  return (
+    <section aria-labelledby="tokens-title">
+      <h2 id="tokens-title">API tokens</h2>
+      <ErrorNote error={error} />
+      <form class="toolbar" onSubmit={create}>
+        <label>
+          New token name
+          <input value={name} maxLength={200} required onInput={(e) => setName(e.currentTarget.value)} placeholder="e.g. deploy bot" />
+        </label>
+        <button type="submit" class="primary" disabled={busy || name.trim() === ''}>
+          Create token
+        </button>
+      </form>
+      {created ? <NewSecret name={created.name} secret={created.secret} onDone={() => setCreated(undefined)} /> : null}
+      {!tokens ? (
+        error ? null : <Loading label="Reading tokens…" />
+      ) : tokens.length === 0 ? (
+        <Empty>No API tokens.</Empty>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="visually-hidden">API tokens of the workspace</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Created by</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">State</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.map((t) => (
+                <tr key={t.id}>
+                  <td>
+                    {t.name}
+                    {t.current ? <span class="muted"> (this session)</span> : null}
+                  </td>
+                  <td>{t.created_by}</td>
+                  <td>{when(t.created_at)}</td>
+                  <td>{when(t.last_used_at)}</td>
+                  <td>{t.revoked_at ? <span class="badge badge-muted">revoked {when(t.revoked_at)}</span> : <span class="badge badge-ok">active</span>}</td>
+                  <td>
+                    {t.revoked_at ? null : (
+                      <ConfirmButton
+                        label={`Revoke ${t.name}`}
+                        question={
+                          t.current
+                            ? `Revoke “${t.name}”? It is the token this console is signed in with: you will be signed out.`
+                            : `Revoke “${t.name}”? Requests with it are refused from now on.`
+                        }
+                        confirmLabel="Revoke"
+                        danger
+                        onConfirm={() => revoke(t)}
+                      >
+                        Revoke
+                      </ConfirmButton>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** A new token's secret, shown once: copy it now, it cannot be read again. */
+function NewSecret(props: { name: string; secret: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(props.secret);
+      setCopied(true);
+    } catch {
+      setCopied(false);
+    }
+  };
+  return (
+    <div class="card new-secret" role="status" aria-live="polite">
+      <p>
+        <strong>Token “{props.name}” created.</strong> Copy it now: it is shown only this once.
+      </p>
+      <p class="secret" aria-label="New token secret">
+        {props.secret}
+      </p>
+      <div class="actions">
+        <button type="button" onClick={copy}>
+          {copied ? 'Copied' : 'Copy token'}
+        </button>
+        <button type="button" onClick={props.onDone}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
+}
