@@ -71,12 +71,12 @@ export interface ConsoleServer {
 }
 
 /**
- * `mediagen serve --sandbox` on a fresh data dir: the sandbox's `[mediagen:delay=ms]` marker gives
- * a job slow enough to cancel from the browser; every other job renders real media at once.
+ * `mediagen serve --sandbox` on a fresh data dir, plus `args`: the sandbox's `[mediagen:delay=ms]`
+ * marker gives a job slow enough to cancel from the browser; every other job renders real media at once.
  */
-export async function startConsoleServer(): Promise<ConsoleServer> {
+export async function startConsoleServer(opts: { args?: readonly string[] } = {}): Promise<ConsoleServer> {
   const dataDir = tempDir('mediagen-console-');
-  const server = await startServer(['--sandbox', '--port', '0', '--engine-latency-ms', '0', '--data-dir', dataDir]);
+  const server = await startServer(['--sandbox', '--port', '0', '--engine-latency-ms', '0', '--data-dir', dataDir, ...(opts.args ?? [])]);
   const [, token] = await server.waitForStdout(/^ {2}(mg_[A-Za-z0-9_-]+)\n/m);
   return { server, url: server.url, token: token!, dataDir };
 }
