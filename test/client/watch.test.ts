@@ -62,6 +62,43 @@ describe('jobs.wait and jobs.watch (a local stub server)', () => {
     expect(stub.seen.map((s) => s.headers['last-event-id'])).toEqual([undefined, ...Array(closings).fill('1')]);
   });
 
+  it("clamps a server's retry: 0 on reconnect events to at least 250 ms, so a broken server cannot spin the client", async () => {
+    stub = await startStub((req, res, n) => {
+      openStream(res);
+      if (n === 0) res.write(event(1, 'status', job('processing')));
+      if (n < 3) return res.end('retry: 0\nevent: reconnect\ndata: {"reason":"server_closing"}\n\n');
+      res.end(event(2, 'end', job('completed', { completed_at: '2026-11-22T12:00:04.000000Z', result: { urls: ['http://x/outputs/k/output.png'] } })));
+    });
+    const done = await new Mediagen({ baseUrl: stub.url, token: 't' }).jobs.wait(ID);
+    expect(done.status).toBe('completed');
+    const gaps = stub.seen.slice(1).map((s, i) => s.at - stub!.seen[i]!.at);
+    expect(gaps).toHaveLength(3);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(240);
+  });
+
+  it("backs off exponentially after a dropped stream, not by the server's retry: (which is for its reconnect events)", async () => {
+    stub = await startStub((req, res, n) => {
+      openStream(res);
+      if (n === 0) return res.end(`retry: 10\n\n${event(1, 'status', job('processing'))}`); // cut, no reconnect event
+      res.end(event(2, 'end', job('completed', { completed_at: '2026-11-22T12:00:04.000000Z', result: { urls: ['http://x/outputs/k/output.png'] } })));
+    });
+    await new Mediagen({ baseUrl: stub.url, token: 't' }).jobs.wait(ID);
+    expect(stub.seen).toHaveLength(2);
+    expect(stub.seen[1]!.at - stub.seen[0]!.at).toBeGreaterThanOrEqual(480);
+  });
+
+  it('falls back to polling after 60 reconnect events in a row that brought no news', { timeout: 40_000 }, async () => {
+    stub = await startStub((req, res) => {
+      if (req.url !== EVENTS) return sendJson(res, 200, job('completed', { completed_at: '2026-11-22T12:00:04.000000Z', result: { urls: ['http://x/outputs/k/output.png'] } }));
+      openStream(res);
+      res.end(`retry: 0\nevent: reconnect\ndata: {"reason":"server_closing"}\n\n`);
+    });
+    const done = await new Mediagen({ baseUrl: stub.url, token: 't' }).jobs.wait(ID);
+    expect(done.status).toBe('completed');
+    expect(stub.seen.filter((s) => s.url === EVENTS)).toHaveLength(61);
+    expect(stub.seen.at(-1)!.url).toBe(`/jobs/${ID}`);
+  });
+
   it('polls GET /jobs/{id} when the server has no event stream (404 for the route, the job there)', async () => {
     const statuses = ['queued', 'processing', 'processing', 'completed'];
     let polls = 0;
