@@ -1,0 +1,91 @@
+import type { JobListQuery, JobStatus } from '../../../../src/client/index.js';
+
+/**
+ * The jobs list's filters as they live in the page's URL (`jobs?status=failed&model=...&from=...&to=...`),
+ * so a reload, a shared link and the back button keep them, and as GET /jobs's query.
+ */
+
+const ALL_STATUSES: Record<JobStatus, true> = {
+  backlogged: true,
+  queued: true,
+  scheduled: true,
+  processing: true,
+  sampling: true,
+  'intermediate-complete': true,
+  completed: true,
+  failed: true,
+  cancelled: true,
+};
+
+/** Every status a job can have, in the order a job passes through them (docs/states.md). */
+export const JOB_STATUSES = Object.keys(ALL_STATUSES) as JobStatus[];
+
+const isStatus = (s: string | null): s is JobStatus => s !== null && Object.hasOwn(ALL_STATUSES, s);
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+export interface JobFilters {
+  readonly status?: JobStatus | undefined;
+  /** A model path (a job type), sent as `types`. */
+  readonly model?: string | undefined;
+  /** The first day shown, YYYY-MM-DD in the browser's time zone. */
+  readonly from?: string | undefined;
+  /** The last day shown (inclusive), YYYY-MM-DD in the browser's time zone. */
+  readonly to?: string | undefined;
+}
+
+/** The filters a URL's query names; anything malformed is left out rather than sent. */
+export function filtersFrom(query: URLSearchParams): JobFilters {
+  const status = query.get('status');
+  const model = query.get('model')?.trim();
+  const from = query.get('from');
+  const to = query.get('to');
+  return {
+    status: isStatus(status) ? status : undefined,
+    model: model ? model : undefined,
+    from: from && DAY.test(from) && localMidnight(from) ? from : undefined,
+    to: to && DAY.test(to) && localMidnight(to) ? to : undefined,
+  };
+}
+
+/** The console path of the jobs list with these filters. */
+export function jobsPath(f: JobFilters): string {
+  const q = new URLSearchParams();
+  if (f.status) q.set('status', f.status);
+  if (f.model) q.set('model', f.model);
+  if (f.from) q.set('from', f.from);
+  if (f.to) q.set('to', f.to);
+  const s = q.toString();
+  return s ? `jobs?${s}` : 'jobs';
+}
+
+export const hasFilters = (f: JobFilters) => Boolean(f.status || f.model || f.from || f.to);
+
+/** 00:00 of a YYYY-MM-DD day in the browser's time zone, `days` later; undefined for a day that does not exist. */
+function localMidnight(day: string, days = 0): Date | undefined {
+  const [y, m, d] = day.split('-').map(Number) as [number, number, number];
+  const date = new Date(y, m - 1, d + days);
+  // new Date rolls 2026-02-31 over into March: such a day is not a day.
+  if (days === 0 && (date.getFullYear() !== y || date.getMonth() !== m - 1 || date.getDate() !== d)) return undefined;
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/** Why the date range cannot be asked for, if it cannot. */
+export function rangeProblem(f: JobFilters): string | undefined {
+  if (f.from && f.to && f.from > f.to) return 'The “From” day is after the “To” day: nothing can match. Pick a “To” day on or after it.';
+  return undefined;
+}
+
+/**
+ * GET /jobs's query for these filters: `start` at local 00:00 of `from` (inclusive) and `end` at
+ * the local midnight after `to` (exclusive), as ISO date-times.
+ */
+export function listQuery(f: JobFilters): JobListQuery {
+  const q: { status?: JobStatus; types?: string; start?: string; end?: string } = {};
+  if (f.status) q.status = f.status;
+  if (f.model) q.types = f.model;
+  const start = f.from ? localMidnight(f.from) : undefined;
+  const end = f.to ? localMidnight(f.to, 1) : undefined;
+  if (start) q.start = start.toISOString();
+  if (end) q.end = end.toISOString();
+  return q;
+}
