@@ -202,7 +202,8 @@ export function initialValue(field: Field): Value {
     case 'string':
       return typeof d === 'string' ? d : '';
     case 'list':
-      return Array.isArray(d) ? d.map((v) => String(v)) : [];
+      // A list that must have an item starts with an empty row to fill (empty rows are not sent).
+      return Array.isArray(d) ? d.map((v) => String(v)) : field.required || (field.minItems ?? 0) > 0 ? [''] : [];
     case 'multi':
       return Array.isArray(d) ? d.filter((v) => field.options.includes(v as EnumValue)) : [];
     case 'rows':
