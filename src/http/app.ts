@@ -16,6 +16,8 @@ import type { NodeAppExecution } from '../services/node-app-execution.js';
 import type { StyleService } from '../services/styles.js';
 import type { WebhookService } from '../services/webhooks.js';
 import type { WorkerTokenService } from '../services/worker-tokens.js';
+import type { TokenService } from '../services/tokens.js';
+import type { WorkspaceService } from '../services/workspace.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import type { Readiness } from '../services/readiness.js';
 import type { RemoteProtocol } from '../services/remote-protocol.js';
@@ -40,6 +42,8 @@ import { registerStyleRoutes } from './routes/styles.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerWebhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { registerWorkerRoutes } from './routes/worker.js';
+import { registerTokenRoutes } from './routes/tokens.js';
+import { registerWorkspaceRoutes } from './routes/workspace.js';
 import { applyConnectionCap, DEFAULT_SERVER_LIMITS, serverOptions } from './server-limits.js';
 import type { ServerLimits } from './server-limits.js';
 import { validatorCompiler } from './validation.js';
@@ -65,6 +69,10 @@ const NO_BODY_LIMIT_BYTES = 1024;
 
 export interface AppDeps {
   readonly identity: IdentityService;
+  /** GET /workspace. */
+  readonly workspace: WorkspaceService;
+  /** GET and POST /tokens, POST /tokens/{id}/revoke. */
+  readonly tokens: TokenService;
   readonly jobs: JobService;
   /** Prefer: wait, the job event stream and the MCP tools' wait. */
   readonly waits: JobWaits;
@@ -155,6 +163,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerStyleRoutes(app, creation);
   registerWebhookDeliveryRoutes(app, deps.webhooks);
   registerUsageRoutes(app, deps.billing);
+  registerWorkspaceRoutes(app, deps);
+  registerTokenRoutes(app, deps.tokens);
   registerNodeAppRoutes(app, deps.nodeApps);
   registerNodeAppExecuteRoute(app, creation);
   registerMetaRoutes(app, deps.models, deps.publicUrl);

@@ -16,6 +16,8 @@ export interface AuthContext {
    * (spec 5.5), but a style trained through one member's token is that member's until shared.
    */
   readonly memberEmail: string;
+  /** The token the request came with (GET /workspace shows it; GET /tokens marks it `current`). */
+  readonly token: { readonly id: string; readonly name: string };
 }
 
 export interface IdentityLimits {
@@ -100,10 +102,20 @@ export class IdentityService {
       // The cached lookup must not send every request of the next TTL here again.
       this.#tokens.update(hash, { ...owner, token: { ...owner.token, lastUsedAt: now } });
     }
-    return { workspace: owner.workspace, apiUserId: owner.apiUserId, memberEmail: owner.token.createdBy };
+    return {
+      workspace: owner.workspace,
+      apiUserId: owner.apiUserId,
+      memberEmail: owner.token.createdBy,
+      token: { id: owner.token.id, name: owner.token.name },
+    };
   }
 
-  async workspace(idOrName: string): Promise<Workspace> {
+  /**
+   * The workspace named by id or name (the admin CLI's --workspace), or the one given: a caller's
+   * (AuthContext.workspace), which the API's use cases pass to the same operations as the CLI.
+   */
+  async workspace(idOrName: string | Workspace): Promise<Workspace> {
+    if (typeof idOrName !== 'string') return idOrName;
     const ws = await this.#store.identity.findWorkspace(idOrName);
     if (!ws) throw notFound(`workspace '${idOrName}' not found`);
     return ws;
@@ -114,9 +126,14 @@ export class IdentityService {
     return this.#store.identity.listWorkspaces();
   }
 
-  async listMembers(workspace: string): Promise<Member[]> {
+  async listMembers(workspace: string | Workspace): Promise<Member[]> {
     const ws = await this.workspace(workspace);
     return this.#store.identity.listMembers(ws.id);
+  }
+
+  /** The role of `email` in `ws` now; null when it is not (or no longer) a member. */
+  async roleOf(ws: Workspace, email: string): Promise<Role | null> {
+    return (await this.#store.identity.getMember(ws.id, normalizeEmail(email)))?.role ?? null;
   }
 
   /** Refuses `email` unless it is a member of `ws` with one of `roles`; `action` completes "only owners can ...". */
@@ -157,7 +174,7 @@ export class IdentityService {
   }
 
   /** Returns the token in clear exactly once; only its hash is stored. */
-  async createToken(workspace: string, name: string, asEmail: string): Promise<{ token: ApiToken; secret: string }> {
+  async createToken(workspace: string | Workspace, name: string, asEmail: string): Promise<{ token: ApiToken; secret: string }> {
     const ws = await this.workspace(workspace);
     await this.requireRole(ws, asEmail, ['owner', 'admin'], 'create API tokens');
     const secret = newToken();
@@ -172,12 +189,14 @@ export class IdentityService {
     return { token, secret };
   }
 
-  async listTokens(workspace: string): Promise<ApiToken[]> {
+  /** Every token of the workspace, revoked ones included, oldest first (no role check: the CLI's operator view). */
+  async listTokens(workspace: string | Workspace): Promise<ApiToken[]> {
     const ws = await this.workspace(workspace);
     return this.#store.identity.listTokens(ws.id);
   }
 
-  async revokeToken(workspace: string, tokenId: string, asEmail: string): Promise<ApiToken> {
+  /** Revoking a revoked token answers it with its first revocation time. */
+  async revokeToken(workspace: string | Workspace, tokenId: string, asEmail: string): Promise<ApiToken> {
     const ws = await this.workspace(workspace);
     await this.requireRole(ws, asEmail, ['owner', 'admin'], 'revoke API tokens');
     const token = await this.#store.identity.revokeToken(ws.id, tokenId, this.#now());

@@ -5,7 +5,8 @@ import type { Micros } from '../lib/time.js';
 import { StringEnum } from '../models/schema-kit.js';
 
 /**
- * The list views of usage, node-app versions and webhook deliveries, each declared once: the
+ * The list views of usage, node-app versions and webhook deliveries (of a job, and of the
+ * workspace), each declared once: the
  * route's response schema (and OpenAPI component, by `$id`) and, by `Static`, the service's
  * return type.
  */
@@ -209,3 +210,21 @@ export const WebhookDeliveryList = Type.Object(
   { $id: 'WebhookDeliveryList', description: "A job's webhook deliveries and their attempts", examples: [{ items: [DELIVERY_EXAMPLE] }] },
 );
 export type WebhookDeliveryList = Static<typeof WebhookDeliveryList>;
+
+const WORKSPACE_DELIVERY_EXAMPLE = { job_id: '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69', ...DELIVERY_EXAMPLE };
+
+/** GET /webhook-deliveries: a delivery of any of the workspace's jobs, with the job's id. */
+export const WorkspaceWebhookDelivery = Type.Object(
+  {
+    job_id: Type.String({ format: 'uuid', description: 'The job whose end the delivery reports (it may have been deleted since)', examples: [WORKSPACE_DELIVERY_EXAMPLE.job_id] }),
+    ...WebhookDelivery.properties,
+  },
+  { $id: 'WorkspaceWebhookDelivery', description: "A webhook delivery of one of the workspace's jobs", examples: [WORKSPACE_DELIVERY_EXAMPLE] },
+);
+export type WorkspaceWebhookDelivery = Static<typeof WorkspaceWebhookDelivery>;
+
+export const WebhookDeliveryPage = Type.Object(
+  { items: Type.Array(WorkspaceWebhookDelivery, { description: 'Deliveries, newest first' }), next_cursor: Cursor('delivery creation time') },
+  { $id: 'WebhookDeliveryPage', description: "A page of the workspace's webhook deliveries", examples: [{ items: [WORKSPACE_DELIVERY_EXAMPLE], next_cursor: null }] },
+);
+export type WebhookDeliveryPage = Static<typeof WebhookDeliveryPage>;

@@ -26,11 +26,17 @@ import { Idempotency } from './idempotency.js';
 import { StyleService } from './styles.js';
 import { WebhookService } from './webhooks.js';
 import { WorkerTokenService } from './worker-tokens.js';
+import { TokenService } from './tokens.js';
+import { WorkspaceService } from './workspace.js';
 import { noMeter } from './meter.js';
 import type { Meter } from './meter.js';
 
 export interface Services {
   readonly identity: IdentityService;
+  /** GET /workspace: the caller's workspace, role and balance. */
+  readonly workspace: WorkspaceService;
+  /** The API's token operations (GET/POST /tokens, revoke) over IdentityService's. */
+  readonly tokens: TokenService;
   readonly jobs: JobService;
   readonly generation: GenerationService;
   /** The catalog as data: GET /models, GET /deprecations. */
@@ -96,6 +102,8 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   const idempotency = new Idempotency(store, clock, (opts.idempotencyKeyHours ?? 24) * 3_600_000);
   return {
     identity,
+    workspace: new WorkspaceService(store, identity),
+    tokens: new TokenService(identity),
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks, meter),
     generation: new GenerationService(store, clock, catalog, billing, { sandbox: opts.sandbox === true, meter, idempotency }),
     models: new ModelService(catalog, opts.prices, clock),

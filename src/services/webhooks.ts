@@ -4,8 +4,8 @@ import { isUuid, newId } from '../lib/ids.js';
 import { newWebhookSecret } from '../lib/standard-webhooks.js';
 import { formatMicros, formatMicrosOrNull as iso, msToMicros } from '../lib/time.js';
 import type { Micros } from '../lib/time.js';
-import type { JobRecord, Store, StoreTx } from '../store/store.js';
-import type { DeliveryState, WebhookAttempt, WebhookDelivery } from '../store/webhook-store.js';
+import type { JobRecord, Store, StoreTx, Workspace } from '../store/store.js';
+import type { DeliveryState, LoggedDelivery, WebhookAttempt, WebhookDelivery } from '../store/webhook-store.js';
 import { notFound } from '../domain/errors.js';
 import type { AuthContext, IdentityService } from './identity.js';
 import { toJobView } from './job-view.js';
@@ -33,14 +33,33 @@ const ATTEMPT_OUTCOMES: Readonly<Record<DeliveryState, WebhookAttemptOutcome>> =
   refused: 'refused',
 });
 
-/** GET /jobs/{id}/webhook-deliveries's view: declared once, as a schema (list-views.ts). */
-import type { WebhookDelivery as DeliveryView, WebhookDeliveryList } from './list-views.js';
+/** The delivery logs' views: declared once, as schemas (list-views.ts). */
+import type { WebhookDelivery as DeliveryView, WebhookDeliveryList, WebhookDeliveryPage } from './list-views.js';
+import { pageOf } from './list-views.js';
 export type { DeliveryView };
 
-export interface SecretReport {
-  workspace_id: string;
-  secret: string;
-  previous_secret_valid_until: string | null;
+/** The secret as GET /workspace/webhook-secret and the admin CLI show it: declared once, as a schema (workspace-views.ts). */
+import type { WebhookSecret as SecretReport } from './workspace-views.js';
+export type { SecretReport };
+
+/** A delivery as the delivery logs show it. */
+function toDeliveryView(d: LoggedDelivery): DeliveryView {
+  return {
+    webhook_id: d.id,
+    event: String(d.payload.status),
+    url: redact(d.url),
+    state: d.state,
+    created_at: formatMicros(d.createdAt),
+    next_attempt_at: d.state === 'pending' ? iso(d.nextAttemptAt) : null,
+    attempts: d.attemptLog.map((a) => ({
+      attempt: a.attempt,
+      attempted_at: formatMicros(a.attemptedAt),
+      status: a.statusCode,
+      error: a.error,
+      duration_ms: a.durationMs,
+      next_retry_at: iso(a.nextRetryAt),
+    })),
+  };
 }
 
 /** A URL as the delivery log shows it: user-info (a receiver's basic-auth password) removed. */
@@ -144,28 +163,21 @@ export class WebhookService {
     const job = isUuid(jobId) ? await this.#store.jobs.getJobSummary(auth.apiUserId, jobId.toLowerCase()) : undefined;
     if (!job) throw notFound(`job '${jobId}' not found`);
     const rows = await this.#store.webhooks.listForJob(job.id);
-    return {
-      items: rows.map((d) => ({
-        webhook_id: d.id,
-        event: String(d.payload.status),
-        url: redact(d.url),
-        state: d.state,
-        created_at: formatMicros(d.createdAt),
-        next_attempt_at: d.state === 'pending' ? iso(d.nextAttemptAt) : null,
-        attempts: d.attemptLog.map((a) => ({
-          attempt: a.attempt,
-          attempted_at: formatMicros(a.attemptedAt),
-          status: a.statusCode,
-          error: a.error,
-          duration_ms: a.durationMs,
-          next_retry_at: iso(a.nextRetryAt),
-        })),
-      })),
-    };
+    return { items: rows.map(toDeliveryView) };
+  }
+
+  /**
+   * GET /webhook-deliveries: the workspace's deliveries of every job, newest first, each with its
+   * job id; a deleted job's delivery stays until the retention janitor prunes it.
+   */
+  async workspaceDeliveries(auth: AuthContext, page: { readonly before?: Micros; readonly limit: number }): Promise<WebhookDeliveryPage> {
+    const rows = await this.#store.webhooks.listForWorkspace({ workspaceId: auth.workspace.id, before: page.before, limit: page.limit + 1 });
+    const { page: items, next_cursor } = pageOf(rows, page.limit, (d) => d.createdAt);
+    return { items: items.map((d) => ({ job_id: d.jobId, ...toDeliveryView(d) })), next_cursor };
   }
 
   /** Owners and admins; the secret is made on first use. */
-  async showSecret(workspace: string, asEmail: string): Promise<SecretReport> {
+  async showSecret(workspace: string | Workspace, asEmail: string): Promise<SecretReport> {
     const ws = await this.#identity.workspace(workspace);
     await this.#identity.requireRole(ws, asEmail, ['owner', 'admin'], 'see the webhook secret');
     const s = await this.#store.webhooks.secrets(ws.id, newWebhookSecret(), this.#now());
@@ -173,7 +185,7 @@ export class WebhookService {
   }
 
   /** Owners and admins; the previous secret keeps signing for ROTATION_GRACE_MS. */
-  async rotateSecret(workspace: string, asEmail: string): Promise<SecretReport> {
+  async rotateSecret(workspace: string | Workspace, asEmail: string): Promise<SecretReport> {
     const ws = await this.#identity.workspace(workspace);
     await this.#identity.requireRole(ws, asEmail, ['owner', 'admin'], 'rotate the webhook secret');
     const now = this.#now();

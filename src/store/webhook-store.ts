@@ -53,9 +53,24 @@ export interface WebhookSecrets {
   readonly previousUntil: Micros | null;
 }
 
+/** A delivery with its attempts, oldest first: what the delivery logs show. */
+export type LoggedDelivery = WebhookDelivery & { readonly attemptLog: readonly WebhookAttempt[] };
+
+/** A page of a workspace's deliveries, newest first. */
+export interface DeliveryPageQuery {
+  readonly workspaceId: string;
+  /** Only deliveries created strictly before this instant (the previous page's cursor). */
+  readonly before?: Micros;
+  readonly limit: number;
+}
+
 /** The webhook outbox, its attempts, and the per-workspace signing secrets. */
 export interface WebhookStore {
-  /** Call inside the transaction that ends the job. */
+  /**
+   * Call inside the transaction that ends the job, which holds the workspace lock: the delivery's
+   * created_at is `now`, or one past the workspace's newest delivery if that is later, so
+   * creation times are strictly increasing per workspace and a time cursor is exact.
+   */
   enqueue(delivery: NewDelivery): Promise<void>;
   /**
    * Takes up to `limit` pending deliveries due at `now` whose lease is free, leasing them until
@@ -65,7 +80,9 @@ export interface WebhookStore {
   /** Records the attempt and the new state; false (nothing written) if the lease was lost. */
   recordAttempt(result: AttemptResult): Promise<boolean>;
   /** The job's deliveries with their attempts, oldest first. */
-  listForJob(jobId: string): Promise<Array<WebhookDelivery & { readonly attemptLog: readonly WebhookAttempt[] }>>;
+  listForJob(jobId: string): Promise<LoggedDelivery[]>;
+  /** The workspace's deliveries of every job, newest first, with their attempts. */
+  listForWorkspace(query: DeliveryPageQuery): Promise<LoggedDelivery[]>;
   /** The workspace's secrets; `fresh` is stored first if it has none yet. */
   secrets(workspaceId: string, fresh: string, now: Micros): Promise<WebhookSecrets>;
   /** Makes `fresh` the secret; the old one keeps signing until `previousUntil`. */

@@ -60,6 +60,13 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(doc.paths['/usage']!)).toEqual(['get']);
     // An extension: what happened to a job's webhook.
     expect(Object.keys(doc.paths['/jobs/{id}/webhook-deliveries']!)).toEqual(['get']);
+    // What the web console reads and does through the public API (issue 21).
+    expect(Object.keys(doc.paths['/workspace']!)).toEqual(['get']);
+    expect(Object.keys(doc.paths['/workspace/webhook-secret']!)).toEqual(['get']);
+    expect(Object.keys(doc.paths['/workspace/webhook-secret/rotate']!)).toEqual(['post']);
+    expect(Object.keys(doc.paths['/tokens']!).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(doc.paths['/tokens/{id}/revoke']!)).toEqual(['post']);
+    expect(Object.keys(doc.paths['/webhook-deliveries']!)).toEqual(['get']);
     // A model with a route of its own (style training) is served there, not under /generate.
     for (const m of MODELS) expect(doc.paths[m.route ?? `/generate/${m.path}`]?.post, m.path).toBeDefined();
     expect(doc.paths['/generate/loraTraining']).toBeUndefined();
@@ -120,10 +127,11 @@ describe('GET /openapi.json', () => {
   });
 
   it('declares the Idempotency-Key header, the replay header and the 409 and 422 answers on every POST that creates', () => {
-    // Sharing a style and cancelling a job create nothing and are idempotent by themselves; the worker protocol creates nothing.
-    const posts = Object.entries(doc.paths).filter(
-      ([path, ops]) => ops.post && path !== '/styles/{id}/share/workspace' && path !== '/jobs/{id}/cancel' && !path.startsWith('/worker/v1/'),
-    );
+    // Sharing a style, cancelling a job, revoking a token and rotating the webhook secret are idempotent or change
+    // state by themselves; a token's creation takes no key, whose stored answer would keep its secret
+    // (docs/decisions.md, issue 21); the worker protocol creates nothing.
+    const keyless = ['/styles/{id}/share/workspace', '/jobs/{id}/cancel', '/tokens', '/tokens/{id}/revoke', '/workspace/webhook-secret/rotate'];
+    const posts = Object.entries(doc.paths).filter(([path, ops]) => ops.post && !keyless.includes(path) && !path.startsWith('/worker/v1/'));
     expect(posts.length).toBeGreaterThan(0);
     for (const [path, ops] of posts) {
       const op = ops.post!;
@@ -168,6 +176,18 @@ describe('GET /openapi.json for client generators', () => {
     expect(media(doc.paths['/jobs']!.get!, '200')).toEqual({ $ref: '#/components/schemas/JobPage' });
     expect(media(doc.paths['/jobs/{id}']!.get!, '404')).toEqual({ $ref: '#/components/schemas/Error' });
     expect(media(doc.paths['/generate/image/vendor-g/model-g-3']!.post!, '410')).toEqual({ $ref: '#/components/schemas/Error410' });
+    // The console's shapes are components too, so the client's types name them.
+    for (const [path, method, status, name] of [
+      ['/workspace', 'get', '200', 'Workspace'],
+      ['/tokens', 'get', '200', 'ApiTokenList'],
+      ['/tokens', 'post', '201', 'CreatedApiToken'],
+      ['/tokens/{id}/revoke', 'post', '200', 'ApiToken'],
+      ['/workspace/webhook-secret', 'get', '200', 'WebhookSecret'],
+      ['/workspace/webhook-secret/rotate', 'post', '200', 'WebhookSecret'],
+      ['/webhook-deliveries', 'get', '200', 'WebhookDeliveryPage'],
+    ] as const) {
+      expect(media(doc.paths[path]![method]!, status), `${method} ${path}`).toEqual({ $ref: `#/components/schemas/${name}` });
+    }
     expect(doc.components.schemas.JobPage!.properties!.items!.items).toEqual({ $ref: '#/components/schemas/Job' });
     // The three model-a-2 variants share one body, so one component.
     for (const v of ['medium', 'large', 'medium-turbo']) {

@@ -1,14 +1,37 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { WebhookDeliveryList } from '../../services/list-views.js';
+import { WebhookDeliveryList, WebhookDeliveryPage } from '../../services/list-views.js';
 import type { WebhookService } from '../../services/webhooks.js';
 import { requireAuth } from '../plugins/auth.js';
+import { PageQuery, pageParams } from '../query.js';
 import { NoQuery, errorResponses } from '../schemas.js';
 
-/** GET /jobs/{id}/webhook-deliveries: an extension, so a missing webhook can be explained. */
-export function registerWebhookDeliveryRoutes(app: FastifyInstance, webhooks: WebhookService): void {
-  app.withTypeProvider<TypeBoxTypeProvider>().get(
+/**
+ * GET /jobs/{id}/webhook-deliveries and GET /webhook-deliveries: extensions, so a missing webhook
+ * can be explained. Any role: whoever may read a job may read what happened to its webhook.
+ */
+export function registerWebhookDeliveryRoutes(fastify: FastifyInstance, webhooks: WebhookService): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  app.get(
+    '/webhook-deliveries',
+    {
+      schema: {
+        operationId: 'listWorkspaceWebhookDeliveries',
+        summary: "The workspace's webhook deliveries across its jobs, newest first",
+        description:
+          'Every webhook delivery of the workspace (one per job created with X-Webhook-URL, written when the job ended), newest ' +
+          'first, each with its job id, state and every attempt. Pages of at most `limit`; follow `next_cursor` for older ones. ' +
+          "A deleted job's delivery stays listed until the retention janitor prunes it.",
+        tags: ['webhooks'],
+        querystring: Type.Object({ ...PageQuery('deliveries created') }),
+        response: { 200: WebhookDeliveryPage, ...errorResponses(400) },
+      },
+    },
+    (request) => webhooks.workspaceDeliveries(requireAuth(request.auth), pageParams(request.query)),
+  );
+
+  app.get(
     '/jobs/:id/webhook-deliveries',
     {
       schema: {

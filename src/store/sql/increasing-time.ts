@@ -3,7 +3,8 @@ import type { Kysely, RawBuilder } from 'kysely';
 import type { Database } from '../schema.js';
 
 /**
- * The created_at of a new row of a per-workspace list paged by time (assets, styles): `now`, or one
+ * The created_at of a new row of a per-workspace list paged by time (assets, styles, webhook
+ * deliveries): `now`, or one
  * microsecond after the workspace's newest row (deleted ones too) if that is later, so the times
  * are strictly increasing per workspace and a time cursor is exact. The newest is one seek from the
  * end of the table's (workspace_id, created_at) index.
@@ -17,7 +18,7 @@ import type { Database } from '../schema.js';
  */
 export async function nextCreatedAt(
   db: Kysely<Database>,
-  table: 'assets' | 'styles',
+  table: 'assets' | 'styles' | 'webhook_deliveries',
   workspaceId: string,
   now: number,
   rowLocks: boolean,

@@ -1,7 +1,18 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Micros } from '../../lib/time.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookSecretsTable } from '../schema.js';
-import type { AttemptResult, DeliveryState, NewDelivery, WebhookAttempt, WebhookDelivery, WebhookSecrets, WebhookStore } from '../webhook-store.js';
+import type {
+  AttemptResult,
+  DeliveryPageQuery,
+  DeliveryState,
+  LoggedDelivery,
+  NewDelivery,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookSecrets,
+  WebhookStore,
+} from '../webhook-store.js';
+import { nextCreatedAt } from './increasing-time.js';
 import type { Transact } from './transact.js';
 
 const num = (v: number | null): number | null => (v === null ? null : Number(v));
@@ -47,6 +58,9 @@ export class SqlWebhookStore implements WebhookStore {
   }
 
   async enqueue(d: NewDelivery): Promise<void> {
+    // Strictly increasing per workspace, so GET /webhook-deliveries pages by time exactly. The
+    // caller holds the workspace lock (the job's end), which orders concurrent ends on PostgreSQL.
+    const createdAt = await nextCreatedAt(this.#db, 'webhook_deliveries', d.workspaceId, d.now, false);
     await this.#db
       .insertInto('webhook_deliveries')
       .values({
@@ -60,7 +74,7 @@ export class SqlWebhookStore implements WebhookStore {
         attempts: 0,
         next_attempt_at: d.now,
         lease_until: null,
-        created_at: d.now,
+        created_at: createdAt,
       })
       .execute();
   }
@@ -125,8 +139,20 @@ export class SqlWebhookStore implements WebhookStore {
     });
   }
 
-  async listForJob(jobId: string): Promise<Array<WebhookDelivery & { attemptLog: WebhookAttempt[] }>> {
+  async listForJob(jobId: string): Promise<LoggedDelivery[]> {
     const deliveries = await this.#db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', jobId).orderBy('created_at').execute();
+    return this.#withAttempts(deliveries);
+  }
+
+  async listForWorkspace(q: DeliveryPageQuery): Promise<LoggedDelivery[]> {
+    // A seek on webhook_deliveries_workspace (workspace_id, created_at), read backwards.
+    let query = this.#db.selectFrom('webhook_deliveries').selectAll().where('workspace_id', '=', q.workspaceId);
+    if (q.before !== undefined) query = query.where('created_at', '<', q.before);
+    return this.#withAttempts(await query.orderBy('created_at', 'desc').limit(q.limit).execute());
+  }
+
+  /** Each delivery with its attempts, oldest first: one more query, on the attempts' primary key. */
+  async #withAttempts(deliveries: Selectable<WebhookDeliveriesTable>[]): Promise<LoggedDelivery[]> {
     if (deliveries.length === 0) return [];
     const attempts = await this.#db
       .selectFrom('webhook_attempts')
