@@ -17,6 +17,8 @@ import type { StyleService } from '../services/styles.js';
 import type { WebhookService } from '../services/webhooks.js';
 import type { WorkerTokenService } from '../services/worker-tokens.js';
 import type { TokenService } from '../services/tokens.js';
+import type { JobDetailsService } from '../services/job-details.js';
+import type { QuoteService } from '../services/quotes.js';
 import type { WorkspaceService } from '../services/workspace.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import type { Readiness } from '../services/readiness.js';
@@ -43,6 +45,8 @@ import { registerUsageRoutes } from './routes/usage.js';
 import { registerWebhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { registerWorkerRoutes } from './routes/worker.js';
 import { registerTokenRoutes } from './routes/tokens.js';
+import { registerJobDetailsRoute } from './routes/job-details.js';
+import { registerQuoteRoutes } from './routes/quotes.js';
 import { registerWorkspaceRoutes } from './routes/workspace.js';
 import { applyConnectionCap, DEFAULT_SERVER_LIMITS, serverOptions } from './server-limits.js';
 import type { ServerLimits } from './server-limits.js';
@@ -74,11 +78,15 @@ export interface AppDeps {
   /** GET and POST /tokens, POST /tokens/{id}/revoke. */
   readonly tokens: TokenService;
   readonly jobs: JobService;
+  /** GET /jobs/{id}/details. */
+  readonly jobDetails: JobDetailsService;
   /** Prefer: wait, the job event stream and the MCP tools' wait. */
   readonly waits: JobWaits;
   readonly generation: GenerationService;
   /** The catalog as data: GET /models and GET /deprecations. */
   readonly models: ModelService;
+  /** POST /models/{id}/quote. */
+  readonly quotes: QuoteService;
   readonly billing: BillingService;
   readonly nodeApps: NodeAppService;
   readonly nodeAppExecution: NodeAppExecution;
@@ -149,6 +157,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerStorageGuard(app, deps.readiness);
   registerHealth(app, deps.readiness);
   registerJobRoutes(app, deps.jobs, deps.catalog, deps.publicUrl);
+  registerJobDetailsRoute(app, deps.jobDetails, deps.publicUrl);
   const held = heldRequests(app);
   // The waiters stop hearing other processes with the app.
   app.addHook('onClose', () => deps.waits.close());
@@ -169,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerNodeAppExecuteRoute(app, creation);
   registerMetaRoutes(app, deps.models, deps.publicUrl);
   registerModelRoutes(app, deps.models, deps.publicUrl);
+  registerQuoteRoutes(app, deps.quotes, deps.publicUrl, creation.bodyLimitBytes);
   registerMcpRoute(app, {
     ...deps,
     held,

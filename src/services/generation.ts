@@ -1,10 +1,5 @@
 import type { Clock } from '../lib/clock.js';
-import { notFound } from '../domain/errors.js';
-import { applyAliases } from '../models/aliases.js';
-import { isAvailable } from '../models/catalog.js';
-import type { Catalog, CatalogEntry } from '../models/catalog.js';
-import { sunsetError } from '../models/deprecation.js';
-import type { BodyValidator } from '../models/validation.js';
+import type { CatalogEntry } from '../models/catalog.js';
 import type { Store } from '../store/store.js';
 import type { BillingService } from './billing.js';
 import type { AuthContext } from './identity.js';
@@ -14,8 +9,7 @@ import { JobAdmission } from './job-admission.js';
 import type { CreatedJob } from './job-admission.js';
 import type { Idempotency } from './idempotency.js';
 import type { Meter } from './meter.js';
-import { isPlainObject } from '../lib/plain-object.js';
-import { checkSandboxMarkers } from '../domain/sandbox.js';
+import type { ModelRequests } from './model-requests.js';
 
 export { FULL_RETRY_AFTER_S } from './job-admission.js';
 export type { CreatedJob } from './job-admission.js';
@@ -50,17 +44,13 @@ export interface GenerationRequest {
  */
 export class GenerationService {
   readonly #store: Store;
-  readonly #clock: Clock;
-  readonly #catalog: Catalog;
+  readonly #requests: ModelRequests;
   readonly #billing: BillingService;
   readonly #admission: JobAdmission;
-  readonly #sandbox: boolean;
 
-  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService, opts: { sandbox?: boolean; meter?: Meter; idempotency?: Idempotency } = {}) {
-    this.#sandbox = opts.sandbox === true;
+  constructor(store: Store, clock: Clock, requests: ModelRequests, billing: BillingService, opts: { meter?: Meter; idempotency?: Idempotency } = {}) {
     this.#store = store;
-    this.#clock = clock;
-    this.#catalog = catalog;
+    this.#requests = requests;
     this.#billing = billing;
     this.#admission = new JobAdmission(store, clock, billing, opts.meter, opts.idempotency);
   }
@@ -70,20 +60,12 @@ export class GenerationService {
    * transport may call this before it reads the body, so a sunset answers before anything else.
    */
   available(model: string, publicUrl: string): CatalogEntry {
-    const entry = this.#catalog.get(model);
-    if (!entry) throw notFound(`model '${model}' not found`);
-    // Only a deprecated model can be unavailable (a retired one is deprecated too: catalog.ts).
-    if (entry.deprecation && !isAvailable(entry, this.#clock.nowMs())) {
-      throw sunsetError(entry.path, entry.deprecation, publicUrl);
-    }
-    return entry;
+    return this.#requests.available(model, publicUrl);
   }
 
   async create(req: GenerationRequest, policy: GenerationPolicy): Promise<CreatedJob> {
-    const entry = this.available(req.model, policy.publicUrl);
-    const body = this.#checkedBody(entry, req.body);
-    // In sandbox mode a prompt's markers are part of the request: a bad one is a 400 now, not a surprise later.
-    if (this.#sandbox) checkSandboxMarkers(body);
+    const entry = this.#requests.available(req.model, policy.publicUrl);
+    const body = this.#requests.checkedBody(entry, req.body);
     const { webhookUrl, zeroDataRetention, idempotencyKey } = req.options;
     const assets = await checkJobInputs(
       this.#store,
@@ -102,17 +84,5 @@ export class GenerationService {
       requestId: req.options.requestId ?? null,
     };
     return this.#admission.admit(req.caller, job, policy.publicUrl);
-  }
-
-  /** Aliases renamed (or refused after their sunset), then strict validation with defaults. */
-  #checkedBody(entry: CatalogEntry, received: unknown): Record<string, unknown> {
-    let body = received;
-    if (entry.aliases.length > 0 && isPlainObject(body)) {
-      body = applyAliases(body, entry.aliases, this.#catalog.aliasSunsetDate, this.#catalog.aliasSunsetMs, this.#clock.nowMs());
-    }
-    // Present on every entry that takes requests (catalog.ts), and `available` let only those through.
-    const validate: BodyValidator = entry.validate!;
-    validate(body);
-    return body;
   }
 }

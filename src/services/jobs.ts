@@ -7,7 +7,7 @@ import type { OutputStore } from '../outputs/output-store.js';
 import type { Store } from '../store/store.js';
 import type { BillingService } from './billing.js';
 import type { WebhookService } from './webhooks.js';
-import { DomainError, notFound } from '../domain/errors.js';
+import { DomainError, invalid, notFound } from '../domain/errors.js';
 import type { AuthContext } from './identity.js';
 import { toJobView } from './job-view.js';
 import type { JobView } from './job-view.js';
@@ -37,7 +37,11 @@ export type { JobPage };
 
 /** A validated GET /jobs query. */
 export interface JobListQuery {
-  /** Only jobs created strictly before this instant. */
+  /** Window start on created_at, inclusive. */
+  readonly start?: Micros;
+  /** Window end on created_at, exclusive. */
+  readonly end?: Micros;
+  /** Only jobs created strictly before this instant (the previous page's `next_cursor`). */
   readonly before?: Micros;
   readonly types?: readonly string[];
   readonly status?: JobStatus;
@@ -149,9 +153,19 @@ export class JobService {
     return this.#store.retention.outputsExpired(outputKey);
   }
 
+  /** Newest first; `start` and `end` bound created_at (start inclusive, end exclusive), the cursor pages within them. */
   async list(auth: AuthContext, query: JobListQuery): Promise<JobPage> {
-    const rows = await this.#store.jobs.listJobs({ apiUserId: auth.apiUserId, ...query, limit: query.limit + 1 });
-    const { page, next_cursor } = pageOf(rows, query.limit, (j) => j.createdAt);
+    const { start, end, before, types, status, limit } = query;
+    if (start !== undefined && end !== undefined && start > end) throw invalid(`query parameter 'start' must not be later than 'end'`);
+    const rows = await this.#store.jobs.listJobs({
+      apiUserId: auth.apiUserId,
+      from: start,
+      before: end === undefined || before === undefined ? (end ?? before) : Math.min(end, before),
+      types,
+      status,
+      limit: limit + 1,
+    });
+    const { page, next_cursor } = pageOf(rows, limit, (j) => j.createdAt);
     return { items: page.map(toJobView), next_cursor };
   }
 }

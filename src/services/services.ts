@@ -27,6 +27,9 @@ import { StyleService } from './styles.js';
 import { WebhookService } from './webhooks.js';
 import { WorkerTokenService } from './worker-tokens.js';
 import { TokenService } from './tokens.js';
+import { JobDetailsService } from './job-details.js';
+import { ModelRequests } from './model-requests.js';
+import { QuoteService } from './quotes.js';
 import { WorkspaceService } from './workspace.js';
 import { noMeter } from './meter.js';
 import type { Meter } from './meter.js';
@@ -38,9 +41,13 @@ export interface Services {
   /** The API's token operations (GET/POST /tokens, revoke) over IdentityService's. */
   readonly tokens: TokenService;
   readonly jobs: JobService;
+  /** GET /jobs/{id}/details: a job's request, status history and billing. */
+  readonly jobDetails: JobDetailsService;
   readonly generation: GenerationService;
   /** The catalog as data: GET /models, GET /deprecations. */
   readonly models: ModelService;
+  /** POST /models/{id}/quote: a request's price before it is sent. */
+  readonly quotes: QuoteService;
   readonly runs: JobRuns;
   readonly billing: BillingService;
   readonly nodeApps: NodeAppService;
@@ -100,13 +107,16 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   const webhooks = new WebhookService(store, clock, identity, Math.random, meter);
   const workerTokens = new WorkerTokenService(store, clock, opts.bindings.remote);
   const idempotency = new Idempotency(store, clock, (opts.idempotencyKeyHours ?? 24) * 3_600_000);
+  const requests = new ModelRequests(catalog, clock, { sandbox: opts.sandbox === true });
   return {
     identity,
     workspace: new WorkspaceService(store, identity),
     tokens: new TokenService(identity),
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks, meter),
-    generation: new GenerationService(store, clock, catalog, billing, { sandbox: opts.sandbox === true, meter, idempotency }),
+    jobDetails: new JobDetailsService(store),
+    generation: new GenerationService(store, clock, requests, billing, { meter, idempotency }),
     models: new ModelService(catalog, opts.prices, clock),
+    quotes: new QuoteService(requests, billing),
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog, meter),
     billing,
     nodeApps: new NodeAppService(store, clock, catalog, opts.bindings.remote),

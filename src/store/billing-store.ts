@@ -65,6 +65,8 @@ export interface BillingStore {
   charge(jobId: string, now: Micros, amountMicros?: MicroUsd): Promise<LedgerEntry | undefined>;
   /** Gives the job's hold back. Undefined (and nothing written) when the job has no open hold. */
   release(jobId: string, now: Micros): Promise<LedgerEntry | undefined>;
+  /** The job's entries (its hold, and its charge or release or both once it ended), in no set order. */
+  entriesOfJob(jobId: string): Promise<LedgerEntry[]>;
   /** Every entry of the workspace, oldest first (entries of one instant in no set order). */
   listEntries(workspaceId: string): Promise<LedgerEntry[]>;
   /** Charges in [from, before), newest first. */

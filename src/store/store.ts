@@ -150,6 +150,8 @@ export interface NewJob {
 
 export interface JobQuery {
   readonly apiUserId: string;
+  /** Only jobs created at or after this instant. */
+  readonly from?: Micros;
   /** Only jobs created strictly before this instant. */
   readonly before?: Micros;
   readonly types?: readonly string[];

@@ -67,6 +67,8 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(doc.paths['/tokens']!).sort()).toEqual(['get', 'post']);
     expect(Object.keys(doc.paths['/tokens/{id}/revoke']!)).toEqual(['post']);
     expect(Object.keys(doc.paths['/webhook-deliveries']!)).toEqual(['get']);
+    expect(Object.keys(doc.paths['/jobs/{id}/details']!)).toEqual(['get']);
+    expect(Object.keys(doc.paths['/models/{id}/quote']!)).toEqual(['post']);
     // A model with a route of its own (style training) is served there, not under /generate.
     for (const m of MODELS) expect(doc.paths[m.route ?? `/generate/${m.path}`]?.post, m.path).toBeDefined();
     expect(doc.paths['/generate/loraTraining']).toBeUndefined();
@@ -87,7 +89,7 @@ describe('GET /openapi.json', () => {
     const page = deref(doc, doc.paths['/jobs']!.get!.responses['200']!.content!['application/json']!.schema);
     expect(Object.keys(page.properties!)).toEqual(['items', 'next_cursor']);
     const params = doc.paths['/jobs']!.get!.parameters!.map((p) => p.name).sort();
-    expect(params).toEqual(['cursor', 'limit', 'status', 'types']);
+    expect(params).toEqual(['cursor', 'end', 'limit', 'start', 'status', 'types']);
   });
 
   it('hides the deprecated camelCase aliases from request bodies', () => {
@@ -128,9 +130,9 @@ describe('GET /openapi.json', () => {
 
   it('declares the Idempotency-Key header, the replay header and the 409 and 422 answers on every POST that creates', () => {
     // Sharing a style, cancelling a job, revoking a token and rotating the webhook secret are idempotent or change
-    // state by themselves; a token's creation takes no key, whose stored answer would keep its secret
-    // (docs/decisions.md, issue 21); the worker protocol creates nothing.
-    const keyless = ['/styles/{id}/share/workspace', '/jobs/{id}/cancel', '/tokens', '/tokens/{id}/revoke', '/workspace/webhook-secret/rotate'];
+    // state by themselves; a quote creates nothing; a token's creation takes no key, whose stored answer would keep
+    // its secret (docs/decisions.md, issue 21); the worker protocol creates nothing.
+    const keyless = ['/styles/{id}/share/workspace', '/jobs/{id}/cancel', '/tokens', '/tokens/{id}/revoke', '/workspace/webhook-secret/rotate', '/models/{id}/quote'];
     const posts = Object.entries(doc.paths).filter(([path, ops]) => ops.post && !keyless.includes(path) && !path.startsWith('/worker/v1/'));
     expect(posts.length).toBeGreaterThan(0);
     for (const [path, ops] of posts) {
@@ -185,9 +187,13 @@ describe('GET /openapi.json for client generators', () => {
       ['/workspace/webhook-secret', 'get', '200', 'WebhookSecret'],
       ['/workspace/webhook-secret/rotate', 'post', '200', 'WebhookSecret'],
       ['/webhook-deliveries', 'get', '200', 'WebhookDeliveryPage'],
+      ['/jobs/{id}/details', 'get', '200', 'JobDetails'],
+      ['/models/{id}/quote', 'post', '200', 'PriceQuote'],
+      ['/models/{id}/quote', 'post', '410', 'Error410'],
     ] as const) {
       expect(media(doc.paths[path]![method]!, status), `${method} ${path}`).toEqual({ $ref: `#/components/schemas/${name}` });
     }
+    expect(doc.components.schemas.JobDetails!.properties!.job).toEqual({ $ref: '#/components/schemas/Job' });
     expect(doc.components.schemas.JobPage!.properties!.items!.items).toEqual({ $ref: '#/components/schemas/Job' });
     // The three model-a-2 variants share one body, so one component.
     for (const v of ['medium', 'large', 'medium-turbo']) {

@@ -9,7 +9,8 @@ import { TEST_DATABASE_URL, createPostgresDatabase } from '../helpers/backends.j
 
 /**
  * The reads the web console's endpoints added (issue 21) seek an index on both backends: the
- * workspace's deliveries newest first (webhook_deliveries_workspace). Each query as the store
+ * workspace's deliveries newest first (webhook_deliveries_workspace), GET /jobs with a creation
+ * window (jobs_user_created) and a job's ledger entries (ledger_job_kind). Each query as the store
  * writes it, with its parameters.
  */
 const QUERIES: readonly { name: string; index: string; sql: string; params: unknown[] }[] = [
@@ -19,6 +20,13 @@ const QUERIES: readonly { name: string; index: string; sql: string; params: unkn
     sql: 'SELECT * FROM webhook_deliveries WHERE workspace_id = $1 AND created_at < $2 ORDER BY created_at DESC LIMIT 101',
     params: ['w', 1_000],
   },
+  {
+    name: 'the jobs window page',
+    index: 'jobs_user_created',
+    sql: 'SELECT id FROM jobs WHERE api_user_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at DESC LIMIT 101',
+    params: ['u', 1, 1_000],
+  },
+  { name: "a job's ledger entries", index: 'ledger_job_kind', sql: 'SELECT * FROM ledger_entries WHERE job_id = $1', params: ['j'] },
 ];
 
 describe("the console endpoints' queries are index-backed", () => {

@@ -8,7 +8,7 @@ import type { JobService } from '../../services/jobs.js';
 import { presentJob } from '../../services/job-view.js';
 import { JOB_STATUSES } from '../../domain/states.js';
 import { isNodeAppJobType } from '../../domain/node-app-plan.js';
-import { PageQuery, pageParams } from '../query.js';
+import { PageQuery, pageParams, toMicros } from '../query.js';
 import { requireAuth } from '../plugins/auth.js';
 import { DeletedJob, Job, JobEndedBody, JobPage, NoQuery, errorResponses } from '../schemas.js';
 
@@ -36,11 +36,16 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
       schema: {
         operationId: 'listJobs',
         summary: "List the API user's jobs, newest first",
-        description: 'Pages of at most `limit` jobs, newest first; follow `next_cursor` for older ones. Filter by job types and status.',
+        description:
+          'Pages of at most `limit` jobs, newest first; follow `next_cursor` for older ones. Filter by job types, status, and a ' +
+          'window on the creation time (`start` inclusive, `end` exclusive; either may be left out); the filters combine, and ' +
+          'the cursor pages within them.',
         tags: ['jobs'],
         // Checked by the query rules (query.ts), with messages that name the parameter.
         querystring: Type.Object({
           ...PageQuery('jobs created'),
+          start: Type.Optional(Type.String({ format: 'date-time', description: 'Only jobs created at or after this time', examples: ['2026-11-01T00:00:00Z'] })),
+          end: Type.Optional(Type.String({ format: 'date-time', description: 'Only jobs created before this time (exclusive)', examples: ['2026-12-01T00:00:00Z'] })),
           types: Type.Optional(Type.String({ description: 'Comma-separated job types: model paths, or node-app/<slug> for node-app jobs', examples: ['image/vendor-a/model-a-2/medium,video/vendor-f/model-f'] })),
           status: Type.Optional(StringEnum(JOB_STATUSES, { description: 'Only jobs in this status', examples: ['completed'] })),
         }),
@@ -49,8 +54,11 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
     },
     async (request) => {
       const q = request.query;
+      // Whether start <= end is the job service's rule.
       const page = await jobs.list(requireAuth(request.auth), {
         ...pageParams(q),
+        start: toMicros(q.start),
+        end: toMicros(q.end),
         types: parseTypes(q.types, catalog),
         status: q.status,
       });

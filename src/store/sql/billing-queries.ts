@@ -124,6 +124,12 @@ export class SqlBillingStore implements BillingStore {
     return this.#settle(jobId, 'release', now);
   }
 
+  async entriesOfJob(jobId: string): Promise<LedgerEntry[]> {
+    // A seek on ledger_job_kind (job_id, kind): at most three rows.
+    const rows = await this.#db.selectFrom('ledger_entries').selectAll().where('job_id', '=', jobId).execute();
+    return rows.map(toEntry);
+  }
+
   async listEntries(workspaceId: string): Promise<LedgerEntry[]> {
     const rows = await this.#db
       .selectFrom('ledger_entries')
