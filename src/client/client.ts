@@ -14,17 +14,22 @@ import type {
   DeletedJob,
   GenerateBody,
   Job,
+  JobDetails,
   JobListQuery,
   JobPage,
   Model,
   ModelPath,
   NodeAppInputs,
+  PriceQuote,
+  QuoteBody,
   StyleTrainingRequest,
   UsageItem,
   UsagePage,
   UsageQuery,
 } from './types.js';
+import { pages } from './pages.js';
 import { waitForJob, watchJob } from './watch.js';
+import { Tokens, Webhooks, WorkspaceApi } from './workspace.js';
 
 export type { CreateOptions, RequestOptions } from './create.js';
 import type { WaitOptions, WatchOptions } from './watch.js';
@@ -57,16 +62,6 @@ const modelRoute = (model: string) => `/generate/${model.split('/').map(encodeUR
 const jobPath = (id: string) => `/jobs/${encodeURIComponent(id)}`;
 const signalOf = (o?: RequestOptions) => o?.signal;
 
-/** Every item of a paged list, following `next_cursor` to the last page. */
-async function* pages<T>(fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; next_cursor: string | null }>): AsyncGenerator<T, void, undefined> {
-  let cursor: string | undefined;
-  do {
-    const page = await fetchPage(cursor);
-    yield* page.items;
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor);
-}
-
 export class Jobs {
   readonly #t: Transport;
   constructor(t: Transport) {
@@ -77,7 +72,12 @@ export class Jobs {
     return (await this.#t.json<Job>({ method: 'GET', path: jobPath(id), signal: signalOf(opts) })).body;
   }
 
-  /** One page, newest first; pass its `next_cursor` as `cursor` for the next. */
+  /** The job with its stored request, status history (`timeline`) and billing (price, cost). */
+  async details(id: string, opts?: RequestOptions): Promise<JobDetails> {
+    return (await this.#t.json<JobDetails>({ method: 'GET', path: `${jobPath(id)}/details`, signal: signalOf(opts) })).body;
+  }
+
+  /** One page, newest first; pass its `next_cursor` as `cursor` for the next. `start`/`end` bound the creation time. */
   async list(query: JobListQuery & RequestOptions = {}): Promise<JobPage> {
     const { signal, types, ...rest } = query;
     const q: Call['query'] = { ...rest, types: typeof types === 'string' || types === undefined ? types : types.join(',') };
@@ -167,6 +167,15 @@ export class Models {
   async get(id: string, opts?: RequestOptions): Promise<Model> {
     return (await this.#t.json<Model>({ method: 'GET', path: `/models/${encodeURIComponent(id)}`, signal: signalOf(opts) })).body;
   }
+
+  /**
+   * What `body` would cost with `model` (checked as its creation checks it), without creating a
+   * job: the price its job would hold. Needs a token.
+   */
+  async quote<M extends ModelPath | (string & {})>(model: M, body: QuoteBody<M>, opts?: RequestOptions): Promise<PriceQuote> {
+    const path = `/models/${encodeURIComponent(model)}/quote`;
+    return (await this.#t.json<PriceQuote>({ method: 'POST', path, json: body, signal: signalOf(opts) })).body;
+  }
 }
 
 export class Styles {
@@ -205,6 +214,12 @@ export class Mediagen {
   readonly models: Models;
   readonly styles: Styles;
   readonly nodeApps: NodeApps;
+  /** The token's workspace: member, role, balance, limits. */
+  readonly workspace: WorkspaceApi;
+  /** API tokens (owners and admins). */
+  readonly tokens: Tokens;
+  /** The webhook signing secret and the workspace's deliveries. */
+  readonly webhooks: Webhooks;
   readonly #t: Transport;
 
   constructor(opts: MediagenOptions) {
@@ -214,6 +229,9 @@ export class Mediagen {
     this.models = new Models(this.#t);
     this.styles = new Styles(this.#t);
     this.nodeApps = new NodeApps(this.#t);
+    this.workspace = new WorkspaceApi(this.#t);
+    this.tokens = new Tokens(this.#t);
+    this.webhooks = new Webhooks(this.#t);
   }
 
   /** The base URL requests go to. */

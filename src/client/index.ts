@@ -8,6 +8,7 @@
  * Browser-safe: nothing here imports a Node module (test/client/browser-safe.test.ts).
  */
 export { Mediagen, Jobs, Assets, Models, Styles, NodeApps } from './client.js';
+export { WorkspaceApi, Tokens, Webhooks } from './workspace.js';
 export type { MediagenOptions, GenerateOptions, CreateOptions, UploadOptions, RequestOptions } from './client.js';
 export { MediagenError, MediagenNetworkError } from './errors.js';
 export type { RetryOptions } from './http.js';
@@ -16,14 +17,17 @@ export { SseParser } from './sse.js';
 export type { SseEvent } from './sse.js';
 export { TERMINAL_STATUSES, isTerminal, outputUrls } from './types.js';
 export type {
+  ApiToken,
   Asset,
   AssetListQuery,
   AssetPage,
+  CreatedApiToken,
   CreatedJob,
   DeletedAsset,
   DeletedJob,
   GenerateBody,
   Job,
+  JobDetails,
   JobError,
   JobListQuery,
   JobPage,
@@ -32,10 +36,17 @@ export type {
   Model,
   ModelPath,
   NodeAppInputs,
+  PriceQuote,
+  QuoteBody,
   RetiredModelError,
   StyleTrainingRequest,
   UsageItem,
   UsagePage,
   UsageQuery,
+  WebhookDeliveryPage,
+  WebhookDeliveryQuery,
+  WebhookSecret,
+  WorkspaceInfo,
+  WorkspaceWebhookDelivery,
 } from './types.js';
 export type { components, paths } from './generated/openapi.js';

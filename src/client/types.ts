@@ -28,6 +28,19 @@ export type StyleTrainingRequest = Schemas['StyleTrainingRequest'];
 export type NodeAppInputs = Schemas['NodeAppInputs'];
 /** The 410 body of a retired model. */
 export type RetiredModelError = Schemas['Error410'];
+/** `GET /jobs/{id}/details`: the job, its stored request, status history and billing. */
+export type JobDetails = Schemas['JobDetails'];
+/** `POST /models/{id}/quote`'s answer. */
+export type PriceQuote = Schemas['PriceQuote'];
+/** `GET /workspace`: the token's workspace, member and role, balance and limits. */
+export type WorkspaceInfo = Schemas['Workspace'];
+export type ApiToken = Schemas['ApiToken'];
+/** `POST /tokens`'s answer: the token and, this once, its secret. */
+export type CreatedApiToken = Schemas['CreatedApiToken'];
+export type WebhookSecret = Schemas['WebhookSecret'];
+/** A delivery of `GET /webhook-deliveries`: a job's delivery log entry with its `job_id`. */
+export type WorkspaceWebhookDelivery = Schemas['WorkspaceWebhookDelivery'];
+export type WebhookDeliveryPage = Schemas['WebhookDeliveryPage'];
 
 type QueryOf<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 
@@ -36,6 +49,8 @@ export type JobListQuery = Omit<QueryOf<paths['/jobs']['get']>, 'types'> & { typ
 export type AssetListQuery = QueryOf<paths['/assets']['get']>;
 /** `GET /usage`'s query: a time window (`start` inclusive, `end` exclusive) and paging. */
 export type UsageQuery = QueryOf<paths['/usage']['get']>;
+/** `GET /webhook-deliveries`'s query: paging. */
+export type WebhookDeliveryQuery = QueryOf<paths['/webhook-deliveries']['get']>;
 
 type GenerationRoute = Extract<keyof paths, `/generate/${string}`>;
 
@@ -53,6 +68,12 @@ export type GenerateBody<M extends string> = M extends ModelPath
     ? Record<string, unknown>
     : JsonBodyOf<paths[`/generate/${M}`]>
   : Record<string, unknown>;
+
+/** The job type of style training, whose body is `POST /styles/train`'s. */
+type StyleTraining = 'loraTraining';
+
+/** What `models.quote` takes for `M`: its generation body, or the training body for style training. */
+export type QuoteBody<M extends string> = M extends StyleTraining ? StyleTrainingRequest : GenerateBody<M>;
 
 /** The statuses a job ends in. */
 export const TERMINAL_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly JobStatus[];

@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { Mediagen, outputUrls } from '../../src/client/index.js';
-import type { GenerateBody, Job, ModelPath, components } from '../../src/client/index.js';
+import type { GenerateBody, Job, ModelPath, QuoteBody, components } from '../../src/client/index.js';
 
 /**
  * The client's types come from the generated OpenAPI types: checked by `npm run typecheck` (the
@@ -23,6 +23,23 @@ describe('the typed client types', () => {
     expectTypeOf<'image/vendor-a/model-a-2/medium'>().toExtend<ModelPath>();
     expectTypeOf<GenerateBody<'image/vendor-a/model-a-2/medium'>>().toEqualTypeOf<components['schemas']['ModelA2Request']>();
     expectTypeOf<Job['status']>().toEqualTypeOf<components['schemas']['Job']['status']>();
+  });
+
+  it("types a quote's body as the model's creation body, style training's included", () => {
+    const client = new Mediagen({ baseUrl: 'http://localhost:8080' });
+    const neverRun = () => {
+      void client.models.quote('image/vendor-a/model-a-2/medium', { prompt: 'x', aspect_ratio: '1:1', resolution: '1K' });
+      // @ts-expect-error an aspect ratio the model does not take
+      void client.models.quote('image/vendor-a/model-a-2/medium', { prompt: 'x', aspect_ratio: '5:1', resolution: '1K' });
+      void client.models.quote('loraTraining', { name: 'Red', urls: ['https://assets.example/a.png'] });
+      // @ts-expect-error a training body needs its images
+      void client.models.quote('loraTraining', { name: 'Red' });
+      void client.models.quote('custom/my-model', { anything: [1, 2] });
+    };
+    expect(typeof neverRun).toBe('function');
+    expectTypeOf<QuoteBody<'loraTraining'>>().toEqualTypeOf<components['schemas']['StyleTrainingRequest']>();
+    expectTypeOf<Awaited<ReturnType<Mediagen['jobs']['details']>>['billing']>().toEqualTypeOf<'held' | 'charged' | 'released' | 'none'>();
+    expectTypeOf<Awaited<ReturnType<Mediagen['workspace']['get']>>['role']>().toEqualTypeOf<'owner' | 'admin' | 'member' | null>();
   });
 
   it('outputUrls reads each shape of result.urls', () => {
