@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, tempDir } from '../e2e/binary.js';
+import { adminJson, cleanup, tempDir } from '../e2e/binary.js';
 import { HAVE_BROWSER, expectNoErrors, launchBrowser, openPage, screenshot, signIn, startConsoleServer } from './browser.js';
 import type { ConsolePage, ConsoleServer } from './browser.js';
 
@@ -22,11 +22,11 @@ const RETIRED = 'image/vendor-g/model-g-3';
 const SUNSET = '2099-01-01';
 
 /**
- * A 400 the test asks for on purpose (a refused request), which Chromium logs as a failed load:
+ * A refusal the test asks for on purpose (a 400, a 402), which Chromium logs as a failed load:
  * taken out of the page's errors, as sign-in.test.ts does for its refused token. Nothing else is.
  */
-function dropExpectedRefusals(p: ConsolePage): void {
-  const kept = p.errors.filter((e) => !/Failed to load resource: the server responded with a status of 400/.test(e));
+function dropExpectedRefusals(p: ConsolePage, status: number): void {
+  const kept = p.errors.filter((e) => !e.includes(`Failed to load resource: the server responded with a status of ${status}`));
   p.errors.length = 0;
   p.errors.push(...kept);
 }
@@ -181,7 +181,30 @@ describe.skipIf(!HAVE_BROWSER)('console: the playground', { timeout: 60_000 }, (
     expect(await alert.textContent()).toContain('engine_failed');
     expect(await alert.textContent()).toContain('the engine failed unexpectedly');
 
-    dropExpectedRefusals(p);
+    dropExpectedRefusals(p, 400);
+    expectNoErrors(p);
+    await p.context.close();
+  });
+
+  it("shows a refusal that names no field (402, no balance) above the submit button, in the API's words", async () => {
+    await adminJson(srv.dataDir, ['workspace', 'create', '--name', 'empty', '--owner', 'empty@localhost']);
+    const made = await adminJson<{ token: string }>(srv.dataDir, ['token', 'create', '--workspace', 'empty', '--name', 'console', '--as', 'empty@localhost']);
+    const p = await openPage(browser);
+    const { page } = p;
+    await signIn(page, srv.url, made.token, { path: `playground?model=${B1}` });
+    await page.getByLabel('Prompt', { exact: true }).fill('a red fox');
+    await page.getByRole('button', { name: 'Generate' }).click();
+    const alert = page.locator('.pg-general [role="alert"]');
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/^Not enough balance: insufficient API balance: this request costs \$0\.040400/);
+    expect(await alert.textContent()).toContain('mediagen admin balance add');
+    // Not pinned on a field, and no job.
+    expect(await page.locator('[aria-invalid="true"]').count()).toBe(0);
+    expect(await page.locator('.pg-result .pg-run').count()).toBe(0);
+    // The alert takes the focus, so a keyboard or screen reader user hears it.
+    expect(await page.locator('.pg-general').evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
+
+    dropExpectedRefusals(p, 402);
     expectNoErrors(p);
     await p.context.close();
   });

@@ -292,11 +292,15 @@ function GeneralError(props: { error: unknown; onSelect: (id: string) => void })
               ? 'The request was refused'
               : `The request failed (HTTP ${err.status})`
       : 'The request failed';
+  // The refusal in the API's words; a 402 or 429 may add advice in `message` (a 410's `error` is a code, its words the `message`).
+  const words = err instanceof MediagenError && err.status !== 410 ? err.error : errorText(err);
+  const advice = err instanceof MediagenError && err.status !== 410 && err.message !== err.error ? err.message : undefined;
   return (
     <div class="note note-error" role="alert">
       <strong>{title}: </strong>
-      {errorText(err)}
+      {words}
       {err instanceof MediagenError && err.retryAfter !== undefined ? <> Try again in {err.retryAfter} s.</> : null}
+      {advice ? <p class="pg-advice">{advice}</p> : null}
       {err instanceof MediagenError && err.status === 410 && err.replacement ? (
         <div class="actions">
           <button type="button" onClick={() => props.onSelect(err.replacement!)}>
