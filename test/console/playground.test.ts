@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminJson, cleanup, tempDir } from '../e2e/binary.js';
-import { HAVE_BROWSER, expectNoErrors, launchBrowser, openPage, screenshot, signIn, startConsoleServer } from './browser.js';
+import { DOCS_SCREENSHOT, HAVE_BROWSER, expectNoErrors, launchBrowser, openPage, screenshot, signIn, startConsoleServer } from './browser.js';
 import type { ConsolePage, ConsoleServer } from './browser.js';
 
 /**
@@ -146,6 +146,8 @@ describe.skipIf(!HAVE_BROWSER)('console: the playground', { timeout: 60_000 }, (
 
     await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
     await screenshot(page, 'playground-1280');
+    // The README's picture (docs/console.md): the page's top after a run, the form beside its image.
+    if (DOCS_SCREENSHOT) await page.screenshot({ path: DOCS_SCREENSHOT, fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1100 } });
     expectNoErrors(p);
     await p.context.close();
   });
