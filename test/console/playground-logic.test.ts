@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { errorFieldPaths, errorFields, topField } from '../../console/src/pages/playground/field-errors.js';
 import { progressOf } from '../../console/src/pages/playground/progress.js';
-import { bodyOf, fieldsOf, humanize, initialValues } from '../../console/src/pages/playground/schema.js';
+import { bodyOf, fieldsOf, humanize, initialValues, looksValid } from '../../console/src/pages/playground/schema.js';
 import type { Field, Values } from '../../console/src/pages/playground/schema.js';
 import { MODELS } from '../../src/models/registry.js';
 
@@ -180,6 +180,27 @@ describe('playground: form values as a request body', () => {
       name: 'Ink',
       urls: ['https://example.com/1.png'],
     });
+  });
+});
+
+describe('playground: whether a body is worth a price quote', () => {
+  it('needs the required fields, within their bounds, rows included', () => {
+    const b1 = builtIn('image/vendor-b/model-b-1');
+    expect(looksValid(b1, {})).toBe(false);
+    expect(looksValid(b1, { prompt: 'x' })).toBe(true);
+    expect(looksValid(b1, { prompt: '' })).toBe(false);
+    expect(looksValid(b1, { prompt: 'x', width: 99999 })).toBe(false);
+    expect(looksValid(b1, { prompt: 'x', width: 8192 })).toBe(true);
+    const a2 = builtIn('image/vendor-a/model-a-2/medium');
+    const ok = { prompt: 'x', aspect_ratio: '1:1', resolution: '1K' };
+    expect(looksValid(a2, ok)).toBe(true);
+    expect(looksValid(a2, { ...ok, intensity: 1.5 })).toBe(false);
+    expect(looksValid(a2, { ...ok, styles: [{ strength: 1 }] })).toBe(false);
+    expect(looksValid(a2, { ...ok, styles: [{ id: 's', strength: 1 }] })).toBe(true);
+    expect(looksValid(a2, { ...ok, moodboards: [{ id: 'a' }, { id: 'b' }] })).toBe(false);
+    const lora = builtIn('loraTraining');
+    expect(looksValid(lora, { name: 'Ink', urls: ['https://example.com/a.png'], learning_rate: 0 })).toBe(false);
+    expect(looksValid(lora, { name: 'Ink', urls: ['https://example.com/a.png'], learning_rate: 0.5 })).toBe(true);
   });
 });
 

@@ -9,7 +9,7 @@ import { useSession } from '../lib/session.js';
 import { errorFieldPaths, topField } from './playground/field-errors.js';
 import { ModelPicker, kindName } from './playground/model-picker.js';
 import { RunPanel } from './playground/run.js';
-import { bodyOf, fieldsOf, initialValues } from './playground/schema.js';
+import { bodyOf, fieldsOf, initialValues, looksValid } from './playground/schema.js';
 import type { Value, Values } from './playground/schema.js';
 
 /**
@@ -102,9 +102,9 @@ function ModelRunner(props: { model: Model; onSelect: (id: string) => void }) {
 
   const built = useMemo(() => bodyOf(fields, values), [fields, values]);
   const bodyKey = JSON.stringify(built.body);
-  // Worth a quote: every value reads, and every required field is there (else the API's answer is
-  // a 400 naming the first one missing, which the form already marks).
-  const readable = Object.keys(built.errors).length === 0 && fields.every((f) => !f.required || f.name in built.body);
+  // Worth a quote: every value reads, every required field is there and within its bounds (else
+  // the API's answer is a 400, which the submit shows beside its field).
+  const readable = Object.keys(built.errors).length === 0 && looksValid(fields, built.body);
 
   // The price of the form as it stands, asked once the form has been still for a moment.
   useEffect(() => {

@@ -40,6 +40,9 @@ export type Field =
       readonly integer: boolean;
       readonly min?: number | undefined;
       readonly max?: number | undefined;
+      /** `min` (`max`) is excluded: the schema's exclusiveMinimum (exclusiveMaximum). */
+      readonly exclusiveMin?: boolean;
+      readonly exclusiveMax?: boolean;
       /** Minimum and maximum both given, over a range a slider can cover. */
       readonly slider: boolean;
       /** The slider's step (the number field takes any number; the API says what it refuses). */
@@ -51,6 +54,7 @@ export type Field =
       readonly multiline: boolean;
       /** A URL of media: the form offers an upload beside the URL. */
       readonly media?: MediaAccept | undefined;
+      readonly minLength?: number | undefined;
       readonly maxLength?: number | undefined;
     })
   | (FieldBase & { readonly kind: 'list'; readonly item: ScalarField; readonly minItems?: number | undefined; readonly maxItems?: number | undefined })
@@ -146,14 +150,18 @@ function fieldOf(name: string, raw: Schema, required: boolean, depth: number): F
     const slider = min !== undefined && max !== undefined && max > min && max - min <= SLIDER_SPAN;
     const span = slider ? max! - min! : 0;
     const step = integer || span > 20 ? 1 : span > 2 ? 0.1 : 0.01;
-    return { ...base, kind: 'number', integer, min, max, slider, step };
+    const exclusive = {
+      ...(num(schema.minimum) === undefined && min !== undefined ? { exclusiveMin: true } : {}),
+      ...(num(schema.maximum) === undefined && max !== undefined ? { exclusiveMax: true } : {}),
+    };
+    return { ...base, kind: 'number', integer, min, max, ...exclusive, slider, step };
   }
   if (type === 'boolean') return { ...base, kind: 'boolean' };
   if (type === 'string') {
     const media = mediaOf(name, schema);
     const maxLength = num(schema.maxLength);
     const multiline = !media && (/prompt|lyrics|caption/i.test(name) || (maxLength ?? 0) >= 500);
-    return { ...base, kind: 'string', multiline, media, maxLength };
+    return { ...base, kind: 'string', multiline, media, minLength: num(schema.minLength), maxLength };
   }
   if (type === 'array' && depth === 0 && isObject(schema.items)) {
     const { schema: items } = unwrapNullable(schema.items);
@@ -308,4 +316,42 @@ export function bodyOf(fields: readonly Field[], values: Values): { body: Record
   const errors: LocalErrors = {};
   const body = objectOf(fields, values, '', errors);
   return { body, errors };
+}
+
+/** Whether one built value keeps to its field's plain bounds (the ones a form can see). */
+function fits(field: Field, value: unknown): boolean {
+  switch (field.kind) {
+    case 'number': {
+      if (typeof value !== 'number') return false;
+      if (field.integer && !Number.isInteger(value)) return false;
+      if (field.min !== undefined && (field.exclusiveMin ? value <= field.min : value < field.min)) return false;
+      return !(field.max !== undefined && (field.exclusiveMax ? value >= field.max : value > field.max));
+    }
+    case 'string':
+      return typeof value === 'string' && value.length >= (field.minLength ?? 0) && value.length <= (field.maxLength ?? Infinity);
+    case 'list':
+      return Array.isArray(value) && value.length >= (field.minItems ?? 0) && value.length <= (field.maxItems ?? Infinity) && value.every((v) => fits(field.item, v));
+    case 'multi':
+      return Array.isArray(value) && value.length <= (field.maxItems ?? Infinity);
+    case 'rows':
+      return (
+        Array.isArray(value) &&
+        value.length >= (field.minItems ?? 0) &&
+        value.length <= (field.maxItems ?? Infinity) &&
+        value.every((row) => isObject(row) && looksValid(field.fields, row))
+      );
+    case 'group':
+      return isObject(value) && looksValid(field.fields, value);
+    default:
+      return true;
+  }
+}
+
+/**
+ * Whether a body looks valid as far as the form can tell: its required fields there, its numbers,
+ * lengths and counts within their bounds. Only to decide whether a price quote is worth asking
+ * for (a body that fails these would be refused): the submit always goes to the API, which judges.
+ */
+export function looksValid(fields: readonly Field[], body: Readonly<Record<string, unknown>>): boolean {
+  return fields.every((f) => (f.name in body ? fits(f, body[f.name]) : !f.required));
 }
