@@ -69,6 +69,14 @@ async function loadConsole(dir: string): Promise<Map<string, ConsoleFile> | unde
   return files.has('index.html') ? files : undefined;
 }
 
+/** The build's csp.json: hashes of inline styles its libraries insert (console/vite.config.ts). */
+function styleHashesOf(files: ReadonlyMap<string, ConsoleFile>): string[] {
+  const csp = files.get('csp.json');
+  if (!csp) return [];
+  const hashes = (JSON.parse(csp.body.toString('utf8')) as { 'style-src'?: unknown })['style-src'];
+  return Array.isArray(hashes) ? hashes.filter((h): h is string => typeof h === 'string' && /^'sha256-[A-Za-z0-9+/=]+'$/.test(h)) : [];
+}
+
 export interface ConsoleOptions {
   /** The built console (default CONSOLE_DIR). */
   readonly dir?: string;
@@ -82,14 +90,16 @@ export interface ConsoleOptions {
 /**
  * The console's Content-Security-Policy: scripts and styles from this server's files only (no
  * inline script, no eval), media and fetches from this server and the origins its output URLs
- * lead to, no framing, no forms posted elsewhere. model-viewer renders textures through blob: URLs.
+ * lead to, no framing, no forms posted elsewhere. For the 3D viewer: 'wasm-unsafe-eval' lets
+ * three.js compile its WebAssembly mesh decoder (JavaScript eval stays refused), `styleHashes`
+ * admit model-viewer's own shadow-root styles (the build's csp.json), and blob: serves its textures.
  */
-export function consolePolicy(origins: readonly string[]): string {
+export function consolePolicy(origins: readonly string[], styleHashes: readonly string[] = []): string {
   const media = ["'self'", ...origins].join(' ');
   return [
     "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
+    "script-src 'self' 'wasm-unsafe-eval'",
+    ["style-src 'self'", ...styleHashes].join(' '),
     `img-src ${media} blob: data:`,
     `media-src ${media} blob:`,
     `connect-src ${media} blob: data:`,
@@ -115,14 +125,17 @@ export function registerConsoleRoutes(app: FastifyInstance, opts: ConsoleOptions
       files = undefined; // built later (npm run build) without a restart: look again next time
       throw notFound('the web console is not built on this server; run npm run build');
     }
-    policy ??= opts.mediaOrigins().then(consolePolicy, (err: unknown) => {
-      policy = undefined;
-      throw err;
-    });
+    policy ??= opts.mediaOrigins().then(
+      (origins) => consolePolicy(origins, styleHashesOf(built)),
+      (err: unknown) => {
+        policy = undefined;
+        throw err;
+      },
+    );
     const path = request.params['*'] ?? '';
     // A file when there is one; any other path is a page of the console, answered by index.html.
     // A missing asset is a 404, not the page: a stale tab asking for a replaced chunk must fail plainly.
-    const file = built.get(path) ?? (path.startsWith('assets/') ? undefined : built.get('index.html'));
+    const file = (path === 'csp.json' ? undefined : built.get(path)) ?? (path.startsWith('assets/') ? undefined : built.get('index.html'));
     if (!file) throw notFound(`no console file at /console/${path}`);
     reply
       .header('content-security-policy', await policy)
