@@ -25,6 +25,7 @@ import type {
   StyleTrainingRequest,
   UsageItem,
   UsagePage,
+  WebhookDelivery,
   UsageQuery,
 } from './types.js';
 import { pages } from './pages.js';
@@ -75,6 +76,11 @@ export class Jobs {
   /** The job with its stored request, status history (`timeline`) and billing (price, cost). */
   async details(id: string, opts?: RequestOptions): Promise<JobDetails> {
     return (await this.#t.json<JobDetails>({ method: 'GET', path: `${jobPath(id)}/details`, signal: signalOf(opts) })).body;
+  }
+
+  /** What happened to the job's webhook: each delivery (one per terminal status reached) and every attempt. */
+  async webhookDeliveries(id: string, opts?: RequestOptions): Promise<WebhookDelivery[]> {
+    return (await this.#t.json<{ items: WebhookDelivery[] }>({ method: 'GET', path: `${jobPath(id)}/webhook-deliveries`, signal: signalOf(opts) })).body.items;
   }
 
   /** One page, newest first; pass its `next_cursor` as `cursor` for the next. `start`/`end` bound the creation time. */

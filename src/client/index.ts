@@ -47,6 +47,7 @@ export type {
   WebhookDeliveryQuery,
   WebhookSecret,
   WorkspaceInfo,
+  WebhookDelivery,
   WorkspaceWebhookDelivery,
 } from './types.js';
 export type { components, paths } from './generated/openapi.js';

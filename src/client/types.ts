@@ -39,6 +39,8 @@ export type ApiToken = Schemas['ApiToken'];
 export type CreatedApiToken = Schemas['CreatedApiToken'];
 export type WebhookSecret = Schemas['WebhookSecret'];
 /** A delivery of `GET /webhook-deliveries`: a job's delivery log entry with its `job_id`. */
+/** One webhook delivery of a job (`GET /jobs/{id}/webhook-deliveries`), with every attempt. */
+export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type WorkspaceWebhookDelivery = Schemas['WorkspaceWebhookDelivery'];
 export type WebhookDeliveryPage = Schemas['WebhookDeliveryPage'];
 

@@ -52,7 +52,7 @@ describe.each(backends)('the typed client: workspace, tokens, webhooks, job deta
     expect(await statusOf(bot.workspace.get())).toBe(401);
   });
 
-  it("shows and rotates the webhook secret, lists the workspace's deliveries page by page, and a member gets 403 on secrets and tokens", async () => {
+  it("shows and rotates the webhook secret, lists the workspace's deliveries page by page and a job's own, and a member gets 403 on secrets and tokens", async () => {
     const baseUrl = await start();
     const before = await mg.webhooks.secret();
     const rotated = await mg.webhooks.rotateSecret();
@@ -71,6 +71,10 @@ describe.each(backends)('the typed client: workspace, tokens, webhooks, job deta
     const all: string[] = [];
     for await (const d of mg.webhooks.iterateDeliveries({ limit: 2 })) all.push(d.job_id);
     expect(all).toEqual([...ids].reverse());
+    // One job's own deliveries: the same delivery the workspace's list shows for it.
+    const own = await mg.jobs.webhookDeliveries(ids[1]!);
+    expect(own.map((d) => d.webhook_id)).toEqual([page.items[1]!.webhook_id]);
+    expect(own[0]).toMatchObject({ event: 'completed', url: 'https://receiver.example/hook' });
 
     const member = new Mediagen({ baseUrl, token: await memberToken(t, 'ada@example.com', 'member'), retry: false });
     expect((await member.workspace.get()).role).toBe('member');
