@@ -18,7 +18,7 @@ export function Tokens() {
 
   const load = () =>
     mg.tokens.list().then(
-      (list) => setTokens(list.items),
+      (list) => setTokens(list),
       (err: unknown) => setError(err),
     );
   useEffect(() => {
@@ -30,7 +30,7 @@ export function Tokens() {
     setBusy(true);
     setError(undefined);
     try {
-      const made = await mg.tokens.create({ name: name.trim() });
+      const made = await mg.tokens.create(name.trim());
       setCreated({ name: made.token.name, secret: made.secret });
       setName('');
       await load();

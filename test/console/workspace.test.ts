@@ -1,0 +1,116 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminJson, api, cleanup } from '../e2e/binary.js';
+import { Receiver } from '../helpers/receiver.js';
+import { completedJob } from './make-jobs.js';
+import { HAVE_BROWSER, expectNoErrors, launchBrowser, openPage, screenshot, signIn, startConsoleServer } from './browser.js';
+import type { ConsoleServer } from './browser.js';
+
+const MODEL = 'image/vendor-b/model-b-1';
+
+const runJob = (srv: ConsoleServer, headers: Record<string, string> = {}) =>
+  completedJob(srv, MODEL, { prompt: 'a lighthouse at dusk', width: 512, height: 512 }, headers);
+
+/** True once the canvas has drawn something: a pixel that is not transparent. */
+const canvasDrew = (page: Page) =>
+  page.evaluate(() => {
+    const canvas = document.querySelector('canvas');
+    if (!canvas || canvas.width === 0) return false;
+    const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+    for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) return true;
+    return false;
+  });
+
+describe.skipIf(!HAVE_BROWSER)('console: usage and workspace', { timeout: 90_000 }, () => {
+  let srv: ConsoleServer;
+  let browser: Browser;
+  const receiver = new Receiver();
+  beforeAll(async () => {
+    await receiver.start();
+    [srv, browser] = await Promise.all([startConsoleServer({ args: ['--allow-private-urls'] }), launchBrowser()]);
+    await runJob(srv);
+    await runJob(srv, { 'x-webhook-url': `${receiver.url}/hook` });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await receiver.close();
+    await cleanup();
+  });
+
+  it('draws the spend chart from GET /usage and lists the spend by model with the balance', async () => {
+    const usage = await api(srv.url, '/usage', srv.token);
+    const items = usage.body.items as Array<{ cost_usd: string }>;
+    expect(items).toHaveLength(2);
+    const p = await openPage(browser);
+    await signIn(p.page, srv.url, srv.token, { path: 'usage' });
+    const chart = p.page.getByRole('img', { name: /Spend by day, stacked by model/ });
+    await chart.waitFor();
+    await expect.poll(() => canvasDrew(p.page)).toBe(true);
+    const row = p.page.getByRole('row', { name: new RegExp(MODEL) });
+    await expect.poll(() => row.textContent()).toContain('2');
+    const workspace = await api(srv.url, '/workspace', srv.token);
+    expect(await p.page.getByRole('region', { name: 'API balance' }).textContent()).toContain(`$${Number(workspace.body.available_usd).toFixed(2)}`);
+    await screenshot(p.page, 'usage-1280');
+    expectNoErrors(p);
+    await p.context.close();
+  });
+
+  it('creates a token whose secret is shown once and works, then revokes it after asking', async () => {
+    const p = await openPage(browser);
+    await signIn(p.page, srv.url, srv.token, { path: 'workspace' });
+    await p.page.getByLabel('New token name').fill('ci bot');
+    await p.page.getByRole('button', { name: 'Create token' }).click();
+    const secret = (await p.page.getByLabel('New token secret').textContent())!.trim();
+    expect(secret).toMatch(/^mg_/);
+    expect((await api(srv.url, '/workspace', secret)).status).toBe(200);
+    const row = p.page.getByRole('row', { name: /ci bot/ });
+    await expect.poll(() => row.textContent()).toContain('active');
+    await p.page.getByRole('button', { name: 'Done' }).click();
+    expect(await p.page.getByLabel('New token secret').count()).toBe(0);
+
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    const dialog = p.page.getByRole('dialog', { name: 'Revoke ci bot' });
+    await dialog.getByRole('button', { name: 'Keep it' }).click();
+    expect((await api(srv.url, '/workspace', secret)).status).toBe(200);
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await dialog.getByRole('button', { name: 'Revoke' }).click();
+    await expect.poll(() => row.textContent()).toContain('revoked');
+    expect((await api(srv.url, '/workspace', secret)).status).toBe(401);
+    await screenshot(p.page, 'workspace-1280');
+    expectNoErrors(p);
+    await p.context.close();
+  });
+
+  it('shows and rotates the webhook signing secret and lists the delivery the receiver got', async () => {
+    await expect.poll(() => receiver.received.length, { timeout: 20_000 }).toBe(1);
+    const p = await openPage(browser, { width: 375, height: 812 });
+    await signIn(p.page, srv.url, srv.token, { path: 'workspace' });
+    await p.page.getByRole('button', { name: 'Show secret' }).click();
+    const before = (await p.page.getByLabel('Webhook signing secret').textContent())!.trim();
+    expect(before).toMatch(/^whsec_/);
+    await p.page.getByRole('button', { name: 'Rotate secret' }).click();
+    await p.page.getByRole('dialog', { name: 'Rotate secret' }).getByRole('button', { name: 'Rotate' }).click();
+    await expect.poll(async () => (await p.page.getByLabel('Webhook signing secret').textContent())!.trim()).not.toBe(before);
+    await p.page.getByText(/previous secret also signs until/).waitFor();
+
+    const deliveries = p.page.getByRole('table', { name: 'Recent webhook deliveries' });
+    await expect.poll(() => deliveries.textContent()).toContain('delivered');
+    expect(await deliveries.textContent()).toContain(`${receiver.url}/hook`);
+    await screenshot(p.page, 'workspace-375');
+    expectNoErrors(p);
+    await p.context.close();
+  });
+
+  it("hides the workspace's management from a member's token", async () => {
+    await adminJson(srv.dataDir, ['member', 'add', '--workspace', 'default', '--email', 'dev@example.com', '--role', 'admin', '--as', 'owner@localhost']);
+    const made = await adminJson<{ token: string }>(srv.dataDir, ['token', 'create', '--workspace', 'default', '--name', 'dev', '--as', 'dev@example.com']);
+    await adminJson(srv.dataDir, ['member', 'add', '--workspace', 'default', '--email', 'dev@example.com', '--role', 'member', '--as', 'owner@localhost']);
+    const p = await openPage(browser);
+    await signIn(p.page, srv.url, made.token);
+    expect(await p.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Workspace' }).count()).toBe(0);
+    await p.page.goto(`${srv.url}/console/workspace`);
+    await p.page.getByText("Only the workspace's owners and admins manage").waitFor();
+    expectNoErrors(p);
+    await p.context.close();
+  });
+});
