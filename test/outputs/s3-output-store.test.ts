@@ -272,6 +272,9 @@ describe('S3 output store', () => {
     expect(part.status).toBe(206);
     expect(await part.text()).toBe('bytes');
     await expect(store.presign!(key, '../a.png')).rejects.toThrow();
+    // The origin the console's Content-Security-Policy admits for output media.
+    expect(await store.presignOrigin!()).toBe(new URL(url).origin);
+    expect(s3StoreIn(client, server, root).presignOrigin).toBeUndefined();
   });
 
   describe.each(backends.slice(0, 1))('with the output janitor ($name)', (backend) => {
