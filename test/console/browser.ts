@@ -121,3 +121,25 @@ export async function signIn(page: Page, url: string, token: string, opts: { rem
 export function expectNoErrors(p: ConsolePage): void {
   expect(p.errors).toEqual([]);
 }
+
+/**
+ * Every control on the page has an accessible name: a form field by its label (or aria-label /
+ * aria-labelledby), a button or link by its text or aria-label. Answers the controls that have none.
+ */
+export function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const named = (el: Element): boolean => {
+      const aria = el.getAttribute('aria-label')?.trim();
+      if (aria) return true;
+      const by = el.getAttribute('aria-labelledby');
+      if (by && by.split(/\s+/).some((id) => document.getElementById(id)?.textContent?.trim())) return true;
+      if ((el as HTMLInputElement).labels?.length) return [...(el as HTMLInputElement).labels!].some((l) => l.textContent?.trim());
+      if (el.matches('button, a, summary, [role="button"]')) return Boolean(el.textContent?.trim() || el.querySelector('img[alt]:not([alt=""])'));
+      return Boolean(el.getAttribute('title')?.trim());
+    };
+    const visible = (el: Element) => (el as HTMLElement).offsetParent !== null || el.matches('dialog *');
+    return [...document.querySelectorAll('input:not([type="hidden"]), select, textarea, button, a[href], summary, [role="button"]')]
+      .filter((el) => visible(el) && !named(el))
+      .map((el) => el.outerHTML.slice(0, 160));
+  });
+}

@@ -2,7 +2,8 @@ import { gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminJson, cleanup } from '../e2e/binary.js';
-import { HAVE_BROWSER, expectNoErrors, launchBrowser, openPage, signIn, startConsoleServer } from './browser.js';
+import { HAVE_BROWSER, expectNoErrors, launchBrowser, openPage, signIn, startConsoleServer, unlabelledControls } from './browser.js';
+import { completedJob } from './make-jobs.js';
 import type { ConsoleServer } from './browser.js';
 
 /** The issue's budget for the first load: at most 200 KB of gzipped JavaScript. */
@@ -110,5 +111,49 @@ describe.skipIf(!HAVE_BROWSER)('console: serving and signing in', { timeout: 60_
     await p.page.getByLabel('API token').waitFor();
     expect(await p.page.evaluate(() => sessionStorage.length)).toBe(0);
     await p.context.close();
+  });
+
+  it('is usable by keyboard alone: sign in, skip to the content, and move between pages by the navigation', async () => {
+    const p = await openPage(browser);
+    await p.page.goto(`${srv.url}/console/`);
+    await p.page.keyboard.press('Tab');
+    expect(await p.page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('token');
+    await p.page.keyboard.type(srv.token);
+    await p.page.keyboard.press('Tab');
+    await p.page.keyboard.press('Tab');
+    expect(await p.page.evaluate(() => document.activeElement?.textContent)).toBe('Sign in');
+    await p.page.keyboard.press('Enter');
+    await p.page.getByRole('navigation', { name: 'Console' }).waitFor();
+    // The first stop is the skip link, which moves focus past the header.
+    await p.page.keyboard.press('Tab');
+    expect(await p.page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await p.page.keyboard.press('Enter');
+    expect(await p.page.evaluate(() => document.activeElement?.id)).toBe('main');
+    // Back to the navigation, to its Jobs link, by Tab alone.
+    await p.page.keyboard.press('Shift+Tab');
+    for (let i = 0; i < 12 && (await p.page.evaluate(() => document.activeElement?.textContent)) !== 'Jobs'; i++) await p.page.keyboard.press('Shift+Tab');
+    expect(await p.page.evaluate(() => document.activeElement?.textContent)).toBe('Jobs');
+    await p.page.keyboard.press('Enter');
+    await p.page.waitForURL(`${srv.url}/console/jobs`);
+    expectNoErrors(p);
+    await p.context.close();
+  });
+
+  it('names every control on every page, on a phone and on a desktop', { timeout: 90_000 }, async () => {
+    const job = await completedJob(srv, 'image/vendor-b/model-b-1', { prompt: 'a quiet harbour', width: 512, height: 512 });
+    for (const width of [375, 1280]) {
+      const p = await openPage(browser, { width, colorScheme: width === 375 ? 'dark' : 'light' });
+      await signIn(p.page, srv.url, srv.token);
+      for (const path of ['playground?model=image/vendor-b/model-b-1', 'jobs', `jobs/${job.job_id}`, 'gallery', 'usage', 'workspace']) {
+        await p.page.goto(`${srv.url}/console/${path}`);
+        await p.page.getByRole('heading', { level: 1 }).first().waitFor();
+        await p.page.waitForLoadState('networkidle');
+        expect(await unlabelledControls(p.page), `${path} at ${width} px`).toEqual([]);
+        // Nothing wider than the screen: the page never scrolls sideways.
+        expect(await p.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${path} at ${width} px`).toBe(true);
+      }
+      expectNoErrors(p);
+      await p.context.close();
+    }
   });
 });
