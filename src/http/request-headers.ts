@@ -62,3 +62,14 @@ export function idempotencyKeyFrom(rawHeaders: readonly string[]): string | null
   }
   return key;
 }
+
+/**
+ * For a POST that cannot replay its answer (a new token's secret is never stored; a second
+ * rotation cuts off the original secret): an Idempotency-Key there would promise a safety it
+ * does not give, so it is refused rather than ignored. `instead` says how to learn what happened.
+ */
+export function refuseIdempotencyKey(rawHeaders: readonly string[], endpoint: string, instead: string): void {
+  if (one(rawHeaders, 'idempotency-key', 'Idempotency-Key') !== undefined) {
+    throw invalid(`${endpoint} takes no Idempotency-Key: its answer cannot be replayed; ${instead}`);
+  }
+}

@@ -71,6 +71,20 @@ describe.each(backends)('API tokens over the API: $name', (backend) => {
     expect(Object.keys(seen[0]!).sort()).toEqual(['created_at', 'created_by', 'current', 'id', 'last_used_at', 'name', 'revoked_at']);
   });
 
+  it('refuses an Idempotency-Key with 400 rather than ignore it, and makes no token', async () => {
+    t = await createTestApp({ backend });
+    const res = await checkedInject(t.app, {
+      method: 'POST',
+      url: '/tokens',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json', 'idempotency-key': 'k-1' },
+      payload: JSON.stringify({ name: 'retried' }),
+    });
+    expect(errorOf(res, 400)).toBe(
+      'POST /tokens takes no Idempotency-Key: its answer cannot be replayed; after a failed try, GET /tokens shows whether the token was made (revoke it if its secret was lost)',
+    );
+    expect((await list()).map((x) => x.name)).toEqual(['default']);
+  });
+
   it('stores only the SHA-256 of a token made over the API', async () => {
     const side = await readableBackend(backend);
     t = await createTestApp({ backend: side.backend });

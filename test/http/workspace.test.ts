@@ -81,6 +81,16 @@ describe.each(backends)('GET /workspace and the webhook secret: $name', (backend
     expect(((await get(t, '/workspace/webhook-secret')).json() as SecretView).previous_secret_valid_until).toBeNull();
   });
 
+  it('refuses a rotation sent with an Idempotency-Key (a retry would rotate twice), rotating nothing', async () => {
+    t = await createTestApp({ backend });
+    const before = await t.services.webhooks.signingSecrets(t.workspaceId);
+    const res = await checkedInject(t.app, { method: 'POST', url: '/workspace/webhook-secret/rotate', headers: { authorization: `Bearer ${t.token}`, 'idempotency-key': 'k-1' } });
+    expect(errorOf(res, 400)).toBe(
+      'POST /workspace/webhook-secret/rotate takes no Idempotency-Key: its answer cannot be replayed; after a failed try, GET /workspace/webhook-secret shows whether it rotated',
+    );
+    expect(await t.services.webhooks.signingSecrets(t.workspaceId)).toEqual(before);
+  });
+
   it('refuses the secret and its rotation to a member with 403 naming the role', async () => {
     t = await createTestApp({ backend });
     const member = await memberToken(t, ADA, 'member');

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TokenService } from '../../services/tokens.js';
 import { ApiTokenList, ApiTokenRequest, ApiTokenView, CreatedApiToken } from '../../services/workspace-views.js';
 import { requireAuth } from '../plugins/auth.js';
+import { refuseIdempotencyKey } from '../request-headers.js';
 import { NoQuery, errorResponses } from '../schemas.js';
 
 const TAGS = ['tokens'];
@@ -47,14 +48,17 @@ export function registerTokenRoutes(fastify: FastifyInstance, tokens: TokenServi
         description:
           'Creates a token of the calling member: requests with it act with that member\'s role. The answer carries the token ' +
           'itself (`secret`) this once; the server keeps only its SHA-256 hash, so a lost secret cannot be shown again (revoke ' +
-          'it and create another). Takes no Idempotency-Key: a stored answer would keep the secret. Unknown body properties are refused.' + WHO,
+          'it and create another). An Idempotency-Key is refused (400): a stored answer would keep the secret; after a failed try, list the tokens. Unknown body properties are refused.' + WHO,
         tags: TAGS,
         querystring: NoQuery,
         body: ApiTokenRequest,
         response: { 201: CreatedApiToken, ...errorResponses(400, 413, 415) },
       },
     },
-    async (request, reply) => reply.code(201).send(await tokens.create(requireAuth(request.auth), request.body)),
+    async (request, reply) => {
+      refuseIdempotencyKey(request.raw.rawHeaders, 'POST /tokens', 'after a failed try, GET /tokens shows whether the token was made (revoke it if its secret was lost)');
+      return reply.code(201).send(await tokens.create(requireAuth(request.auth), request.body));
+    },
   );
 
   app.post(

@@ -4,6 +4,7 @@ import type { WebhookService } from '../../services/webhooks.js';
 import type { WorkspaceService } from '../../services/workspace.js';
 import { WebhookSecret, WorkspaceView } from '../../services/workspace-views.js';
 import { requireAuth } from '../plugins/auth.js';
+import { refuseIdempotencyKey } from '../request-headers.js';
 import { NoQuery, errorResponses } from '../schemas.js';
 
 
@@ -59,13 +60,16 @@ export function registerWorkspaceRoutes(fastify: FastifyInstance, deps: { worksp
         summary: 'Replace the webhook signing secret',
         description:
           'Makes a new secret the one webhooks are signed with; the previous one keeps signing too for 24 hours ' +
-          '(`previous_secret_valid_until`), so receivers can switch without losing a delivery. Send no body. Owners and admins only.',
+          '(`previous_secret_valid_until`), so receivers can switch without losing a delivery. A rotation within those 24 hours ' +
+          'replaces the secret again and the one before the previous stops signing at once. Send no body and no Idempotency-Key ' +
+          '(refused: a rotation cannot be replayed). Owners and admins only.',
         tags: ['webhooks'],
         querystring: NoQuery,
         response: { 200: WebhookSecret, ...errorResponses(400) },
       },
     },
     (request) => {
+      refuseIdempotencyKey(request.raw.rawHeaders, 'POST /workspace/webhook-secret/rotate', 'after a failed try, GET /workspace/webhook-secret shows whether it rotated');
       const auth = requireAuth(request.auth);
       return deps.webhooks.rotateSecret(auth.workspace, auth.memberEmail);
     },
