@@ -54,6 +54,7 @@ describe('the /console route', () => {
     const bare = await a.inject('/console');
     expect(bare.statusCode).toBe(308);
     expect(bare.headers.location).toBe('/console/');
+    expect((await a.inject('/console?from=2026-11-01')).headers.location).toBe('/console/?from=2026-11-01');
     const missing = await a.inject('/console/assets/gone-123.js');
     expect(missing.statusCode).toBe(404);
     expect(missing.json()).toEqual({ error: 'no console file at /console/assets/gone-123.js' });
@@ -74,6 +75,9 @@ describe('the /console route', () => {
     const again = await a.inject({ url: '/console/assets/index-abc.js', headers: { 'if-none-match': String(plain.headers.etag) } });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');
+    // A list of tags, or the weak form of the same tag, matches too.
+    const listed = await a.inject({ url: '/console/assets/index-abc.js', headers: { 'if-none-match': `"other", W/${String(plain.headers.etag)}` } });
+    expect(listed.statusCode).toBe(304);
   });
 
   it('puts the media origins and the build’s style hashes in the Content-Security-Policy, and does not serve csp.json', async () => {

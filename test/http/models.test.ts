@@ -244,7 +244,8 @@ describe('GET /models in the OpenAPI document', () => {
   const schemaOf = (path: string, status: string) => (doc.paths[path]!.get!.responses[status]!.content as Record<string, { schema: Json }>)['application/json']!.schema;
 
   it('documents GET /models and GET /models/{id}, public, with the Model components, and not the slash form', () => {
-    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/models'))).toEqual(['/models', '/models/{id}']);
+    // The quote (POST /models/{id}/quote) has its own path; no slash form is documented.
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/models'))).toEqual(['/models', '/models/{id}', '/models/{id}/quote']);
     expect(doc.paths['/models']!.get!.security).toEqual([]);
     expect(doc.paths['/models/{id}']!.get!.security).toEqual([]);
     expect(schemaOf('/models', '200')).toEqual({ $ref: '#/components/schemas/ModelList' });

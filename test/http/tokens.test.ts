@@ -152,6 +152,9 @@ describe.each(backends)('API tokens over the API: $name', (backend) => {
     const [foreign] = await t.services.identity.listTokens(other.workspaceId);
     expect(errorOf(await post(`/tokens/${foreign!.id}/revoke`, t.token), 404)).toContain(`token '${foreign!.id}' not found`);
     expect(errorOf(await post('/tokens/no-such-token/revoke', t.token), 404)).toContain("token 'no-such-token' not found");
+    // An id no token can have is refused without being echoed back.
+    const long = errorOf(await post(`/tokens/${'x'.repeat(300)}/revoke`, t.token), 404);
+    expect(long).not.toContain('x'.repeat(65));
     expect((await get(t, '/jobs', other.token)).statusCode).toBe(200);
   });
 

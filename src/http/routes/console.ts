@@ -77,6 +77,12 @@ function styleHashesOf(files: ReadonlyMap<string, ConsoleFile>): string[] {
   return Array.isArray(hashes) ? hashes.filter((h): h is string => typeof h === 'string' && /^'sha256-[A-Za-z0-9+/=]+'$/.test(h)) : [];
 }
 
+/** If-None-Match holds a list of tags, weak or strong, or `*` (RFC 9110 13.1.2). */
+function matches(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header.trim() === '*' || header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
 export interface ConsoleOptions {
   /** The built console (default CONSOLE_DIR). */
   readonly dir?: string;
@@ -147,7 +153,7 @@ export function registerConsoleRoutes(app: FastifyInstance, opts: ConsoleOptions
       .header('etag', file.etag)
       .header('vary', 'accept-encoding')
       .type(file.type);
-    if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
+    if (matches(request.headers['if-none-match'], file.etag)) return reply.code(304).send();
     const gzip = file.gzip && /\bgzip\b/.test(request.headers['accept-encoding'] ?? '');
     if (gzip) reply.header('content-encoding', 'gzip');
     return reply.send(gzip ? file.gzip : file.body);
@@ -155,6 +161,9 @@ export function registerConsoleRoutes(app: FastifyInstance, opts: ConsoleOptions
 
   const config = { public: true };
   const schema = { hide: true };
-  app.get('/console', { config, schema }, (_request, reply) => reply.redirect('/console/', 308));
+  app.get('/console', { config, schema }, (request, reply) => {
+    const query = request.url.indexOf('?');
+    return reply.redirect(`/console/${query >= 0 ? request.url.slice(query) : ''}`, 308);
+  });
   app.get('/console/*', { config, schema }, serve);
 }
