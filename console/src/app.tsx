@@ -1,7 +1,7 @@
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { MediagenError } from '../../src/client/index.js';
 import { Layout } from './components/layout.js';
-import { Loading } from './components/ui.js';
+import { ErrorNote, Loading } from './components/ui.js';
 import { navigate, useRoute } from './lib/router.js';
 import { SessionContext, clientFor, forgetToken, storeToken, storedToken } from './lib/session.js';
 import type { Session, WorkspaceView } from './lib/session.js';
@@ -11,20 +11,37 @@ import { pageFor } from './pages/index.js';
 type State =
   | { kind: 'signed-out'; message?: string | undefined }
   | { kind: 'loading'; token: string }
+  /** The kept token could not be checked (no answer, a 5xx): it is kept, and checked again on request. */
+  | { kind: 'unchecked'; token: string; error: unknown }
   | { kind: 'signed-in'; token: string; workspace: WorkspaceView };
+
+const tokenOf = (s: State) => (s.kind === 'signed-out' ? undefined : s.token);
 
 /** The console: sign-in until a token is accepted, then the page the URL names. */
 export function App() {
-  const [state, setState] = useState<State>(() => {
+  const [state, setStateNow] = useState<State>(() => {
     const token = storedToken();
     return token ? { kind: 'loading', token } : { kind: 'signed-out' };
   });
-  const signOut = useCallback((message?: string) => {
-    forgetToken();
-    setState({ kind: 'signed-out', message });
+  // The session's token as of the last change, read by a client's 401 callback: a request of an
+  // earlier session (another token) answering late must not end the current one.
+  const current = useRef<string | undefined>(tokenOf(state));
+  const setState = useCallback((next: State) => {
+    current.current = tokenOf(next);
+    setStateNow(next);
   }, []);
-  const token = state.kind === 'signed-out' ? undefined : state.token;
-  const mg = useMemo(() => (token ? clientFor(token, (m) => signOut(m)) : undefined), [token, signOut]);
+  const signOut = useCallback(
+    (message?: string) => {
+      forgetToken();
+      setState({ kind: 'signed-out', message });
+    },
+    [setState],
+  );
+  const token = tokenOf(state);
+  const mg = useMemo(
+    () => (token ? clientFor(token, (m) => current.current === token && signOut(m)) : undefined),
+    [token, signOut],
+  );
 
   useEffect(() => {
     if (state.kind !== 'loading' || !mg) return;
@@ -32,19 +49,20 @@ export function App() {
     mg.workspace.get().then(
       (workspace) => live && setState({ kind: 'signed-in', token: state.token, workspace }),
       (err: unknown) => {
-        // A 401 has already signed out with the API's message.
-        if (live && !(err instanceof MediagenError && err.status === 401)) signOut(err instanceof Error ? err.message : String(err));
+        // A 401 has already signed out with the API's message. Anything else (the server down or
+        // unreachable, a 5xx) says nothing about the token: it is kept, and the check can be retried.
+        if (live && !(err instanceof MediagenError && err.status === 401)) setState({ kind: 'unchecked', token: state.token, error: err });
       },
     );
     return () => {
       live = false;
     };
-  }, [state, mg, signOut]);
+  }, [state, mg, signOut, setState]);
 
   const refreshWorkspace = useCallback(async () => {
     if (!mg) return;
     const workspace = await mg.workspace.get();
-    setState((s) => (s.kind === 'signed-in' ? { ...s, workspace } : s));
+    setStateNow((s) => (s.kind === 'signed-in' ? { ...s, workspace } : s));
   }, [mg]);
 
   if (state.kind === 'signed-out') {
@@ -64,12 +82,36 @@ export function App() {
       />
     );
   }
+  if (state.kind === 'unchecked') {
+    return <Unchecked error={state.error} onRetry={() => setState({ kind: 'loading', token: state.token })} onSignOut={() => signOut()} />;
+  }
   if (state.kind === 'loading' || !mg) return <Loading label="Signing in…" />;
   const session: Session = { mg, workspace: state.workspace, refreshWorkspace, signOut };
   return (
     <SessionContext value={session}>
       <Signed />
     </SessionContext>
+  );
+}
+
+/** The kept token could not be checked: why, a way to try again, and a way out to another token. */
+function Unchecked(props: { error: unknown; onRetry: () => void; onSignOut: () => void }) {
+  return (
+    <main class="sign-in" id="main">
+      <div class="card">
+        <h1>mediagen console</h1>
+        <ErrorNote error={props.error} title="Your workspace could not be loaded" />
+        <p class="muted">You are still signed in: try again once the server answers.</p>
+        <div class="actions">
+          <button type="button" class="primary" onClick={props.onRetry}>
+            Try again
+          </button>
+          <button type="button" onClick={props.onSignOut}>
+            Sign out
+          </button>
+        </div>
+      </div>
+    </main>
   );
 }
 

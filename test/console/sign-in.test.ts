@@ -101,6 +101,65 @@ describe.skipIf(!HAVE_BROWSER)('console: serving and signing in', { timeout: 60_
     await p.context.close();
   });
 
+  it('keeps a remembered token when the server cannot be reached at load, says so, and signs in on Try again', async () => {
+    const p = await openPage(browser);
+    await signIn(p.page, srv.url, srv.token, { remember: true });
+    // No answer at all to GET /workspace, then a 500: neither says anything about the token.
+    const isWorkspace = (url: URL) => url.pathname === '/workspace';
+    await p.page.route(isWorkspace, (route) => route.abort());
+    await p.page.reload();
+    const alert = p.page.getByRole('alert');
+    await expect.poll(() => alert.textContent(), { timeout: 15_000 }).toContain('The server could not be reached');
+    expect(await p.page.evaluate(() => Object.values({ ...localStorage }))).toEqual([srv.token]);
+    await p.page.unroute(isWorkspace);
+    await p.page.route(isWorkspace, (route) => route.fulfill({ status: 500, json: { error: 'the database is not answering' } }));
+    await p.page.getByRole('button', { name: 'Try again' }).click();
+    await expect.poll(() => alert.textContent()).toContain('the database is not answering');
+    expect(await p.page.evaluate(() => Object.values({ ...localStorage }))).toEqual([srv.token]);
+
+    // The server answers again: Try again signs in with the kept token.
+    await p.page.unroute(isWorkspace);
+    await p.page.getByRole('button', { name: 'Try again' }).click();
+    await p.page.getByRole('navigation', { name: 'Console' }).waitFor();
+    // The refused loads above, which Chromium logs; nothing else.
+    expect(p.errors.filter((e) => !/net::ERR_FAILED|status of 500/.test(e))).toEqual([]);
+    await p.context.close();
+  });
+
+  it("does not let a late 401 to a previous session's token sign out the session that followed", async () => {
+    const made = await adminJson<{ token: string }>(srv.dataDir, ['token', 'create', '--workspace', 'default', '--name', 'second', '--as', 'owner@localhost']);
+    const p = await openPage(browser);
+    await signIn(p.page, srv.url, srv.token, { path: 'jobs' });
+    // The first session's next GET /workspace (the Usage page reads the balance) is held; it
+    // answers 401 only once a second session, with another token, has begun.
+    let answer = () => undefined as void;
+    const late = new Promise<void>((resolve) => (answer = resolve));
+    await p.page.route(
+      (url) => url.pathname === '/workspace',
+      async (route) => {
+        if (route.request().headers()['authorization'] !== `Bearer ${srv.token}`) return route.fallback();
+        await late;
+        await route.fulfill({ status: 401, json: { error: 'this API token has been revoked' } });
+      },
+    );
+    await p.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Usage' }).click();
+    await p.page.getByRole('heading', { name: 'Usage' }).waitFor();
+    // Out and in again in the same page (no reload, which would drop the held request).
+    await p.page.getByRole('button', { name: 'Sign out' }).click();
+    await p.page.getByLabel('API token').fill(made.token);
+    await p.page.getByRole('button', { name: 'Sign in' }).click();
+    await p.page.getByRole('navigation', { name: 'Console' }).waitFor();
+    const refused = p.page.waitForResponse((res) => res.status() === 401);
+    answer();
+    await refused;
+    // A moment for the answer to reach the page's code: the second session stays.
+    await p.page.waitForTimeout(300);
+    expect(await p.page.getByRole('navigation', { name: 'Console' }).isVisible()).toBe(true);
+    expect(await p.page.evaluate(() => Object.values({ ...sessionStorage }))).toEqual([made.token]);
+    expect(p.errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
+    await p.context.close();
+  });
+
   it("sends a user whose token is revoked back to sign-in with the API's message", async () => {
     const made = await adminJson<{ token: string; token_id: string }>(srv.dataDir, ['token', 'create', '--workspace', 'default', '--name', 'to revoke', '--as', 'owner@localhost']);
     const p = await openPage(browser);
@@ -117,7 +176,7 @@ describe.skipIf(!HAVE_BROWSER)('console: serving and signing in', { timeout: 60_
     const p = await openPage(browser);
     await p.page.goto(`${srv.url}/console/`);
     await p.page.keyboard.press('Tab');
-    expect(await p.page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('token');
+    expect(await p.page.evaluate(() => [...((document.activeElement as HTMLInputElement | null)?.labels ?? [])].map((l) => l.textContent?.trim()))).toEqual(['API token']);
     await p.page.keyboard.type(srv.token);
     await p.page.keyboard.press('Tab');
     await p.page.keyboard.press('Tab');

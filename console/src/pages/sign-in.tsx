@@ -38,7 +38,6 @@ export function SignIn(props: { message?: string | undefined; onSignIn: (token: 
           API token
           <input
             type="password"
-            name="token"
             autoComplete="off"
             spellcheck={false}
             value={token}
