@@ -3,9 +3,7 @@ import { MediagenError, isTerminal } from '../../../../src/client/index.js';
 import { useSession } from '../../lib/session.js';
 import { jobDeliveries, jobDetails } from './api.js';
 import type { JobDetails, WebhookDelivery } from './api.js';
-
-/** While a webhook delivery is pending (being retried), its attempts are read again this often. */
-const DELIVERY_POLL_MS = 5_000;
+import { deliveryPollDelay } from './delivery-poll.js';
 
 export interface JobState {
   readonly details: JobDetails | undefined;
@@ -65,7 +63,8 @@ export function useJob(id: string): JobState & { refresh: () => void } {
           }
           if (signal.aborted) return;
           setState((s) => ({ ...s, loading: false, error: undefined, details }));
-          // The deliveries are looked up by the job's times (jobs/api.ts).
+          // Its webhook deliveries (GET /jobs/{id}/webhook-deliveries), once it has ended: a
+          // delivery is written only then (jobs/api.ts).
           try {
             const deliveries = await jobDeliveries(mg, details.job, { signal });
             if (!signal.aborted) setState((s) => ({ ...s, deliveries, deliveriesError: undefined }));
@@ -112,12 +111,31 @@ export function useJob(id: string): JobState & { refresh: () => void } {
     return () => ctl.abort();
   }, [running, id, mg]);
 
-  const pending = state.deliveries?.some((d) => d.state === 'pending') ?? false;
+  // A pending delivery: read again at its next attempt. Each read brings a new list, which sets
+  // the next timer (also when the attempt is late and the time has not moved). None while the tab
+  // is hidden: the timer that falls then waits for the tab to be shown again.
+  const deliveries = state.deliveries;
   useEffect(() => {
-    if (!pending) return;
-    const timer = setInterval(() => refreshRef.current(), DELIVERY_POLL_MS);
-    return () => clearInterval(timer);
-  }, [pending]);
+    const delay = deliveries ? deliveryPollDelay(deliveries, Date.now()) : undefined;
+    if (delay === undefined) return;
+    let waitingForTab = false;
+    const timer = setTimeout(() => {
+      if (document.hidden) waitingForTab = true;
+      else refreshRef.current();
+    }, delay);
+    const onVisible = () => {
+      if (!document.hidden && waitingForTab) {
+        waitingForTab = false;
+        refreshRef.current();
+      }
+    };
+    document.addEventListener('visibilitychange', onVisible);
+    return () => {
+      clearTimeout(timer);
+      document.removeEventListener('visibilitychange', onVisible);
+    };
+    // A failed read leaves the list as it was: its error sets the next timer instead.
+  }, [deliveries, state.deliveriesError, state.error]);
 
   const refresh = useCallback(() => refreshRef.current(), []);
   if (state.id !== id) return { details: undefined, deliveries: undefined, deliveriesError: undefined, error: undefined, liveError: undefined, loading: true, refresh };
