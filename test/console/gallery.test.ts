@@ -117,6 +117,45 @@ describe.skipIf(!HAVE_BROWSER)('console: gallery', { timeout: 60_000 }, () => {
     await p.context.close();
   });
 
+  it('links an output stored outside the service instead of loading it, in the gallery and on its job page', async () => {
+    // The API's answers, with the image job's output moved to another origin (as a node app's
+    // result may name) under a name with a malformed escape: the page must neither load it (the
+    // CSP would refuse it, a logged error) nor fail to decode its name.
+    const elsewhere = 'https://files.elsewhere.example/out%E0%A4%A.png';
+    const moved = (job: { job_id?: string; result?: { urls?: unknown } }) => {
+      if (job.job_id === image.job_id && job.result) job.result.urls = [elsewhere];
+    };
+    const p = await openPage(browser);
+    const page = p.page;
+    await page.route(
+      (url) => url.pathname === '/jobs' || url.pathname === `/jobs/${image.job_id}/details`,
+      async (route) => {
+        const res = await route.fetch();
+        const body = (await res.json()) as { items?: Array<Parameters<typeof moved>[0]>; job?: Parameters<typeof moved>[0] };
+        body.items?.forEach(moved);
+        if (body.job) moved(body.job);
+        await route.fulfill({ response: res, json: body });
+      },
+    );
+    await signIn(page, srv.url, srv.token, { path: 'gallery' });
+    const tile = page.locator(`li.tile[data-job-id="${image.job_id}"]`);
+    await tile.waitFor();
+    expect(await tile.locator('img').count()).toBe(0);
+    const open = tile.getByRole('link', { name: 'Open the image' });
+    expect(await open.getAttribute('href')).toBe(elsewhere);
+    expect(await tile.textContent()).toContain('stored elsewhere, at files.elsewhere.example');
+
+    await tile.getByRole('link', { name: /the job of this image/ }).click();
+    await page.getByRole('heading', { name: 'Outputs' }).waitFor();
+    const outputs = page.getByRole('region', { name: 'Outputs' });
+    const link = outputs.getByRole('link', { name: 'Open out%E0%A4%A.png' });
+    expect(await link.getAttribute('href')).toBe(elsewhere);
+    expect(await outputs.textContent()).toContain('stored elsewhere, at files.elsewhere.example');
+    expect(await outputs.locator('img').count()).toBe(0);
+    expectNoErrors(p);
+    await p.context.close();
+  });
+
   it('fits a 375 px phone, two tiles a row', async () => {
     const p = await openPage(browser, { width: 375, height: 812, colorScheme: 'dark' });
     const page = p.page;

@@ -1,6 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import type { Job } from '../../../../src/client/index.js';
 import { ModelViewer, outputsOf } from '../../components/media.js';
+import type { Output } from '../../components/media.js';
 import { Link } from '../../components/ui.js';
 import { shortModel, when } from '../../lib/format.js';
 
@@ -22,17 +23,26 @@ export interface Tile {
   readonly url: string;
   /** A 3D model's preview image, from the same result. */
   readonly poster?: string | undefined;
+  /** The host of a file stored outside this service: not loaded here (the CSP refuses it), linked instead. */
+  readonly elsewhere?: string | undefined;
 }
+
+const KIND_OF: Partial<Record<Output['kind'], GalleryKind>> = { image: 'image', video: 'video', audio: 'audio', model: '3d' };
 
 /**
  * A completed job's tiles: one per image, video or audio output, one for a 3D model (its preview
- * image as the poster). Other files (none today) have no tile; the job page lists them.
+ * image as the poster). Other files (none today) have no tile; the job page lists them. A file
+ * stored outside this service gets a tile that links to it rather than loading it.
  */
 export function tilesOf(job: Job): Tile[] {
   const outputs = outputsOf(job);
-  const model = outputs.find((o) => o.kind === 'model');
-  if (model) return [{ job, kind: '3d', url: model.url, poster: outputs.find((o) => o.kind === 'image')?.url }];
-  return outputs.flatMap((o) => (o.kind === 'image' || o.kind === 'video' || o.kind === 'audio' ? [{ job, kind: o.kind, url: o.url }] : []));
+  const model = outputs.find((o) => o.kind === 'model' && o.local);
+  if (model) return [{ job, kind: '3d', url: model.url, poster: outputs.find((o) => o.kind === 'image' && o.local)?.url }];
+  return outputs.flatMap((o) => {
+    const kind = KIND_OF[o.kind];
+    if (!kind) return [];
+    return [o.local ? { job, kind, url: o.url } : { job, kind, url: o.url, elsewhere: o.host }];
+  });
 }
 
 const NOUN: Record<GalleryKind, string> = { image: 'Image', video: 'Video', audio: 'Audio', '3d': '3D model' };
@@ -45,7 +55,14 @@ export function GalleryTile(props: { tile: Tile }) {
   const label = `${NOUN[tile.kind]} from ${job.type}, ${when(job.created_at)}`;
   return (
     <li class={`tile tile-${tile.kind}`} data-kind={tile.kind} data-job-id={job.job_id}>
-      {tile.kind === 'image' ? (
+      {tile.elsewhere !== undefined ? (
+        <div class="thumb thumb-elsewhere">
+          <a href={tile.url} target="_blank" rel="noopener noreferrer" aria-describedby={captionId}>
+            Open the {NOUN[tile.kind].toLowerCase()}
+          </a>
+          <span class="muted">stored elsewhere, at {tile.elsewhere}</span>
+        </div>
+      ) : tile.kind === 'image' ? (
         <img class="thumb" src={tile.url} alt={label} loading="lazy" decoding="async" />
       ) : tile.kind === 'video' ? (
         <HoverVideo url={tile.url} label={label} />
@@ -57,7 +74,7 @@ export function GalleryTile(props: { tile: Tile }) {
         <Model3d url={tile.url} poster={tile.poster} label={label} describedBy={captionId} />
       )}
       <div class="tile-body" id={captionId}>
-        {tile.kind === 'audio' ? <audio src={tile.url} controls preload="none" aria-label={label} /> : null}
+        {tile.kind === 'audio' && tile.elsewhere === undefined ? <audio src={tile.url} controls preload="none" aria-label={label} /> : null}
         <Link to={`jobs/${encodeURIComponent(job.job_id)}`}>
           {shortModel(job.type)}
           <span class="visually-hidden">: the job of this {NOUN[tile.kind].toLowerCase()}</span>
