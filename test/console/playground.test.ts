@@ -113,15 +113,16 @@ describe.skipIf(!HAVE_BROWSER)('console: the playground', { timeout: 60_000 }, (
     expect(await page.getByLabel('Mode', { exact: true }).inputValue()).not.toBe('');
     expect(await page.getByRole('combobox', { name: 'Mode', exact: true }).locator('option:checked').textContent()).toBe('standard');
 
-    // The price: none until the required prompt is there, then the quote, again as the form changes.
+    // The price: none until the required prompt is there, then the quote, exact to the micro-dollar
+    // (the model's standard rate is $0.040400), again as the form changes.
     const price = page.locator('.pg-price');
     await expect.poll(() => price.textContent()).toContain('Complete the form to see the price');
     await prompt.fill('a lighthouse at dusk');
-    await expect.poll(() => price.textContent()).toBe('Estimated price: $0.04');
+    await expect.poll(() => price.textContent()).toBe('Estimated price: $0.0404');
     await page.getByLabel('Mode', { exact: true }).selectOption('max');
     await expect.poll(() => price.textContent()).toBe('Estimated price: $0.10');
     await page.getByLabel('Mode', { exact: true }).selectOption('standard');
-    await expect.poll(() => price.textContent()).toBe('Estimated price: $0.04');
+    await expect.poll(() => price.textContent()).toBe('Estimated price: $0.0404');
 
     const balance = page.getByLabel('API balance available');
     expect(await balance.textContent()).toBe('$10.00');
@@ -141,8 +142,8 @@ describe.skipIf(!HAVE_BROWSER)('console: the playground', { timeout: 60_000 }, (
     expect(await img.getAttribute('src')).toMatch(new RegExp(`^${srv.url}/outputs/`));
     const jobLink = page.getByRole('link', { name: /^Job [0-9a-f]{8}/ });
     expect(await jobLink.getAttribute('href')).toMatch(/^\/console\/jobs\/[0-9a-f-]{36}$/);
-    // The header's balance after the charge.
-    await expect.poll(() => balance.textContent()).toBe('$9.96');
+    // The header's balance after the charge, to the micro-dollar: $10 less $0.0404.
+    await expect.poll(() => balance.textContent()).toBe('$9.9596');
 
     await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
     await screenshot(page, 'playground-1280');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { daysBetween, formatMicros, summarize, toMicros, windowOf } from '../../console/src/lib/spend.js';
+import { formatMicros, toMicros } from '../../console/src/lib/format.js';
+import { daysBetween, summarize, windowOf } from '../../console/src/lib/spend.js';
 
 /** The Usage page's arithmetic: the API's six-decimal amounts summed as integers, by local day and model. */
 describe('console spend summary', () => {
@@ -11,6 +12,8 @@ describe('console spend summary', () => {
     expect(toMicros('0.100000') + toMicros('0.200000')).toBe(toMicros('0.300000'));
     expect(() => toMicros('-1.00')).toThrow(/not a USD amount/);
     expect(() => toMicros('1e3')).toThrow(/not a USD amount/);
+    // Past 2^53 micro-USD a number would drop digits: refused rather than misread.
+    expect(() => toMicros('1000000000.000000')).toThrow(/not a USD amount/);
   });
 
   it('writes amounts as dollars and cents, keeping sub-cent micro-dollars', () => {
@@ -18,6 +21,8 @@ describe('console spend summary', () => {
     expect(formatMicros(1_500)).toBe('$0.0015');
     expect(formatMicros(1_234_567_890)).toBe('$1,234.56789');
     expect(formatMicros(0)).toBe('$0.00');
+    expect(formatMicros(-250_000)).toBe('-$0.25');
+    expect(() => formatMicros(0.5)).toThrow(/micro-USD/);
   });
 
   it('lists every day of the range and a window from the first midnight to the midnight after the last day', () => {
@@ -25,6 +30,8 @@ describe('console spend summary', () => {
     const w = windowOf('2026-11-01', '2026-11-01');
     expect(Date.parse(w.end) - Date.parse(w.start)).toBe(24 * 3600 * 1000);
     expect(new Date(w.start).getHours()).toBe(0);
+    // A day that is not one is refused, not rolled over into the next month.
+    expect(() => windowOf('2026-02-31', '2026-03-01')).toThrow(/not a range of days/);
   });
 
   it('sums spend by local day and by model, models by spend, leaving out what falls outside the range', () => {

@@ -37,7 +37,7 @@ describe.skipIf(!HAVE_BROWSER)('console: usage and workspace', { timeout: 90_000
     await cleanup();
   });
 
-  it('draws the spend chart from GET /usage and lists the spend by model with the balance', async () => {
+  it('draws the spend chart from GET /usage, lists the spend by model and the balance to the micro-dollar, and says why a From after To or a day the calendar lacks gives no report', async () => {
     const usage = await api(srv.url, '/usage', srv.token);
     const items = usage.body.items as Array<{ cost_usd: string }>;
     expect(items).toHaveLength(2);
@@ -48,9 +48,26 @@ describe.skipIf(!HAVE_BROWSER)('console: usage and workspace', { timeout: 90_000
     await expect.poll(() => canvasDrew(p.page)).toBe(true);
     const row = p.page.getByRole('row', { name: new RegExp(MODEL) });
     await expect.poll(() => row.textContent()).toContain('2');
+    // The balance to the micro-dollar: $10 less two jobs at $0.040400, not rounded to $9.92.
     const workspace = await api(srv.url, '/workspace', srv.token);
-    expect(await p.page.getByRole('region', { name: 'API balance' }).textContent()).toContain(`$${Number(workspace.body.available_usd).toFixed(2)}`);
+    expect(workspace.body.available_usd).toBe('9.919200');
+    const balance = p.page.getByRole('region', { name: 'API balance' });
+    expect(await balance.textContent()).toContain('Available$9.9192');
+    expect(await row.textContent()).toContain('$0.0808');
     await screenshot(p.page, 'usage-1280');
+
+    // A range that is none (From after To) is said, not dropped: the fields keep what was chosen.
+    const from = p.page.getByLabel('From', { exact: true });
+    const to = p.page.getByLabel('To', { exact: true });
+    const chosenTo = await to.inputValue();
+    await from.fill('2099-01-01');
+    await expect.poll(() => p.page.getByRole('alert').textContent()).toContain('“From” day is after the “To” day');
+    expect(await from.inputValue()).toBe('2099-01-01');
+    expect(await to.inputValue()).toBe(chosenTo);
+    expect(await chart.count()).toBe(0);
+    // A URL naming a day the calendar lacks says so too, rather than failing.
+    await p.page.goto(`${srv.url}/console/usage?from=2026-02-31&to=2026-03-05`);
+    await expect.poll(() => p.page.getByRole('alert').textContent()).toContain('“2026-02-31” is not a day of the calendar');
     expectNoErrors(p);
     await p.context.close();
   });

@@ -1,7 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from 'chart.js';
+import { formatMicros } from '../lib/format.js';
 import type { Spend } from '../lib/spend.js';
-import { formatMicros } from '../lib/spend.js';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip, Legend);
 
@@ -11,12 +11,13 @@ const PALETTE = ['#6366f1', '#10b981', '#f59e0b', '#ef4444', '#06b6d4', '#a855f7
 
 const css = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
+/** The bars' heights are the amounts themselves, in integer micro-USD: no amount passes through a float of dollars. */
 function datasets(spend: Spend) {
   const shown = spend.models.slice(0, SERIES);
   const rest = spend.models.slice(SERIES);
-  const sets = shown.map((m, i) => ({ label: m.model, data: spend.byDay.get(m.model)!.map((v) => v / 1_000_000), backgroundColor: PALETTE[i]! }));
+  const sets = shown.map((m, i) => ({ label: m.model, data: [...spend.byDay.get(m.model)!], backgroundColor: PALETTE[i]! }));
   if (rest.length) {
-    const other = spend.days.map((_, d) => rest.reduce((sum, m) => sum + spend.byDay.get(m.model)![d]!, 0) / 1_000_000);
+    const other = spend.days.map((_, d) => rest.reduce((sum, m) => sum + spend.byDay.get(m.model)![d]!, 0));
     sets.push({ label: `${rest.length} other models`, data: other, backgroundColor: PALETTE[SERIES]! });
   }
   return sets;
@@ -44,11 +45,13 @@ export function SpendChart(props: { spend: Spend }) {
           animation: false,
           scales: {
             x: { stacked: true, ticks: { color: text, maxRotation: 0, autoSkip: true }, grid: { display: false } },
-            y: { stacked: true, ticks: { color: text, callback: (v) => `$${Number(v).toFixed(2)}` }, grid: { color: grid } },
+            // Ticks at whole micro-USD, written as every other amount is: a sub-cent day reads
+            // $0.0005, $0.001, … rather than $0.00 all the way up.
+            y: { stacked: true, ticks: { color: text, precision: 0, callback: (v) => formatMicros(Math.round(Number(v))) }, grid: { color: grid } },
           },
           plugins: {
             legend: { position: 'bottom', labels: { color: text, boxWidth: 12 } },
-            tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${formatMicros(Math.round(Number(c.raw) * 1_000_000))}` } },
+            tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${formatMicros(Number(c.raw))}` } },
           },
         },
       });

@@ -3,6 +3,7 @@
  * integer micro-USD (the API's six-decimal amounts read without floating point). Pure, so a unit
  * test runs it in Node.
  */
+import { localMidnight, toMicros } from './format.js';
 
 export interface UsageRow {
   readonly type: string;
@@ -27,22 +28,6 @@ export interface Spend {
   readonly jobs: number;
 }
 
-/** "0.030000" -> 30000; refuses anything but the API's unsigned decimal form. */
-export function toMicros(usd: string): number {
-  const m = /^(\d+)(?:\.(\d{1,6}))?$/.exec(usd);
-  if (!m) throw new Error(`not a USD amount: ${usd}`);
-  return Number(m[1]) * 1_000_000 + Number((m[2] ?? '').padEnd(6, '0'));
-}
-
-/** 30000 -> "$0.03"; amounts under a cent keep their micro-dollars: 1500 -> "$0.0015". */
-export function formatMicros(micros: number): string {
-  const whole = Math.floor(micros / 1_000_000);
-  const frac = String(micros % 1_000_000).padStart(6, '0');
-  const cents = frac.slice(0, 2);
-  const rest = frac.slice(2).replace(/0+$/, '');
-  return `$${whole.toLocaleString('en-US')}.${cents}${rest}`;
-}
-
 const pad = (n: number) => String(n).padStart(2, '0');
 const dayOf = (d: Date) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
 
@@ -60,9 +45,9 @@ export function daysBetween(from: string, to: string): string[] {
 
 /** The window GET /usage takes for local days `from`..`to`: start at from's midnight, end at the midnight after `to`. */
 export function windowOf(from: string, to: string): { start: string; end: string } {
-  const start = new Date(`${from}T00:00:00`);
-  const end = new Date(`${to}T00:00:00`);
-  end.setDate(end.getDate() + 1);
+  const start = localMidnight(from);
+  const end = localMidnight(to, 1);
+  if (!start || !end) throw new Error(`not a range of days: ${from} to ${to}`);
   return { start: start.toISOString(), end: end.toISOString() };
 }
 

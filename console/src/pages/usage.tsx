@@ -1,11 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { SpendChart } from '../components/spend-chart.js';
 import { Empty, ErrorNote, Link, Loading, PageTitle } from '../components/ui.js';
-import { localDay, usd } from '../lib/format.js';
+import { formatMicros, usd } from '../lib/format.js';
 import { navigate } from '../lib/router.js';
 import { useSession } from '../lib/session.js';
-import { formatMicros, summarize, windowOf } from '../lib/spend.js';
+import { summarize, windowOf } from '../lib/spend.js';
 import type { Spend, UsageRow } from '../lib/spend.js';
+import { lastDays, usagePath, usageRange } from './usage/range.js';
 
 /** Pages of GET /usage read for one range at most: 50 000 jobs. A larger range is narrowed first. */
 const MAX_PAGES = 50;
@@ -17,27 +18,15 @@ const PRESETS = [
   { days: 90, label: 'Last 90 days' },
 ];
 
-function daysAgo(n: number): string {
-  const d = new Date();
-  d.setDate(d.getDate() - n);
-  return localDay(d);
-}
-
-const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
-
-/** The range in the URL (`from`, `to`: local days), else the last 30 days. */
-function rangeOf(query: URLSearchParams): { from: string; to: string } {
-  const from = query.get('from') ?? '';
-  const to = query.get('to') ?? '';
-  return DAY_RE.test(from) && DAY_RE.test(to) && from <= to ? { from, to } : { from: daysAgo(29), to: localDay(new Date()) };
-}
+const PROBLEM_ID = 'usage-range-problem';
 
 type Loaded = { spend: Spend; truncated: boolean };
 
 /** Balance, then spend by day and by model over a chosen range, from GET /usage. */
 export function Usage(props: { query: URLSearchParams }) {
   const { mg, workspace, refreshWorkspace } = useSession();
-  const { from, to } = rangeOf(props.query);
+  const range = usageRange(props.query, new Date());
+  const { from, to } = range;
   const [data, setData] = useState<Loaded>();
   const [error, setError] = useState<unknown>();
 
@@ -46,9 +35,11 @@ export function Usage(props: { query: URLSearchParams }) {
   }, [refreshWorkspace]);
 
   useEffect(() => {
-    const abort = new AbortController();
     setData(undefined);
     setError(undefined);
+    // No range, no report: the page says why instead (below).
+    if (!range.ok) return;
+    const abort = new AbortController();
     (async () => {
       const rows: UsageRow[] = [];
       let cursor: string | undefined;
@@ -64,11 +55,13 @@ export function Usage(props: { query: URLSearchParams }) {
       if (!abort.signal.aborted) setError(err);
     });
     return () => abort.abort();
-  }, [mg, from, to]);
+  }, [mg, from, to, range.ok]);
 
-  const setRange = (f: string, t: string) => {
-    if (DAY_RE.test(f) && DAY_RE.test(t) && f <= t) navigate(`usage?from=${f}&to=${t}`, { replace: true });
-  };
+  // Whatever the fields hold goes into the URL, a range or not, so they keep showing it.
+  const setRange = (f: string, t: string) => navigate(usagePath(f, t), { replace: true });
+  const today = new Date();
+  const preset = range.ok ? PRESETS.find((p) => lastDays(today, p.days).from === from && lastDays(today, p.days).to === to) : undefined;
+  const invalid = range.ok ? undefined : { 'aria-invalid': 'true' as const, 'aria-describedby': PROBLEM_ID };
 
   return (
     <>
@@ -92,10 +85,13 @@ export function Usage(props: { query: URLSearchParams }) {
         <label>
           Range
           <select
-            value={PRESETS.find((p) => from === daysAgo(p.days - 1) && to === localDay(new Date()))?.days ?? 'custom'}
+            value={preset?.days ?? 'custom'}
             onChange={(e) => {
               const days = Number(e.currentTarget.value);
-              if (days) setRange(daysAgo(days - 1), localDay(new Date()));
+              if (days) {
+                const r = lastDays(new Date(), days);
+                setRange(r.from, r.to);
+              }
             }}
           >
             {PRESETS.map((p) => (
@@ -108,16 +104,21 @@ export function Usage(props: { query: URLSearchParams }) {
         </label>
         <label>
           From
-          <input type="date" value={from} max={to} onChange={(e) => setRange(e.currentTarget.value, to)} />
+          <input type="date" value={from} max={to || undefined} {...invalid} onChange={(e) => setRange(e.currentTarget.value, to)} />
         </label>
         <label>
           To
-          <input type="date" value={to} min={from} onChange={(e) => setRange(from, e.currentTarget.value)} />
+          <input type="date" value={to} min={from || undefined} {...invalid} onChange={(e) => setRange(from, e.currentTarget.value)} />
         </label>
       </form>
 
+      {range.ok ? null : (
+        <div class="note note-warn" role="alert" id={PROBLEM_ID}>
+          {range.problem}
+        </div>
+      )}
       <ErrorNote error={error} title="Usage could not be read" />
-      {!data && !error ? <Loading label="Reading usage…" /> : null}
+      {range.ok && !data && !error ? <Loading label="Reading usage…" /> : null}
       {data ? <Report {...data} /> : null}
     </>
   );

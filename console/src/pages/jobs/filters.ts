@@ -1,4 +1,5 @@
 import type { JobListQuery, JobStatus } from '../../../../src/client/index.js';
+import { localMidnight } from '../../lib/format.js';
 
 /**
  * The jobs list's filters as they live in the page's URL (`jobs?status=failed&model=...&from=...&to=...`),
@@ -21,7 +22,6 @@ const ALL_STATUSES: Record<JobStatus, true> = {
 export const JOB_STATUSES = Object.keys(ALL_STATUSES) as JobStatus[];
 
 const isStatus = (s: string | null): s is JobStatus => s !== null && Object.hasOwn(ALL_STATUSES, s);
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 export interface JobFilters {
   readonly status?: JobStatus | undefined;
@@ -42,8 +42,8 @@ export function filtersFrom(query: URLSearchParams): JobFilters {
   return {
     status: isStatus(status) ? status : undefined,
     model: model ? model : undefined,
-    from: from && DAY.test(from) && localMidnight(from) ? from : undefined,
-    to: to && DAY.test(to) && localMidnight(to) ? to : undefined,
+    from: from && localMidnight(from) ? from : undefined,
+    to: to && localMidnight(to) ? to : undefined,
   };
 }
 
@@ -59,15 +59,6 @@ export function jobsPath(f: JobFilters): string {
 }
 
 export const hasFilters = (f: JobFilters) => Boolean(f.status || f.model || f.from || f.to);
-
-/** 00:00 of a YYYY-MM-DD day in the browser's time zone, `days` later; undefined for a day that does not exist. */
-function localMidnight(day: string, days = 0): Date | undefined {
-  const [y, m, d] = day.split('-').map(Number) as [number, number, number];
-  const date = new Date(y, m - 1, d + days);
-  // new Date rolls 2026-02-31 over into March: such a day is not a day.
-  if (days === 0 && (date.getFullYear() !== y || date.getMonth() !== m - 1 || date.getDate() !== d)) return undefined;
-  return Number.isNaN(date.getTime()) ? undefined : date;
-}
 
 /** Why the date range cannot be asked for, if it cannot. */
 export function rangeProblem(f: JobFilters): string | undefined {
