@@ -103,7 +103,7 @@ describe.skipIf(!HAVE_BROWSER)('console: jobs list and job page', { timeout: 60_
     await p.context.close();
   });
 
-  it('cancels a slow job from its page through the confirm dialog; the page and the list show it live', async () => {
+  it('cancels a slow job from its page through the confirm dialog, the focus kept on the page; the page and the list show it live', async () => {
     const slow = await createJob(srv, IMAGE, { prompt: 'a slow fox [mediagen:delay=30000]', width: 512, height: 512 });
     // Two tabs, each signed in (the token is the tab's): the list in one, the job in the other.
     const l = await openPage(browser);
@@ -127,6 +127,8 @@ describe.skipIf(!HAVE_BROWSER)('console: jobs list and job page', { timeout: 60_
     await expect.poll(() => badge.textContent(), { timeout: 10_000 }).toBe('cancelled');
     await expect.poll(() => jobPage.locator('dd.job-cost').textContent()).toContain('not billed');
     expect(await jobPage.getByRole('button', { name: 'Cancel job' }).count()).toBe(0);
+    // The Cancel button is gone: the focus went to the page's heading, not lost to the document.
+    await expect.poll(() => jobPage.evaluate(() => document.activeElement?.tagName)).toBe('H1');
     expect((await getJob(srv, slow.job_id)).body.status).toBe('cancelled');
     // The list, untouched since, follows it.
     await expect.poll(() => row.locator('.badge').textContent(), { timeout: 10_000 }).toBe('cancelled');

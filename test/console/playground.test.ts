@@ -124,7 +124,7 @@ describe.skipIf(!HAVE_BROWSER)('console: the playground', { timeout: 60_000 }, (
     await page.getByLabel('Mode', { exact: true }).selectOption('standard');
     await expect.poll(() => price.textContent()).toBe('Estimated price: $0.0404');
 
-    const balance = page.getByLabel('API balance available');
+    const balance = page.getByLabel('Available', { exact: true });
     expect(await balance.textContent()).toBe('$10.00');
     await page.getByRole('button', { name: 'Generate' }).click();
     const run = await followJob(page);

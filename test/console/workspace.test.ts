@@ -53,6 +53,7 @@ describe.skipIf(!HAVE_BROWSER)('console: usage and workspace', { timeout: 90_000
     expect(workspace.body.available_usd).toBe('9.919200');
     const balance = p.page.getByRole('region', { name: 'API balance' });
     expect(await balance.textContent()).toContain('Available$9.9192');
+    expect(await p.page.getByLabel('Available', { exact: true }).textContent()).toBe('$9.9192');
     expect(await row.textContent()).toContain('$0.0808');
     await screenshot(p.page, 'usage-1280');
 
@@ -72,7 +73,7 @@ describe.skipIf(!HAVE_BROWSER)('console: usage and workspace', { timeout: 90_000
     await p.context.close();
   });
 
-  it('creates a token whose secret is shown once and works, then revokes it after asking', async () => {
+  it('creates a token whose secret is shown once and works, then revokes it after asking, the focus kept on its section', async () => {
     const p = await openPage(browser);
     await signIn(p.page, srv.url, srv.token, { path: 'workspace' });
     await p.page.getByLabel('New token name').fill('ci bot');
@@ -93,22 +94,32 @@ describe.skipIf(!HAVE_BROWSER)('console: usage and workspace', { timeout: 90_000
     await dialog.getByRole('button', { name: 'Revoke' }).click();
     await expect.poll(() => row.textContent()).toContain('revoked');
     expect((await api(srv.url, '/workspace', secret)).status).toBe(401);
+    // The Revoke button went with the revocation: the focus is on the section's heading, not lost to the page.
+    await expect.poll(() => p.page.evaluate(() => document.activeElement?.textContent)).toBe('API tokens');
     await screenshot(p.page, 'workspace-1280');
     expectNoErrors(p);
     await p.context.close();
   });
 
-  it('shows and rotates the webhook signing secret and lists the delivery the receiver got', async () => {
+  it('shows and rotates the webhook signing secret, asking a second rotation with the older secret stopping now, and lists the delivery the receiver got', async () => {
     await expect.poll(() => receiver.received.length, { timeout: 20_000 }).toBe(1);
     const p = await openPage(browser, { width: 375, height: 812 });
     await signIn(p.page, srv.url, srv.token, { path: 'workspace' });
     await p.page.getByRole('button', { name: 'Show secret' }).click();
     const before = (await p.page.getByLabel('Webhook signing secret').textContent())!.trim();
     expect(before).toMatch(/^whsec_/);
+    const rotate = p.page.getByRole('dialog', { name: 'Rotate secret' });
     await p.page.getByRole('button', { name: 'Rotate secret' }).click();
-    await p.page.getByRole('dialog', { name: 'Rotate secret' }).getByRole('button', { name: 'Rotate' }).click();
+    // The first rotation: the current secret keeps signing for a day, and nothing stops now.
+    expect(await rotate.textContent()).toContain('The current secret keeps signing for 24 hours');
+    expect(await rotate.textContent()).not.toContain('stops signing now');
+    await rotate.getByRole('button', { name: 'Rotate' }).click();
     await expect.poll(async () => (await p.page.getByLabel('Webhook signing secret').textContent())!.trim()).not.toBe(before);
     await p.page.getByText(/previous secret also signs until/).waitFor();
+    // Again within the day: the question says the older secret stops signing at once.
+    await p.page.getByRole('button', { name: 'Rotate secret' }).click();
+    expect(await rotate.textContent()).toMatch(/The older secret, which still signs until .+, stops signing now/);
+    await rotate.getByRole('button', { name: 'Keep it' }).click();
 
     const deliveries = p.page.getByRole('table', { name: 'Recent webhook deliveries' });
     await expect.poll(() => deliveries.textContent()).toContain('delivered');

@@ -43,9 +43,13 @@ export function Layout(props: { current: NavItem; children: ComponentChildren })
           </ul>
         </nav>
         <div class="account">
-          <span class="balance" aria-label="API balance available">
-            {usd(workspace.available_usd)}
-          </span>
+          {/* Named by visible text: aria-label on a plain span is not reliably announced. */}
+          <p class="balance">
+            <span class="balance-label" id="balance-label">
+              Available
+            </span>{' '}
+            <output aria-labelledby="balance-label">{usd(workspace.available_usd)}</output>
+          </p>
           <button type="button" class="link-button" onClick={() => signOut()}>
             Sign out
           </button>

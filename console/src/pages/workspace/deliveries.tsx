@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { components } from '../../../../src/client/index.js';
 import { Empty, ErrorNote, Link, Loading } from '../../components/ui.js';
 import { when } from '../../lib/format.js';
@@ -16,28 +16,42 @@ export function Deliveries() {
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
 
+  // The read in flight: a new one (Older deliveries) or leaving the page aborts it, so no late
+  // answer lands out of order or in a component that is gone.
+  const ctl = useRef<AbortController | undefined>(undefined);
   const load = async (cursor?: string) => {
+    ctl.current?.abort();
+    const c = (ctl.current = new AbortController());
     setBusy(true);
+    setError(undefined);
     try {
-      const page = await mg.webhooks.deliveries({ limit: PAGE, ...(cursor ? { cursor } : {}) });
+      const page = await mg.webhooks.deliveries({ limit: PAGE, ...(cursor ? { cursor } : {}), signal: c.signal });
+      if (c.signal.aborted) return;
       setItems((old) => (cursor ? [...(old ?? []), ...page.items] : page.items));
       setNext(page.next_cursor);
     } catch (err) {
-      setError(err);
+      if (!c.signal.aborted) setError(err);
     } finally {
-      setBusy(false);
+      if (!c.signal.aborted) setBusy(false);
     }
   };
   useEffect(() => {
     void load();
+    return () => ctl.current?.abort();
   }, [mg]);
 
   return (
     <section aria-labelledby="deliveries-title">
       <h2 id="deliveries-title">Recent webhook deliveries</h2>
-      <ErrorNote error={error} />
+      <ErrorNote error={error} title="The deliveries could not be read" />
       {!items ? (
-        error ? null : <Loading label="Reading deliveries…" />
+        error ? (
+          <button type="button" disabled={busy} onClick={() => load()}>
+            Try again
+          </button>
+        ) : (
+          <Loading label="Reading deliveries…" />
+        )
       ) : items.length === 0 ? (
         <Empty>No webhooks have been sent yet.</Empty>
       ) : (

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { components } from '../../../../src/client/index.js';
 import { ConfirmButton } from '../../components/confirm.js';
 import { Empty, ErrorNote, Loading } from '../../components/ui.js';
@@ -15,14 +15,21 @@ export function Tokens() {
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ name: string; secret: string }>();
   const [busy, setBusy] = useState(false);
+  const heading = useRef<HTMLHeadingElement>(null);
 
-  const load = () =>
-    mg.tokens.list().then(
-      (list) => setTokens(list),
-      (err: unknown) => setError(err),
+  // The reads of this section, aborted when it goes (the page is left): no late answer lands then.
+  const reads = useRef<AbortController | undefined>(undefined);
+  const load = () => {
+    const signal = reads.current?.signal;
+    return mg.tokens.list(signal ? { signal } : {}).then(
+      (list) => !signal?.aborted && setTokens(list),
+      (err: unknown) => !signal?.aborted && setError(err),
     );
+  };
   useEffect(() => {
+    const ctl = (reads.current = new AbortController());
     void load();
+    return () => ctl.abort();
   }, [mg]);
 
   const create = async (e: Event) => {
@@ -53,7 +60,9 @@ export function Tokens() {
 
   return (
     <section aria-labelledby="tokens-title">
-      <h2 id="tokens-title">API tokens</h2>
+      <h2 id="tokens-title" ref={heading} tabIndex={-1}>
+        API tokens
+      </h2>
       <ErrorNote error={error} />
       <form class="toolbar" onSubmit={create}>
         <label>
@@ -64,7 +73,17 @@ export function Tokens() {
           Create token
         </button>
       </form>
-      {created ? <NewSecret name={created.name} secret={created.secret} onDone={() => setCreated(undefined)} /> : null}
+      {created ? (
+        <NewSecret
+          name={created.name}
+          secret={created.secret}
+          onDone={() => {
+            setCreated(undefined);
+            // Done goes with the secret: the section's heading keeps the focus in place.
+            heading.current?.focus();
+          }}
+        />
+      ) : null}
       {!tokens ? (
         error ? null : <Loading label="Reading tokens…" />
       ) : tokens.length === 0 ? (
@@ -139,9 +158,13 @@ function NewSecret(props: { name: string; secret: string; onDone: () => void }) 
       <p>
         <strong>Token “{props.name}” created.</strong> Copy it now: it is shown only this once.
       </p>
-      <p class="secret" aria-label="New token secret">
-        {props.secret}
+      {/* A visible name for the secret: aria-label on a plain element is not reliably announced. */}
+      <p class="secret-label" id="new-token-secret-label">
+        New token secret
       </p>
+      <output class="secret" aria-labelledby="new-token-secret-label">
+        {props.secret}
+      </output>
       <div class="actions">
         <button type="button" onClick={copy}>
           {copied ? 'Copied' : 'Copy token'}

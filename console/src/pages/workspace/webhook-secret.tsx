@@ -8,6 +8,22 @@ import { useSession } from '../../lib/session.js';
 type Secret = components['schemas']['WebhookSecret'];
 
 /**
+ * What a rotation does, for the question asked before it. The API keeps one previous secret
+ * signing for 24 hours: a second rotation within them replaces that one, so the secret before it
+ * stops signing at once. Said for certain when the shown secret tells whether an older one still
+ * signs; when the secret has not been read, both cases are said.
+ */
+function rotateQuestion(secret: Pick<Secret, 'previous_secret_valid_until'> | undefined, now = Date.now()): string {
+  const base = 'Rotate the webhook signing secret? The current secret keeps signing for 24 hours, so receivers can switch over.';
+  if (!secret) return `${base} If it was itself made by a rotation in the last 24 hours, the secret before it stops signing now.`;
+  const until = secret.previous_secret_valid_until;
+  if (until && Date.parse(until) > now) {
+    return `${base} The older secret, which still signs until ${when(until)}, stops signing now: receivers still verifying with it will refuse webhooks.`;
+  }
+  return base;
+}
+
+/**
  * The workspace's webhook signing secret (Standard Webhooks): hidden until asked for, and rotated
  * with the previous secret still signing for a day, so receivers can switch over.
  */
@@ -32,9 +48,13 @@ export function WebhookSecret() {
       <ErrorNote error={error} />
       {secret ? (
         <>
-          <p class="secret" aria-label="Webhook signing secret">
-            {secret.secret}
+          {/* A visible name for the secret: aria-label on a plain element is not reliably announced. */}
+          <p class="secret-label" id="webhook-secret-label">
+            Webhook signing secret
           </p>
+          <output class="secret" aria-labelledby="webhook-secret-label">
+            {secret.secret}
+          </output>
           {secret.previous_secret_valid_until ? (
             <p class="muted">The previous secret also signs until {when(secret.previous_secret_valid_until)}.</p>
           ) : null}
@@ -50,12 +70,7 @@ export function WebhookSecret() {
             Show secret
           </button>
         )}
-        <ConfirmButton
-          label="Rotate secret"
-          question="Rotate the webhook signing secret? The current one keeps signing for 24 hours, so receivers can switch over."
-          confirmLabel="Rotate"
-          onConfirm={() => act(mg.webhooks.rotateSecret())}
-        />
+        <ConfirmButton label="Rotate secret" question={rotateQuestion(secret)} confirmLabel="Rotate" onConfirm={() => act(mg.webhooks.rotateSecret())} />
       </div>
     </section>
   );
