@@ -74,7 +74,7 @@ describe.skipIf(!HAVE_BROWSER)('console: the playground', { timeout: 60_000 }, (
     await cleanup();
   });
 
-  it('filters the models by kind and name, keeps the choice in the URL, prices the form and runs it to an image shown inline', async () => {
+  it('filters the models by kind and name, keeps the choice in the URL, prices the form exactly, runs it to an image shown inline, and finds that job in the jobs list and the gallery', async () => {
     const p = await openPage(browser);
     const { page } = p;
     await signIn(page, srv.url, srv.token, { path: 'playground' });
@@ -119,8 +119,19 @@ describe.skipIf(!HAVE_BROWSER)('console: the playground', { timeout: 60_000 }, (
     await expect.poll(() => price.textContent()).toContain('Complete the form to see the price');
     await prompt.fill('a lighthouse at dusk');
     await expect.poll(() => price.textContent()).toBe('Estimated price: $0.0404');
+    // While the new price is asked for (held here), the old one is not shown as the form's.
+    let releaseQuote = () => undefined as void;
+    const held = new Promise<void>((resolve) => (releaseQuote = resolve));
+    const isQuote = (url: URL) => url.pathname.endsWith('/quote');
+    await page.route(isQuote, async (route) => {
+      await held;
+      await route.fallback();
+    });
     await page.getByLabel('Mode', { exact: true }).selectOption('max');
+    await expect.poll(() => price.textContent()).toBe('Estimating the price…');
+    releaseQuote();
     await expect.poll(() => price.textContent()).toBe('Estimated price: $0.10');
+    await page.unroute(isQuote);
     await page.getByLabel('Mode', { exact: true }).selectOption('standard');
     await expect.poll(() => price.textContent()).toBe('Estimated price: $0.0404');
 
@@ -149,6 +160,21 @@ describe.skipIf(!HAVE_BROWSER)('console: the playground', { timeout: 60_000 }, (
     await screenshot(page, 'playground-1280');
     // The README's picture (docs/console.md): the page's top after a run, the form beside its image.
     if (DOCS_SCREENSHOT) await page.screenshot({ path: DOCS_SCREENSHOT, fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1100 } });
+
+    // The job run here is in the jobs list and in the gallery, reached by the navigation.
+    const jobId = (await jobLink.getAttribute('href'))!.split('/').pop()!;
+    const src = await img.getAttribute('src');
+    const nav = page.getByRole('navigation', { name: 'Console' });
+    await nav.getByRole('link', { name: 'Jobs' }).click();
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: `Job ${jobId}` }) });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('completed');
+    expect(await row.textContent()).toContain(B1);
+    await nav.getByRole('link', { name: 'Gallery' }).click();
+    const tileImg = page.locator(`li.tile[data-job-id="${jobId}"] img`);
+    await tileImg.waitFor();
+    await expect.poll(() => tileImg.evaluate((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth)).toBe(768);
+    expect(await tileImg.getAttribute('src')).toBe(src);
     expectNoErrors(p);
     await p.context.close();
   });
@@ -218,6 +244,8 @@ describe.skipIf(!HAVE_BROWSER)('console: the playground', { timeout: 60_000 }, (
     await signIn(page, srv.url, srv.token, { path: 'playground' });
     const turbo = page.getByRole('radio', { name: TURBO, exact: true });
     expect(await description(turbo)).toContain(`Deprecated: sunset ${SUNSET}`);
+    // Its replacement is in the list too, before it is chosen.
+    expect(await description(turbo)).toContain(`Replaced by ${A2}.`);
     await turbo.check();
     const notice = page.locator('.pg-deprecation');
     await notice.waitFor();

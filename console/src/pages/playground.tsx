@@ -106,14 +106,18 @@ function ModelRunner(props: { model: Model; onSelect: (id: string) => void }) {
   // the API's answer is a 400, which the submit shows beside its field).
   const readable = Object.keys(built.errors).length === 0 && looksValid(fields, built.body);
 
-  // The price of the form as it stands, asked once the form has been still for a moment.
+  // The price of the form as it stands, asked once the form has been still for a moment. The
+  // price of the form as it was goes at once: shown during the wait, it would be taken for the
+  // price of what Generate now sends.
   useEffect(() => {
     if (!runnable) return;
     if (!readable) return setQuote({ kind: 'incomplete' });
+    setQuote({ kind: 'waiting' });
     const ac = new AbortController();
     const timer = setTimeout(() => {
       mg.models.quote(model.id, JSON.parse(bodyKey) as Record<string, unknown>, { signal: ac.signal }).then(
-        (q: PriceQuote) => setQuote({ kind: 'quoted', quote: q }),
+        // An answer for a form that has changed since is not this form's price.
+        (q: PriceQuote) => !ac.signal.aborted && setQuote({ kind: 'quoted', quote: q }),
         (err: unknown) => {
           if (ac.signal.aborted) return;
           // A 400 names what the form lacks; the submit shows it beside its field if it is sent so.

@@ -3,7 +3,8 @@ import type { Model } from '../../../../src/client/index.js';
 
 /**
  * The catalog as a list to choose from: searched by name (and description), filtered by kind.
- * Deprecated models carry their sunset date, retired ones (available: false) are listed but marked.
+ * Deprecated models carry their sunset date and replacement, retired ones (available: false) are
+ * listed but marked.
  * Native radio buttons: arrow keys move through the list, each model's meta is its description.
  */
 
@@ -80,6 +81,8 @@ function ModelOption(props: { model: Model; index: number; checked: boolean; onS
           ) : dep ? (
             <span class="badge badge-wait">{`Deprecated: sunset ${dep.sunset_date}`}</span>
           ) : null}{' '}
+          {/* The way off a deprecated or retired model, before it is chosen. */}
+          {dep?.replacement ? <span class="pg-model-replacement">{`Replaced by ${dep.replacement}.`} </span> : null}
           <span class="muted">{m.description}</span>
         </span>
       </span>
