@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { errorFieldPaths, errorFields, topField } from '../../console/src/pages/playground/field-errors.js';
 import { progressOf } from '../../console/src/pages/playground/progress.js';
-import { bodyOf, fieldsOf, humanize, initialValues, looksValid } from '../../console/src/pages/playground/schema.js';
+import { bodyOf, looksValid } from '../../console/src/pages/playground/body.js';
+import { fieldsOf, humanize, initialValues } from '../../console/src/pages/playground/schema.js';
 import type { Field, Values } from '../../console/src/pages/playground/schema.js';
 import { MODELS } from '../../src/models/registry.js';
 

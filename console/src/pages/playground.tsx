@@ -9,7 +9,8 @@ import { useSession } from '../lib/session.js';
 import { errorFieldPaths, topField } from './playground/field-errors.js';
 import { ModelPicker, kindName } from './playground/model-picker.js';
 import { RunPanel } from './playground/run.js';
-import { bodyOf, fieldsOf, initialValues, looksValid } from './playground/schema.js';
+import { bodyOf, looksValid } from './playground/body.js';
+import { fieldsOf, initialValues } from './playground/schema.js';
 import type { Value, Values } from './playground/schema.js';
 
 /**
