@@ -210,6 +210,11 @@ describe.skipIf(!HAVE_BROWSER)('console: the playground', { timeout: 60_000 }, (
     expect(await alert.textContent()).toContain('engine_failed');
     expect(await alert.textContent()).toContain('the engine failed unexpectedly');
 
+    // Looking at another model keeps the last run in view, saying which model ran it.
+    await page.getByRole('radio', { name: A2, exact: true }).check();
+    await expect.poll(() => page.locator('.pg-run-model').textContent()).toBe(`Run with ${B1}, the model chosen before.`);
+    expect(await alert.textContent()).toContain('engine_failed');
+
     dropExpectedRefusals(p, 400);
     expectNoErrors(p);
     await p.context.close();

@@ -31,6 +31,9 @@ export function Playground(props: { query: URLSearchParams }) {
   const [models, setModels] = useState<Model[]>();
   const [loadError, setLoadError] = useState<unknown>();
   const selectedId = props.query.get('model') ?? undefined;
+  // The last job run here outlives a change of model: it goes on on the server, and its result
+  // should not vanish because another model was looked at meanwhile.
+  const [run, setRun] = useState<CreatedRun>();
 
   useEffect(() => {
     const ac = new AbortController();
@@ -59,7 +62,7 @@ export function Playground(props: { query: URLSearchParams }) {
               There is no model <code>{selectedId}</code> in this server's catalog. Choose one above.
             </div>
           ) : null}
-          {model ? <ModelRunner key={model.id} model={model} onSelect={select} /> : selectedId ? null : <Empty>Choose a model above to see its form.</Empty>}
+          {model ? <ModelRunner key={model.id} model={model} onSelect={select} run={run} onRun={setRun} /> : selectedId ? null : <Empty>Choose a model above to see its form.</Empty>}
         </>
       )}
     </>
@@ -79,6 +82,7 @@ interface General {
 }
 
 interface CreatedRun {
+  readonly model: string;
   readonly job: Job;
   readonly prompt: string | undefined;
 }
@@ -87,7 +91,7 @@ const QUOTE_DEBOUNCE_MS = 400;
 const FORM_ID = 'pg-form';
 
 /** One model: what it is, its deprecation, its form and price, and the last job it ran. */
-function ModelRunner(props: { model: Model; onSelect: (id: string) => void }) {
+function ModelRunner(props: { model: Model; onSelect: (id: string) => void; run: CreatedRun | undefined; onRun: (run: CreatedRun) => void }) {
   const { mg, refreshWorkspace } = useSession();
   const { model } = props;
   const fields = useMemo(() => fieldsOf(model.request_schema), [model]);
@@ -95,7 +99,7 @@ function ModelRunner(props: { model: Model; onSelect: (id: string) => void }) {
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [general, setGeneral] = useState<General>();
   const [submitting, setSubmitting] = useState(false);
-  const [run, setRun] = useState<CreatedRun>();
+  const { run, onRun } = props;
   const [quote, setQuote] = useState<QuoteState>({ kind: 'waiting' });
   const generalRef = useRef<HTMLDivElement>(null);
   const resultRef = useRef<HTMLElement>(null);
@@ -166,7 +170,7 @@ function ModelRunner(props: { model: Model; onSelect: (id: string) => void }) {
     setSubmitting(true);
     try {
       const job = model.endpoint === STYLE_TRAINING ? await mg.styles.train(body as StyleTrainingRequest) : await mg.generate(model.id, body);
-      setRun({ job, prompt: typeof body.prompt === 'string' ? body.prompt : undefined });
+      onRun({ model: model.id, job, prompt: typeof body.prompt === 'string' ? body.prompt : undefined });
       // In one column the result is under the form: bring it into view.
       if (matchMedia('(max-width: 900px)').matches) requestAnimationFrame(() => resultRef.current?.scrollIntoView({ block: 'start' }));
       // The hold the job placed shows in the header's balance.
@@ -256,7 +260,7 @@ function ModelRunner(props: { model: Model; onSelect: (id: string) => void }) {
       </section>
       <section class="card pg-result" aria-labelledby="pg-result-title" ref={resultRef}>
         <h2 id="pg-result-title">Result</h2>
-        {run ? <RunPanel key={run.job.job_id} created={run.job} prompt={run.prompt} /> : <p class="muted">{runnable ? 'The job you run shows here, live, and its output when it is done.' : 'This model cannot be run.'}</p>}
+        {run ? <RunPanel key={run.job.job_id} created={run.job} prompt={run.prompt} otherModel={run.model === model.id ? undefined : run.model} /> : <p class="muted">{runnable ? 'The job you run shows here, live, and its output when it is done.' : 'This model cannot be run.'}</p>}
       </section>
     </div>
   );

@@ -12,7 +12,7 @@ import { progressOf } from './progress.js';
  * a progress bar by step, a link to its page, and its outputs inline once it completes. The watch
  * stops when the panel goes (another job, another page); the job itself goes on on the server.
  */
-export function RunPanel(props: { created: Job; prompt: string | undefined }) {
+export function RunPanel(props: { created: Job; prompt: string | undefined; otherModel?: string | undefined }) {
   const { mg, refreshWorkspace } = useSession();
   const [job, setJob] = useState<Job>(props.created);
   const [error, setError] = useState<unknown>();
@@ -46,6 +46,11 @@ export function RunPanel(props: { created: Job; prompt: string | undefined }) {
         </Link>
         {job.completed_at ? <span class="muted">{elapsed(job.created_at, job.completed_at)}</span> : null}
       </div>
+      {props.otherModel !== undefined ? (
+        <p class="muted pg-run-model">
+          Run with <code>{props.otherModel}</code>, the model chosen before.
+        </p>
+      ) : null}
       {progress.value !== undefined ? (
         <>
           <ProgressBar value={progress.value} label={`Job progress: ${job.status}`} />
