@@ -16,6 +16,10 @@ export default defineConfig({
     // (Vitest's import time 29 s instead of 177 s), every test passing. Tests that need state of
     // their own make it (a store, an app, a temp dir per test); none relies on a fresh module.
     isolate: false,
+    // expect.poll waits for what another process or the browser does (an upload, a status change):
+    // Vitest's default of 1 s was once too short for an asset upload on the loaded CI machine. A
+    // poll that passes returns at once, so a longer bound costs nothing unless the test fails.
+    expect: { poll: { timeout: 10_000 } },
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
