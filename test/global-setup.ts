@@ -14,9 +14,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const root = fileURLToPath(new URL('..', import.meta.url));
     // As `npm run build`: the client's types from the OpenAPI document first, then the compile.
     execFileSync(process.execPath, ['--import', 'tsx', 'scripts/client-types.ts'], { cwd: root, stdio: 'inherit' });
-    for (const args of [['-p', 'tsconfig.build.json'], ['-p', 'tsconfig.client.json', '--emitDeclarationOnly']]) {
-      execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', ...args], { cwd: root, stdio: 'inherit' });
-    }
+    const tsc = (...args: string[]) => execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', ...args], { cwd: root, stdio: 'inherit' });
+    tsc('-p', 'tsconfig.build.json');
+    // The binary the tests spawn is the bundle made of tsc's output (scripts/bundle.mjs).
+    execFileSync(process.execPath, ['scripts/bundle.mjs'], { cwd: root, stdio: 'inherit' });
+    tsc('-p', 'tsconfig.client.json', '--emitDeclarationOnly');
     // The web console, which the compiled server serves at /console (test/console/).
     execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.ts'], { cwd: root, stdio: 'inherit' });
   }

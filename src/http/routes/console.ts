@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notFound } from '../../domain/errors.js';
+import { packageRoot } from '../../lib/package-root.js';
 
 /**
  * The web console (docs/console.md), built by `npm run build` into dist/console and served by
@@ -13,8 +13,8 @@ import { notFound } from '../../domain/errors.js';
  * page's URL can be reloaded or shared.
  */
 
-/** Where `npm run build` puts the console: dist/console beside this module's dist/ or src/ tree. */
-export const CONSOLE_DIR = fileURLToPath(new URL('../../../dist/console/', import.meta.url));
+/** Where `npm run build` puts the console: dist/console in the package. */
+export const CONSOLE_DIR = join(packageRoot(), 'dist', 'console') + sep;
 
 interface ConsoleFile {
   readonly body: Buffer;
