@@ -39,7 +39,7 @@ export async function readJob(jobs: JobService, ctx: ToolContext, jobId: string)
 /**
  * The job once it reaches a terminal status, or as it is when `waitSeconds` have passed or the
  * client cancels: the job waits' service (services/job-waits.ts), which sleeps on the job's change
- * events with a backstop poll and holds no database connection. Status changes go out as progress.
+ * events with a backstop poll and holds no database connection. The status first read and each change go out as progress.
  */
 export async function waitForEnd(deps: Pick<McpDeps, 'waits'>, ctx: ToolContext, jobId: string, waitSeconds: number): Promise<JobView> {
   let step = 0;

@@ -79,8 +79,9 @@ export class JobWaits {
 
   /**
    * The caller's job once it reaches a terminal status, or as it is when `ms` have passed or
-   * `signal` aborts; `onChange` hears each status seen on the way. Not found as for GET. Past the
-   * workspace's (or the process's) maximum of waits the job is answered at once (`applied` false).
+   * `signal` aborts; `onChange` hears the status first read and each change seen after it. Not
+   * found as for GET. Past the workspace's (or the process's) maximum of waits the job is answered
+   * at once (`applied` false).
    */
   async waitForEnd(auth: AuthContext, id: string, ms: number, signal: AbortSignal, onChange?: (job: JobView) => Promise<void>): Promise<Waited> {
     const jobId = jobIdOf(id);
@@ -94,7 +95,9 @@ export class JobWaits {
         const job = await this.#store.jobs.getJobSummary(auth.apiUserId, jobId);
         if (!job) throw notFound(`job '${id}' not found`);
         const view = toJobView(job);
-        if (seen && seen.status !== view.status) await onChange?.(view);
+        // The status first read is heard too: a job that ended before the first read (a worker
+        // faster than the create's answer) still tells the waiter how it ended.
+        if (!seen || seen.status !== view.status) await onChange?.(view);
         seen = view;
         const left = deadline - this.#clock.nowMs();
         if (isTerminal(view.status) || left <= 0 || signal.aborted) return { job: view, applied: release !== undefined };

@@ -79,6 +79,18 @@ describe.each(backends)('generate with wait_seconds on $name', (backend) => {
     expect(done.result!.urls).toHaveLength(1);
   });
 
+  it('tells the waiter how a job ended when it ended before the wait first read it', async () => {
+    const created = await call<Job>(client, 'generate', { model: B1, input: MINIMAL[B1] });
+    await waitFor(async () => (await call<Job>(client, 'get_job', { job_id: created.job_id })).status === 'completed', 'the job to complete');
+    const caller = await t.services.identity.authenticate(`Bearer ${t.token}`);
+    const heard: string[] = [];
+    const { job } = await t.services.waits.waitForEnd(caller, created.job_id, 5_000, new AbortController().signal, async (j) => {
+      heard.push(j.status);
+    });
+    expect(job.status).toBe('completed');
+    expect(heard).toEqual(['completed']);
+  });
+
   it('holds no database connection while waiting: other calls answer while many wait', async () => {
     engine.hold = deferred();
     // More waiting calls than the PostgreSQL pool has connections (5).
