@@ -25,6 +25,20 @@ describe.each(backends)('remote job maintenance on $name', (backend) => {
 
   const statusOf = async (id: string) => ((await get(t, `/jobs/${id}`)).json() as { status: string; error?: { code: string; message: string } });
   const once = (id: string, status: string) => waitFor(async () => ((await statusOf(id)).status === status ? statusOf(id) : undefined), `job ${id} ${status}`);
+  /**
+   * `once`, nudging the clock meanwhile: a maintenance pass still running when the test advanced
+   * the clock sleeps from the new time, so that advance alone would never wake it again. For waits
+   * past a deadline only, where a little more time changes nothing.
+   */
+  const onceNudging = async (id: string, status: string) => {
+    for (const until = Date.now() + 15_000; ; ) {
+      const seen = await statusOf(id);
+      if (seen.status === status) return seen;
+      if (Date.now() > until) throw new Error(`timed out waiting for job ${id} ${status}`);
+      t.clock.advance(100);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
 
   it('fails a queued remote job no worker took within its model timeout, and leaves other models alone', async () => {
     t = await remoteApp({ backend });
@@ -34,7 +48,7 @@ describe.each(backends)('remote job maintenance on $name', (backend) => {
     await new Promise((r) => setTimeout(r, 50));
     expect((await statusOf(id)).status).toBe('queued');
     t.clock.advance(2000);
-    const failed = await once(id, 'failed');
+    const failed = await onceNudging(id, 'failed');
     expect(failed.error).toEqual({ code: 'timeout', message: "no worker took the job within its model's timeout of 180 s; submit it again later" });
     expect((await statusOf(local)).status).toBe('queued');
     await expectLedgerConsistent(t.store, t.workspaceId);
@@ -57,7 +71,7 @@ describe.each(backends)('remote job maintenance on $name', (backend) => {
     }
     expect((await wpost(t, token, `/jobs/${id}/progress`, { lease_id: first!.lease_id })).json()).toMatchObject({ reason: 'lease_lost' });
     t.clock.advance(10_000);
-    const failed = await once(id, 'failed');
+    const failed = await onceNudging(id, 'failed');
     expect(failed.error!.code).toBe('timeout');
     expect((await wpost(t, token, `/jobs/${id}/progress`, { lease_id: second!.lease_id })).json()).toMatchObject({ reason: 'timeout' });
     await expectLedgerConsistent(t.store, t.workspaceId);
