@@ -203,6 +203,10 @@ describe.skipIf(!HAVE_BROWSER)('console: serving and signing in', { timeout: 60_
     for (const width of [375, 1280]) {
       const p = await openPage(browser, { width, colorScheme: width === 375 ? 'dark' : 'light' });
       await signIn(p.page, srv.url, srv.token);
+      // Every page of the navigation in sight, none behind a sideways scroll.
+      const rights = await p.page.getByRole('navigation', { name: 'Console' }).getByRole('link').evaluateAll((els) => els.map((el) => el.getBoundingClientRect().right));
+      expect(rights.length).toBeGreaterThanOrEqual(5);
+      for (const right of rights) expect(right, `a navigation link at ${width} px`).toBeLessThanOrEqual(width);
       for (const path of ['playground?model=image/vendor-b/model-b-1', 'jobs', `jobs/${job.job_id}`, 'gallery', 'usage', 'workspace']) {
         await p.page.goto(`${srv.url}/console/${path}`);
         await p.page.getByRole('heading', { level: 1 }).first().waitFor();
