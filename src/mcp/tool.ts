@@ -15,6 +15,7 @@ import type { JobService } from '../services/jobs.js';
 import type { JobWaits } from '../services/job-waits.js';
 import type { ModelService } from '../services/models.js';
 import type { NodeAppExecution } from '../services/node-app-execution.js';
+import type { QuoteService } from '../services/quotes.js';
 import { storageUnavailable } from '../services/readiness.js';
 import type { Readiness } from '../services/readiness.js';
 import type { StyleService } from '../services/styles.js';
@@ -26,6 +27,8 @@ export interface McpDeps {
   /** Waiting for a job's end (wait_seconds). */
   readonly waits: JobWaits;
   readonly models: ModelService;
+  /** quote_price: the price of a request, as POST /models/{id}/quote. */
+  readonly quotes: QuoteService;
   readonly assets: AssetService;
   readonly billing: BillingService;
   readonly styles: StyleService;

@@ -13,6 +13,7 @@ import { call, callError, connect, listen } from './mcp-client.js';
 const TOOLS = [
   'list_models',
   'get_model_schema',
+  'quote_price',
   'generate',
   'get_job',
   'list_jobs',
@@ -138,7 +139,7 @@ describe('tools/list', () => {
 
   it('marks the read-only tools read-only and delete_job destructive', async () => {
     const byName = new Map((await client.listTools()).tools.map((tool) => [tool.name, tool]));
-    for (const name of ['list_models', 'get_model_schema', 'get_job', 'list_jobs', 'list_assets', 'list_styles', 'get_style', 'get_usage']) {
+    for (const name of ['list_models', 'get_model_schema', 'quote_price', 'get_job', 'list_jobs', 'list_assets', 'list_styles', 'get_style', 'get_usage']) {
       expect(byName.get(name)!.annotations?.readOnlyHint, name).toBe(true);
     }
     expect(byName.get('delete_job')!.annotations?.destructiveHint).toBe(true);

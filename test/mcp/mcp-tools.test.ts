@@ -59,6 +59,22 @@ describe.each(backends)('MCP tools on $name', (backend) => {
       const missing = errorOf(await get(t, `/models/${encodeURIComponent('image/nope')}`), 404);
       expect((await callError(client, 'get_model_schema', { model: 'image/nope' })).message).toBe(missing);
     });
+
+    it('quote_price answers what POST /models/{id}/quote answers, refuses as it refuses, and creates nothing', async () => {
+      const quote = (model: string, payload: Json) =>
+        t.app.inject({ method: 'POST', url: `/models/${encodeURIComponent(model)}/quote`, headers: { authorization: `Bearer ${t.token}` }, payload });
+      const before = (await get(t, '/jobs')).json<Page<Job>>().items.length;
+      const styled = { ...MINIMAL[A2_MEDIUM], image_style_references: [{ url: 'https://assets.example/ref.png' }] };
+      for (const input of [MINIMAL[A2_MEDIUM]!, styled]) {
+        const http = (await quote(A2_MEDIUM, input)).json();
+        expect(await call(client, 'quote_price', { model: A2_MEDIUM, input })).toEqual(http);
+      }
+      expect((await call<{ price_micro_usd: number }>(client, 'quote_price', { model: A2_MEDIUM, input: styled })).price_micro_usd).toBe(35_000);
+      const bad = { ...MINIMAL[A2_MEDIUM], aspect_ratio: '7:3' };
+      expect((await callError(client, 'quote_price', { model: A2_MEDIUM, input: bad })).message).toBe(errorOf(await quote(A2_MEDIUM, bad), 400));
+      expect((await callError(client, 'quote_price', { model: 'image/nope', input: {} })).message).toBe(errorOf(await quote('image/nope', {}), 404));
+      expect((await get(t, '/jobs')).json<Page<Job>>().items.length).toBe(before);
+    });
   });
 
   describe('generate', () => {

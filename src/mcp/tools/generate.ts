@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { invalid } from '../../domain/errors.js';
 import { Job } from '../../services/job-view.js';
 import { defineTool } from '../tool.js';
-import { ModelId } from './get-model-schema.js';
+import { ModelId, ModelInput } from './get-model-schema.js';
 import { IdempotencyKey, LABELS, WaitSeconds, WebhookUrl, checkedKey, jobAnswer } from './job-options.js';
 
 export const generate = defineTool({
@@ -17,10 +17,7 @@ export const generate = defineTool({
   input: Type.Object(
     {
       model: ModelId,
-      input: Type.Record(Type.String(), Type.Unknown(), {
-        description: 'The request body, as get_model_schema describes it',
-        examples: [{ prompt: 'a red fox in the snow', aspect_ratio: '1:1', resolution: '1K' }],
-      }),
+      input: ModelInput,
       webhook_url: Type.Optional(WebhookUrl),
       wait_seconds: Type.Optional(WaitSeconds),
       zero_data_retention: Type.Optional(Type.Boolean({ description: 'Ask for zero data retention; only some models offer it' })),

@@ -8,6 +8,12 @@ export const ModelId = Type.String({
   examples: ['image/vendor-a/model-a-2/medium'],
 });
 
+/** A model's request body, as generate and quote_price take it. */
+export const ModelInput = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'The request body, as get_model_schema describes it',
+  examples: [{ prompt: 'a red fox in the snow', aspect_ratio: '1:1', resolution: '1K' }],
+});
+
 export const getModelSchema = defineTool({
   name: 'get_model_schema',
   title: 'Get a model\'s request schema',

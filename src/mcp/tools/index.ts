@@ -10,6 +10,7 @@ import { listAssets } from './list-assets.js';
 import { listJobs } from './list-jobs.js';
 import { listModels } from './list-models.js';
 import { listStyles } from './list-styles.js';
+import { quotePrice } from './quote-price.js';
 import { trainStyle } from './train-style.js';
 import { uploadAsset } from './upload-asset.js';
 
@@ -20,6 +21,7 @@ import { uploadAsset } from './upload-asset.js';
 export const TOOLS: readonly McpTool[] = [
   listModels,
   getModelSchema,
+  quotePrice,
   generate,
   getJob,
   listJobs,
