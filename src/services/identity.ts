@@ -203,8 +203,9 @@ export class IdentityService {
     const ws = await this.workspace(workspace);
     await this.requireRole(ws, asEmail, ['owner', 'admin'], 'revoke API tokens');
     // No token id is that long (they are UUIDs): not looked up, and not echoed back at length.
-    const token = tokenId.length <= MAX_TOKEN_ID ? await this.#store.identity.revokeToken(ws.id, tokenId, this.#now()) : undefined;
-    if (!token) throw notFound(tokenId.length <= MAX_TOKEN_ID ? `token '${tokenId}' not found in workspace '${ws.name}'` : `no token of workspace '${ws.name}' has that id`);
+    if (tokenId.length > MAX_TOKEN_ID) throw notFound(`no token of workspace '${ws.name}' has that id`);
+    const token = await this.#store.identity.revokeToken(ws.id, tokenId, this.#now());
+    if (!token) throw notFound(`token '${tokenId}' not found in workspace '${ws.name}'`);
     // At once in this process; other processes within TOKEN_CACHE_TTL_MS.
     this.#tokens.forget({ tokenId: token.id });
     return token;

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { packageRoot } from '../../src/lib/package-root.js';
+import { packageJson, packageRoot } from '../../src/lib/package-root.js';
 
 const ROOT = packageRoot();
 const BIN = join(ROOT, 'dist', 'bin');
@@ -39,5 +39,6 @@ describe('the bundled binary (scripts/bundle.mjs)', () => {
 describe('packageRoot', () => {
   it("finds mediagen's package.json from the source tree", () => {
     expect((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string }).name).toBe('mediagen');
+    expect(packageJson()).toEqual(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')));
   });
 });

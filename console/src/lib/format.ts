@@ -87,6 +87,9 @@ export function localMidnight(day: string, days = 0): Date | undefined {
   return date;
 }
 
+/** Why a range of days whose first day is after its last cannot be asked for (the jobs list's and the usage's). */
+export const FROM_AFTER_TO = 'The “From” day is after the “To” day: nothing can match. Pick a “To” day on or after it.';
+
 /** A day as YYYY-MM-DD in the browser's time zone. */
 export function localDay(d: Date): string {
   const p = (n: number) => String(n).padStart(2, '0');

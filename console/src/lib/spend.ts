@@ -3,7 +3,7 @@
  * integer micro-USD (the API's six-decimal amounts read without floating point). Pure, so a unit
  * test runs it in Node.
  */
-import { localMidnight, toMicros } from './format.js';
+import { localDay, localMidnight, toMicros } from './format.js';
 
 export interface UsageRow {
   readonly type: string;
@@ -28,16 +28,13 @@ export interface Spend {
   readonly jobs: number;
 }
 
-const pad = (n: number) => String(n).padStart(2, '0');
-const dayOf = (d: Date) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
-
 /** The local days from `from` to `to`, both YYYY-MM-DD and included. */
 export function daysBetween(from: string, to: string): string[] {
   const days: string[] = [];
-  const d = new Date(`${from}T00:00:00`);
-  const end = new Date(`${to}T00:00:00`);
-  while (d <= end && days.length <= 3660) {
-    days.push(dayOf(d));
+  const d = localMidnight(from);
+  const end = localMidnight(to);
+  while (d && end && d <= end && days.length <= 3660) {
+    days.push(localDay(d));
     d.setDate(d.getDate() + 1);
   }
   return days;
@@ -59,7 +56,7 @@ export function summarize(items: Iterable<UsageRow>, from: string, to: string): 
   let totalMicros = 0;
   let jobs = 0;
   for (const item of items) {
-    const i = index.get(dayOf(new Date(item.completed_at)));
+    const i = index.get(localDay(new Date(item.completed_at)));
     if (i === undefined) continue;
     const micros = toMicros(item.cost_usd);
     const row = byDay.get(item.type) ?? days.map(() => 0);

@@ -60,7 +60,12 @@ export function Usage(props: { query: URLSearchParams }) {
   // Whatever the fields hold goes into the URL, a range or not, so they keep showing it.
   const setRange = (f: string, t: string) => navigate(usagePath(f, t), { replace: true });
   const today = new Date();
-  const preset = range.ok ? PRESETS.find((p) => lastDays(today, p.days).from === from && lastDays(today, p.days).to === to) : undefined;
+  const preset = range.ok
+    ? PRESETS.find((p) => {
+        const r = lastDays(today, p.days);
+        return r.from === from && r.to === to;
+      })
+    : undefined;
   const invalid = range.ok ? undefined : { 'aria-invalid': 'true' as const, 'aria-describedby': PROBLEM_ID };
 
   return (

@@ -13,8 +13,8 @@ import { packageRoot } from '../../lib/package-root.js';
  * page's URL can be reloaded or shared.
  */
 
-/** Where `npm run build` puts the console: dist/console in the package. */
-export const CONSOLE_DIR = join(packageRoot(), 'dist', 'console') + sep;
+/** Where `npm run build` puts the console: dist/console in the package (found when first asked, not at import). */
+export const consoleDir = (): string => join(packageRoot(), 'dist', 'console') + sep;
 
 interface ConsoleFile {
   readonly body: Buffer;
@@ -84,7 +84,7 @@ function matches(header: string | undefined, etag: string): boolean {
 }
 
 export interface ConsoleOptions {
-  /** The built console (default CONSOLE_DIR). */
+  /** The built console (default consoleDir()). */
   readonly dir?: string;
   /**
    * Origins besides this server's own that the console's pages may load media and data from:
@@ -119,13 +119,12 @@ export function consolePolicy(origins: readonly string[], styleHashes: readonly 
 }
 
 export function registerConsoleRoutes(app: FastifyInstance, opts: ConsoleOptions): void {
-  const dir = opts.dir ?? CONSOLE_DIR;
   // Read on the first console request, not at start: most processes never serve one.
   let files: Promise<Map<string, ConsoleFile> | undefined> | undefined;
   let policy: Promise<string> | undefined;
 
   const serve = async (request: FastifyRequest<{ Params: { '*'?: string } }>, reply: FastifyReply) => {
-    files ??= loadConsole(dir);
+    files ??= loadConsole(opts.dir ?? consoleDir());
     const built = await files;
     if (!built) {
       files = undefined; // built later (npm run build) without a restart: look again next time

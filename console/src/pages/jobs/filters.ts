@@ -1,5 +1,5 @@
 import type { JobListQuery, JobStatus } from '../../../../src/client/index.js';
-import { localMidnight } from '../../lib/format.js';
+import { FROM_AFTER_TO, localMidnight } from '../../lib/format.js';
 
 /**
  * The jobs list's filters as they live in the page's URL (`jobs?status=failed&model=...&from=...&to=...`),
@@ -62,7 +62,7 @@ export const hasFilters = (f: JobFilters) => Boolean(f.status || f.model || f.fr
 
 /** Why the date range cannot be asked for, if it cannot. */
 export function rangeProblem(f: JobFilters): string | undefined {
-  if (f.from && f.to && f.from > f.to) return 'The “From” day is after the “To” day: nothing can match. Pick a “To” day on or after it.';
+  if (f.from && f.to && f.from > f.to) return FROM_AFTER_TO;
   return undefined;
 }
 

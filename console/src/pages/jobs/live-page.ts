@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { isTerminal } from '../../../../src/client/index.js';
 import type { JobListQuery, JobPage } from '../../../../src/client/index.js';
 import { useSession } from '../../lib/session.js';
+import { afterVisible } from '../../lib/visible-timer.js';
 
 /** How often a page with a job still running is read again. */
 export const POLL_MS = 2_000;
@@ -31,23 +32,13 @@ export function useLiveJobPage(query: (JobListQuery & { cursor?: string | undefi
       return;
     }
     const ctl = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let waitingForTab = false;
+    let cancel: (() => void) | undefined;
     // Whether the page last read had a job still running: worth trying again after an error.
     let live = false;
     setState((s) => (s.key === key ? { ...s, loading: true } : { key, page: undefined, error: undefined, loading: true }));
 
     const schedule = (ms: number) => {
-      timer = setTimeout(() => {
-        if (document.hidden) waitingForTab = true;
-        else void read();
-      }, ms);
-    };
-    const onVisible = () => {
-      if (!document.hidden && waitingForTab) {
-        waitingForTab = false;
-        void read();
-      }
+      cancel = afterVisible(ms, () => void read());
     };
     const read = async () => {
       try {
@@ -64,12 +55,10 @@ export function useLiveJobPage(query: (JobListQuery & { cursor?: string | undefi
         if (live) schedule(RETRY_MS);
       }
     };
-    document.addEventListener('visibilitychange', onVisible);
     void read();
     return () => {
       ctl.abort();
-      clearTimeout(timer);
-      document.removeEventListener('visibilitychange', onVisible);
+      cancel?.();
     };
     // `key` stands for the query's contents, `reload` for a deliberate refresh.
   }, [key, reload, mg]);

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { MediagenError, isTerminal } from '../../../../src/client/index.js';
 import { useSession } from '../../lib/session.js';
+import { afterVisible } from '../../lib/visible-timer.js';
 import { jobDeliveries, jobDetails } from './api.js';
 import type { JobDetails, WebhookDelivery } from './api.js';
 import { deliveryPollDelay } from './delivery-poll.js';
@@ -118,22 +119,7 @@ export function useJob(id: string): JobState & { refresh: () => void } {
   useEffect(() => {
     const delay = deliveries ? deliveryPollDelay(deliveries, Date.now()) : undefined;
     if (delay === undefined) return;
-    let waitingForTab = false;
-    const timer = setTimeout(() => {
-      if (document.hidden) waitingForTab = true;
-      else refreshRef.current();
-    }, delay);
-    const onVisible = () => {
-      if (!document.hidden && waitingForTab) {
-        waitingForTab = false;
-        refreshRef.current();
-      }
-    };
-    document.addEventListener('visibilitychange', onVisible);
-    return () => {
-      clearTimeout(timer);
-      document.removeEventListener('visibilitychange', onVisible);
-    };
+    return afterVisible(delay, () => refreshRef.current());
     // A failed read leaves the list as it was: its error sets the next timer instead.
   }, [deliveries, state.deliveriesError, state.error]);
 

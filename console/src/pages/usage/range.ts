@@ -1,4 +1,4 @@
-import { localDay, localMidnight } from '../../lib/format.js';
+import { FROM_AFTER_TO, localDay, localMidnight } from '../../lib/format.js';
 
 /**
  * The Usage page's date range as it lives in the URL (`usage?from=YYYY-MM-DD&to=YYYY-MM-DD`, local
@@ -18,15 +18,9 @@ export type UsageRange =
   /** What the fields hold (as typed, '' when cleared) and why it is no range. */
   | { readonly ok: false; readonly from: string; readonly to: string; readonly problem: string };
 
-/** The day `n` days before `today`, as YYYY-MM-DD. */
-export function daysBefore(today: Date, n: number): string {
-  const d = new Date(today.getFullYear(), today.getMonth(), today.getDate() - n);
-  return localDay(d);
-}
-
-/** The range of the last `days` days up to `today`. */
+/** The range of the last `days` days up to `today`, today included. */
 export function lastDays(today: Date, days: number): { from: string; to: string } {
-  return { from: daysBefore(today, days - 1), to: localDay(today) };
+  return { from: localDay(new Date(today.getFullYear(), today.getMonth(), today.getDate() - (days - 1))), to: localDay(today) };
 }
 
 /** The range a URL's query names, or why it names none; no `from` and `to` at all is the default range. */
@@ -45,7 +39,7 @@ export function rangeProblem(from: string, to: string): string | undefined {
   if (from === '' || to === '') return 'Choose both a “From” and a “To” day to see the spend between them.';
   if (!localMidnight(from)) return `“${from}” is not a day of the calendar: choose the “From” day again.`;
   if (!localMidnight(to)) return `“${to}” is not a day of the calendar: choose the “To” day again.`;
-  if (from > to) return 'The “From” day is after the “To” day: nothing can match. Pick a “To” day on or after it.';
+  if (from > to) return FROM_AFTER_TO;
   return undefined;
 }
 
