@@ -1,7 +1,7 @@
-// `npm start`'s prestart: runs the whole `npm run build` (the client's generated types, then both
-// tsc passes) only when dist/ is older than a source (src/, scripts/, package.json, a tsconfig) or
-// missing, or the generated client types are missing (`npm ci --ignore-scripts`), so a start after
-// `npm ci` (which builds through `prepare`) does not build again.
+// `npm start`'s prestart: runs the whole `npm run build` (the client's generated types, tsc, the
+// bundle, the web console) only when dist/ is older than a source (src/, scripts/, console/,
+// package.json, a tsconfig) or missing, or the generated client types are missing (`npm ci
+// --ignore-scripts`), so a start after `npm ci` (which builds through `prepare`) does not build again.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
 
 /** What `build` reads: a change to any of these (or a newer entry under them) rebuilds. */
-const SOURCES = ['src', 'scripts', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json'];
+const SOURCES = ['src', 'scripts', 'console', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json'];
 const GENERATED = join('src', 'client', 'generated', 'openapi.ts');
 
 function newest(path) {

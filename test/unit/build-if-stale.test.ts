@@ -44,4 +44,11 @@ describe('build-if-stale', () => {
     rmSync(join(root, 'dist'), { recursive: true });
     expect(stale(root)).toBe('dist/main.js is missing');
   });
+
+  it("builds when the web console's sources changed (dist/console is built with the rest)", () => {
+    at('console/src/app.tsx', 1000);
+    expect(stale(root)).toBeUndefined();
+    at('console/src/app.tsx', 3000);
+    expect(stale(root)).toBe('console changed since the last build');
+  });
 });
