@@ -114,7 +114,9 @@ describe('mediagen mcp over stdio', () => {
     const closedAt = Date.now();
     child.stdin.end();
     expect(await exited).toBe(0);
-    expect(Date.now() - closedAt).toBeLessThan(1500);
+    // Not a speed measure: a bridge that left its connection to the server open would live on
+    // until the pool's keep-alive (4 s) let it go. A loaded CI run took 1.6 s to exit cleanly.
+    expect(Date.now() - closedAt).toBeLessThan(3500);
   });
 
   it('refuses to start without a URL or a token, in one line, exit 1', async () => {
