@@ -6,7 +6,7 @@ import type { Plugin } from 'vite';
 /**
  * model-viewer puts a fixed <style> element in each shadow root, which a CSP without
  * 'unsafe-inline' refuses unless its hash is listed. Its hash is taken from the source at build
- * time into csp.json, which the server adds to style-src (src/http/routes/console.ts): an upgrade
+ * time into csp.json, which the server adds to style-src (src/http/routes/console-routes.ts): an upgrade
  * of model-viewer that changes the style changes the hash with it.
  */
 function shadowStyleHashes(): Plugin {

@@ -25,14 +25,14 @@ async function main(argv: string[]): Promise<void> {
     case 'mcp':
       return (await import('./cli/mcp.js')).mcp(rest);
     case 'remote-worker':
-      return (await import('./cli/remote-worker.js')).remoteWorker(rest);
+      return (await import('./cli/remote-worker-command.js')).remoteWorker(rest);
     case 'generate':
     case 'jobs':
     case 'assets':
     case 'models':
     case 'usage':
       // The client commands set their own exit status (docs/clients.md).
-      return (await import('./cli/client.js')).runClient(command, rest);
+      return (await import('./cli/client-dispatch.js')).runClient(command, rest);
     case '--version':
     case '-V':
       process.stdout.write(`${(await import('./cli/version.js')).packageVersion()}\n`);
@@ -45,8 +45,8 @@ async function main(argv: string[]): Promise<void> {
         import('./cli/serve.js'),
         import('./cli/admin.js'),
         import('./cli/mcp.js'),
-        import('./cli/client.js'),
-        import('./cli/remote-worker.js'),
+        import('./cli/client-dispatch.js'),
+        import('./cli/remote-worker-command.js'),
       ]);
       process.stdout.write(`${HELP}\n${SERVE_HELP}\n${ADMIN_HELP}\n${MCP_HELP}\n${CLIENT_HELP}\n${REMOTE_WORKER_HELP}`);
       return;

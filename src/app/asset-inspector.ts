@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
-import { DomainError } from '../domain/errors.js';
-import type { MediaLimits } from '../engines/media-limits.js';
+import { DomainError } from '../domain/error-catalogue.js';
+import type { MediaLimits } from '../engines/media/media-limits.js';
 import { Semaphore } from '../lib/semaphore.js';
-import type { Inspection, Inspector } from '../services/assets.js';
+import type { Inspection, Inspector } from '../services/assets/assets.js';
 
 /** Uploads waiting for an inspection slot, per slot, before more are answered "busy". */
 const WAITING_PER_SLOT = 4;
@@ -10,7 +10,7 @@ const WAITING_PER_SLOT = 4;
 const BUSY_RETRY_AFTER_S = 5;
 
 /**
- * The asset service's inspector: the engines' hardened media inspection (src/engines/media-inspect.ts)
+ * The asset service's inspector: the engines' hardened media inspection (src/engines/media/media-inspect.ts)
  * with this process's limits and tools. Loaded on the first upload, so `mediagen admin` never
  * loads sharp or locates ffmpeg. A whole decode can take seconds of CPU, so at most one runs per
  * core; a few more uploads wait their turn, and beyond them an upload is answered 503 with
@@ -35,9 +35,9 @@ export function assetInspector(limits: MediaLimits, slots = availableParallelism
 function mediaInspection(limits: MediaLimits): Inspector {
   return async (path, signal) => {
     const [{ inspectMedia, MediaRefusal }, { locateFfmpeg }, { locateFfprobe }] = await Promise.all([
-      import('../engines/media-inspect.js'),
-      import('../engines/ffmpeg.js'),
-      import('../engines/ffprobe.js'),
+      import('../engines/media/media-inspect.js'),
+      import('../engines/media/ffmpeg.js'),
+      import('../engines/media/ffprobe.js'),
     ]);
     const [ffmpegPath, ffprobePath] = await Promise.all([locateFfmpeg(), locateFfprobe()]);
     try {

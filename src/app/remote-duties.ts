@@ -1,8 +1,8 @@
 import type { Config } from '../config/config.js';
 import type { BackgroundTask } from '../http/app.js';
 import type { Log } from '../lib/log.js';
-import { createRemoteProtocol } from '../services/remote-protocol.js';
-import type { RemoteProtocol } from '../services/remote-protocol.js';
+import { createRemoteProtocol } from '../services/remote/remote-protocol.js';
+import type { RemoteProtocol } from '../services/remote/remote-protocol.js';
 import type { Services } from '../services/services.js';
 import type { Store } from '../store/store.js';
 import type { InputLoader } from '../worker/input-loader.js';

@@ -1,11 +1,11 @@
 import { ConfigError } from '../config/config.js';
 import type { Config } from '../config/config.js';
-import type { MediaLimits } from '../engines/media-limits.js';
+import type { MediaLimits } from '../engines/media/media-limits.js';
 import type { AppDeps } from '../http/app.js';
 import type { Catalog } from '../models/catalog.js';
 import { PriceError, buildPriceTable } from '../models/prices.js';
 import type { PriceTable } from '../models/prices.js';
-import type { RunPolicy } from '../services/job-runs.js';
+import type { RunPolicy } from '../services/jobs/job-runs.js';
 import { isNodeAppJob, planTimeoutMs, readPlan } from '../domain/node-app-plan.js';
 
 /**

@@ -1,4 +1,4 @@
-import { invalid } from '../domain/errors.js';
+import { invalid } from '../domain/error-catalogue.js';
 import type { Services } from '../services/services.js';
 
 /** Parsed admin flags by flag name: strings, booleans, and lists for repeatable flags. */

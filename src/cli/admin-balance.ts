@@ -1,4 +1,4 @@
-import type { BalanceReport } from '../services/billing.js';
+import type { BalanceReport } from '../services/billing/billing.js';
 import { AS, WORKSPACE, need } from './admin-args.js';
 import type { AdminCommand } from './admin-args.js';
 

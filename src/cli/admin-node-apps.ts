@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { formatBytes } from '../lib/data-uri.js';
-import { DomainError, invalid } from '../domain/errors.js';
-import { NODE_APP_LIMITS, checkSchema } from '../services/node-app-rules.js';
+import { DomainError, invalid } from '../domain/error-catalogue.js';
+import { NODE_APP_LIMITS, checkSchema } from '../services/node-apps/node-app-rules.js';
 import { AS, WORKSPACE, iso, list, need, optional } from './admin-args.js';
 import type { AdminCommand, Flags } from './admin-args.js';
 

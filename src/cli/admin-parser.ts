@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
-import { invalid } from '../domain/errors.js';
-import type { DomainError } from '../domain/errors.js';
+import { invalid } from '../domain/error-catalogue.js';
+import type { DomainError } from '../domain/error-catalogue.js';
 import { need } from './admin-args.js';
 import type { AdminCommand, Flags, OptionSpec } from './admin-args.js';
 

@@ -1,4 +1,4 @@
-import type { SecretReport } from '../services/webhooks.js';
+import type { SecretReport } from '../services/webhooks/webhooks.js';
 import { AS, WORKSPACE, need } from './admin-args.js';
 import type { AdminCommand } from './admin-args.js';
 

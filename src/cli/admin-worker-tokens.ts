@@ -1,4 +1,4 @@
-import type { WorkerToken } from '../store/worker-token-store.js';
+import type { WorkerToken } from '../store/remote-token-store.js';
 import { iso, list, need } from './admin-args.js';
 import type { AdminCommand } from './admin-args.js';
 

@@ -1,5 +1,5 @@
-import { invalid } from '../domain/errors.js';
-import { normalizeEmail } from '../services/identity.js';
+import { invalid } from '../domain/error-catalogue.js';
+import { normalizeEmail } from '../services/identity/identity.js';
 import type { ApiToken, Member, Workspace } from '../store/store.js';
 import { AS, WORKSPACE, iso, need, wholeNumber } from './admin-args.js';
 import type { AdminCommand } from './admin-args.js';

@@ -1,5 +1,5 @@
 import { ConfigError } from '../config/config.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../domain/error-catalogue.js';
 
 /**
  * What `mediagen` prints for a refusal: one line, the catalogue error's message (or the config

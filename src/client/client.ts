@@ -30,7 +30,7 @@ import type {
 } from './types.js';
 import { pages } from './pages.js';
 import { waitForJob, watchJob } from './watch.js';
-import { Tokens, Webhooks, WorkspaceApi } from './workspace.js';
+import { Tokens, Webhooks, WorkspaceApi } from './workspace-api.js';
 
 export type { CreateOptions, RequestOptions } from './create.js';
 import type { WaitOptions, WatchOptions } from './watch.js';

@@ -8,7 +8,7 @@
  * Browser-safe: nothing here imports a Node module (test/client/browser-safe.test.ts).
  */
 export { Mediagen, Jobs, Assets, Models, Styles, NodeApps } from './client.js';
-export { WorkspaceApi, Tokens, Webhooks } from './workspace.js';
+export { WorkspaceApi, Tokens, Webhooks } from './workspace-api.js';
 export type { MediagenOptions, GenerateOptions, CreateOptions, UploadOptions, RequestOptions } from './client.js';
 export { MediagenError, MediagenNetworkError } from './errors.js';
 export type { RetryOptions } from './http.js';

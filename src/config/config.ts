@@ -5,9 +5,9 @@ import type { MicroUsd } from '../domain/money.js';
 import { parseDateOnly } from '../lib/time.js';
 import { DEFAULTS, OPTIONS } from './options.js';
 import type { DeprecationOverride, ModelEngines, OptionSpec } from './options.js';
-import { sandboxRefusal } from './sandbox.js';
-import { readCustomModels } from './custom-models.js';
-import type { CustomModelDecl } from './custom-models.js';
+import { sandboxRefusal } from './sandbox-settings.js';
+import { readCustomModels } from './custom-model-settings.js';
+import type { CustomModelDecl } from './custom-model-settings.js';
 import { ConfigError } from './readers.js';
 import { readOutputStore } from './storage.js';
 import { readModelEngines, readPrices } from './model-sections.js';
@@ -66,7 +66,7 @@ export interface Config {
   /** How output URLs answer: `serve` streams the bytes; `presign` redirects to a short-lived bucket URL. */
   readonly outputUrls: 'serve' | 'presign';
   readonly presignTtlSeconds: number;
-  /** Lifetimes in days; 0 keeps forever (src/services/retention.ts). */
+  /** Lifetimes in days; 0 keeps forever (src/services/upkeep/retention.ts). */
   readonly retention: RetentionConfig;
   /** Hours an Idempotency-Key is remembered. */
   readonly idempotencyKeyHours: number;
@@ -77,7 +77,7 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** On SIGTERM, how long /readyz answers 503 before the listener closes. */
   readonly drainDelayMs: number;
-  /** Sandbox mode (docs/sandbox.md): never with production settings (config/sandbox.ts). */
+  /** Sandbox mode (docs/sandbox.md): never with production settings (config/sandbox-settings.ts). */
   readonly sandbox: boolean;
   readonly deprecations: readonly DeprecationOverride[];
   /** The config file's `prices`: model path -> rate name -> micro-USD. Names are checked later. */

@@ -122,7 +122,7 @@ export const DEFAULTS = {
   janitor_interval_ms: 600_000,
   input_max_bytes: 50 * 1024 * 1024,
   input_timeout_ms: 30_000,
-  // The engine's DEFAULT_MEDIA_LIMITS are these (src/engines/media-limits.ts).
+  // The engine's DEFAULT_MEDIA_LIMITS are these (src/engines/media/media-limits.ts).
   input_max_video_seconds: 60,
   input_max_video_frames: 3600,
   input_max_video_pixels: 3840 * 2160,

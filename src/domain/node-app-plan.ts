@@ -21,7 +21,7 @@ export const NODE_APP_JOB_PREFIX = 'node-app/';
 
 export const nodeAppJobType = (slug: string): string => `${NODE_APP_JOB_PREFIX}${slug}`;
 
-/** A node app's slug (services/node-app-rules.ts): lowercase words of a-z and digits joined by single hyphens. */
+/** A node app's slug (services/node-apps/node-app-rules.ts): lowercase words of a-z and digits joined by single hyphens. */
 export const NODE_APP_SLUG_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 /** Whether a job is a node app's (the engine and the run policy ask this of stored jobs). */

@@ -1,5 +1,5 @@
 import { isAbsoluteHttpUrl } from '../lib/urls.js';
-import { invalid } from './errors.js';
+import { invalid } from './error-catalogue.js';
 
 /** The longest webhook URL a job may carry. */
 export const WEBHOOK_URL_MAX = 2048;

@@ -13,7 +13,7 @@ export interface NodeAppEngineOptions {
   readonly steps: Engine;
   /**
    * A step's body from its input and `scope`, validated by its model as at execute, defaults
-   * filled in (engines read validated requests): services/node-app-steps.ts. Throws, naming the
+   * filled in (engines read validated requests): services/node-apps/node-app-steps.ts. Throws, naming the
    * step, when it cannot be built or the model refuses it.
    */
   prepare(step: GraphStep, scope: GraphScope): Record<string, unknown>;

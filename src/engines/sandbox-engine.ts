@@ -1,10 +1,10 @@
-import { SANDBOX_DWELL_MS, sandboxMarkersOf } from '../domain/sandbox.js';
-import type { SandboxFailCode, SandboxMarkers } from '../domain/sandbox.js';
+import { SANDBOX_DWELL_MS, sandboxMarkersOf } from '../domain/sandbox-markers.js';
+import type { SandboxFailCode, SandboxMarkers } from '../domain/sandbox-markers.js';
 import type { Clock } from '../lib/clock.js';
 import { describeFault } from '../lib/infra-fault.js';
 import { EngineError } from './engine.js';
 import type { Engine, EngineContext, EngineJob, EngineStage, OutputFile } from './engine.js';
-import { DEFAULT_MEDIA_LIMITS, count, tooLarge } from './media-limits.js';
+import { DEFAULT_MEDIA_LIMITS, count, tooLarge } from './media/media-limits.js';
 
 /**
  * The worker's engine in sandbox mode (`--sandbox`, docs/sandbox.md), around the one it would use
@@ -13,7 +13,7 @@ import { DEFAULT_MEDIA_LIMITS, count, tooLarge } from './media-limits.js';
  * engine goes on. A request whose `prompt` ends with sandbox markers is acted on here:
  * `[mediagen:fail=<code>]` fails the run with that code and a message a real failure of that code
  * gives, without running the inner engine; `[mediagen:timeout]` waits in `sampling` until the run's
- * own timeout stops it (the run policy gives such a job a short timeout, app/sandbox.ts);
+ * own timeout stops it (the run policy gives such a job a short timeout, app/sandbox-wiring.ts);
  * `[mediagen:delay=<ms>]` adds that long to `sampling`. The inner engine renders the prompt
  * without its markers; the stored request keeps them.
  */
@@ -64,7 +64,7 @@ const BEFORE_PROCESSING: ReadonlySet<SandboxFailCode> = new Set(['input_fetch_fa
 /**
  * The failure `[mediagen:fail=<code>]` asks for, worded as a real failure of that code is: the
  * runner's own sentences for `worker_lost` and `server_unavailable` (a test checks they match
- * src/services/job-runs.ts), the local engine's for the input codes, naming the request's first
+ * src/services/jobs/job-runs.ts), the local engine's for the input codes, naming the request's first
  * URL field (else `image_url`). `engine_failed` shows the fixed client sentence whatever this says.
  */
 export function sandboxFailure(code: SandboxFailCode, request: Readonly<Record<string, unknown>>): EngineError {

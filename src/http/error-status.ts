@@ -1,5 +1,5 @@
-import { DomainError } from '../domain/errors.js';
-import type { ErrorCode, ErrorDetails } from '../domain/errors.js';
+import { DomainError } from '../domain/error-catalogue.js';
+import type { ErrorCode, ErrorDetails } from '../domain/error-catalogue.js';
 
 /** The HTTP status of each catalogue code: exactly one each (docs/errors.md tables them). */
 export const HTTP_STATUS = {

@@ -1,8 +1,8 @@
 import type { ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import { contentTypeOf } from '../outputs/output-store.js';
-import type { JobView } from '../services/job-view.js';
-import { presentJob } from '../services/job-view.js';
-import type { JobService } from '../services/jobs.js';
+import type { JobView } from '../services/common/job-view.js';
+import { presentJob } from '../services/common/job-view.js';
+import type { JobService } from '../services/jobs/jobs.js';
 import type { McpDeps, ToolContext } from './tool.js';
 
 /** The resource URI of a job: resources/read answers it with the job as get_job shows it. */
@@ -38,7 +38,7 @@ export async function readJob(jobs: JobService, ctx: ToolContext, jobId: string)
 
 /**
  * The job once it reaches a terminal status, or as it is when `waitSeconds` have passed or the
- * client cancels: the job waits' service (services/job-waits.ts), which sleeps on the job's change
+ * client cancels: the job waits' service (services/jobs/job-waits.ts), which sleeps on the job's change
  * events with a backstop poll and holds no database connection. The status first read and each change go out as progress.
  */
 export async function waitForEnd(deps: Pick<McpDeps, 'waits'>, ctx: ToolContext, jobId: string, waitSeconds: number): Promise<JobView> {

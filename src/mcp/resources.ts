@@ -1,6 +1,6 @@
 import type { ReadResourceResult, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../domain/error-catalogue.js';
 import { readJob } from './job-results.js';
 import type { McpDeps, ToolContext } from './tool.js';
 

@@ -11,7 +11,7 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Log } from '../lib/log.js';
-import type { AuthContext } from '../services/identity.js';
+import type { AuthContext } from '../services/identity/identity.js';
 import { PROMPTS } from './prompts.js';
 import { RESOURCE_TEMPLATES, readResource } from './resources.js';
 import type { McpDeps, ToolContext } from './tool.js';

@@ -1,24 +1,24 @@
 import type { Static, TObject } from '@sinclair/typebox';
 import type { CallToolResult, ResourceLink, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../domain/error-catalogue.js';
 import type { Clock } from '../lib/clock.js';
 import { infraFault } from '../lib/infra-fault.js';
 import type { Log } from '../lib/log.js';
 import type { Catalog } from '../models/catalog.js';
 import { bodyValidator } from '../models/validation.js';
 import type { BodyValidator } from '../models/validation.js';
-import type { AssetService } from '../services/assets.js';
-import type { BillingService } from '../services/billing.js';
-import type { GenerationService } from '../services/generation.js';
-import type { AuthContext } from '../services/identity.js';
-import type { JobService } from '../services/jobs.js';
-import type { JobWaits } from '../services/job-waits.js';
-import type { ModelService } from '../services/models.js';
-import type { NodeAppExecution } from '../services/node-app-execution.js';
-import type { QuoteService } from '../services/quotes.js';
-import { storageUnavailable } from '../services/readiness.js';
-import type { Readiness } from '../services/readiness.js';
-import type { StyleService } from '../services/styles.js';
+import type { AssetService } from '../services/assets/assets.js';
+import type { BillingService } from '../services/billing/billing.js';
+import type { GenerationService } from '../services/jobs/generation.js';
+import type { AuthContext } from '../services/identity/identity.js';
+import type { JobService } from '../services/jobs/jobs.js';
+import type { JobWaits } from '../services/jobs/job-waits.js';
+import type { ModelService } from '../services/catalog/models.js';
+import type { NodeAppExecution } from '../services/node-apps/node-app-execution.js';
+import type { QuoteService } from '../services/catalog/quotes.js';
+import { storageUnavailable } from '../services/upkeep/readiness.js';
+import type { Readiness } from '../services/upkeep/readiness.js';
+import type { StyleService } from '../services/styles/styles.js';
 
 /** The use cases the tools call: the same ones the HTTP routes call, never HTTP itself. */
 export interface McpDeps {

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { MetricsScrape } from '../http/routes/metrics.js';
+import type { MetricsScrape } from '../http/routes/metrics-routes.js';
 import type { Log } from '../lib/log.js';
 
 /** A listening `/metrics` server (`metrics_port`). */

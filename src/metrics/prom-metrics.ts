@@ -3,10 +3,10 @@ import { NON_TERMINAL_STATUSES } from '../domain/states.js';
 import type { JobStatus } from '../domain/states.js';
 import type { MicroUsd } from '../domain/money.js';
 import type { RequestMeter } from '../http/plugins/request-metrics.js';
-import type { MetricsScrape } from '../http/routes/metrics.js';
+import type { MetricsScrape } from '../http/routes/metrics-routes.js';
 import type { Clock } from '../lib/clock.js';
-import { modelLabel } from '../services/meter.js';
-import type { Meter, WebhookAttemptOutcome } from '../services/meter.js';
+import { modelLabel } from '../services/common/meter.js';
+import type { Meter, WebhookAttemptOutcome } from '../services/common/meter.js';
 import type { JobRecord } from '../store/store.js';
 import { CachedReading } from './cached-reading.js';
 

@@ -1,4 +1,4 @@
-import { invalid } from '../domain/errors.js';
+import { invalid } from '../domain/error-catalogue.js';
 
 /** Deprecated camelCase aliases (spec 4.2) are accepted until this date. */
 export const ALIAS_SUNSET_DATE = '2026-06-19';

@@ -1,6 +1,6 @@
 import type { TObject } from '@sinclair/typebox';
 import { ConfigError } from '../config/readers.js';
-import type { CustomModelDecl } from '../config/custom-models.js';
+import type { CustomModelDecl } from '../config/custom-model-settings.js';
 import { customPriceRule } from './custom-prices.js';
 import { customRequestSchema } from './custom-schema.js';
 import { OUTPUT_KINDS, mainOutputTypes, operationIdOf } from './model.js';
@@ -8,7 +8,7 @@ import type { ModelModule, OutputKind } from './model.js';
 import { MODELS } from './registry.js';
 
 /**
- * Models declared in the config file's `models` (src/config/custom-models.ts reads their shape),
+ * Models declared in the config file's `models` (src/config/custom-model-settings.ts reads their shape),
  * built into model modules like the registry's: the catalog, the price table, the routes, the
  * OpenAPI document, GET /models, the MCP tools, admission and billing then treat them as any
  * other. Their jobs run on remote workers (their `engine` is a `remote:<pool>`; bindings.ts).

@@ -1,5 +1,5 @@
 import { ConfigError } from '../config/readers.js';
-import type { CustomPriceDecl } from '../config/custom-models.js';
+import type { CustomPriceDecl } from '../config/custom-model-settings.js';
 import { isPlainObject } from '../lib/plain-object.js';
 import type { PriceRule, PricedRequest, Rates } from './model.js';
 

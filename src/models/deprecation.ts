@@ -1,4 +1,4 @@
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../domain/error-catalogue.js';
 import { resolveUrl } from '../lib/urls.js';
 
 export interface Deprecation {

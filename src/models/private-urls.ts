@@ -1,6 +1,6 @@
 import { literalHostRefusal } from '../lib/address-policy.js';
 import { MEDIA_URL_PATTERN } from './schema-kit.js';
-import { invalid } from '../domain/errors.js';
+import { invalid } from '../domain/error-catalogue.js';
 import { isPlainObject } from '../lib/plain-object.js';
 
 /**

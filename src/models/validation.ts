@@ -2,7 +2,7 @@ import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import type { TObject } from '@sinclair/typebox';
-import { invalid } from '../domain/errors.js';
+import { invalid } from '../domain/error-catalogue.js';
 import { MEDIA_URL_PATTERN } from './schema-kit.js';
 
 // ajv-formats is CommonJS; under node16 ESM its callable is the default export's default.

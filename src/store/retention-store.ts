@@ -21,7 +21,7 @@ export interface TombstoneCursor {
 }
 
 /**
- * The retention janitor's queries (services/retention.ts). Each call is one short transaction
+ * The retention janitor's queries (services/upkeep/retention.ts). Each call is one short transaction
  * over at most `limit` rows, the oldest first, found by an index seek (migration 0016). On
  * PostgreSQL the rows are taken FOR UPDATE SKIP LOCKED: two janitors pass each other's batches
  * instead of waiting on them, and never both act on one row. Nothing a live job needs is touched:

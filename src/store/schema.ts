@@ -1,8 +1,8 @@
 import type { Generated } from 'kysely';
 import type { JobStatus } from '../domain/states.js';
-import type { RemoteWorkersTable, WorkerTokensTable } from './worker-schema.js';
+import type { RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
 
-export type { RemoteWorkersTable, WorkerTokensTable } from './worker-schema.js';
+export type { RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
 
 /**
  * Table shapes shared by every backend. Times are integer microseconds since the epoch; booleans

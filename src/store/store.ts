@@ -11,7 +11,7 @@ import type { QueueStatsStore } from './queue-stats.js';
 import type { RetentionStore } from './retention-store.js';
 import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
-import type { WorkerTokenStore } from './worker-token-store.js';
+import type { WorkerTokenStore } from './remote-token-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
 export type { ClaimTypes, JobMove, JobPatch, NewClaim, OverdueCutoff } from './queue-inputs.js';

@@ -1,5 +1,5 @@
 import { EngineError } from '../engines/engine.js';
-import type { JobError } from '../services/job-runs.js';
+import type { JobError } from '../services/jobs/job-runs.js';
 
 /** What the client reads when the engine failed for a reason of its own; the log has the rest. */
 export const ENGINE_FAILED_MESSAGE = 'the engine failed unexpectedly';

@@ -1,10 +1,10 @@
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../lib/clock.js';
 import { webhookHeaders } from '../lib/standard-webhooks.js';
-import type { JobSignals } from '../services/job-signals.js';
-import { presentJob } from '../services/job-view.js';
-import type { JobView } from '../services/job-view.js';
-import type { WebhookService } from '../services/webhooks.js';
+import type { JobSignals } from '../services/jobs/job-signals.js';
+import { presentJob } from '../services/common/job-view.js';
+import type { JobView } from '../services/common/job-view.js';
+import type { WebhookService } from '../services/webhooks/webhooks.js';
 import type { WebhookDelivery } from '../store/webhook-store.js';
 import type { Log } from '../lib/log.js';
 import { postWebhook } from './webhook-post.js';

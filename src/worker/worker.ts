@@ -1,4 +1,4 @@
-import type { ClaimedJob } from '../services/job-runs.js';
+import type { ClaimedJob } from '../services/jobs/job-runs.js';
 import type { ClaimTypes } from '../store/store.js';
 import { INFRA_FAULT_ALERT } from '../lib/infra-fault.js';
 import { runJob } from './run-job.js';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { locateFfmpeg, runFfmpeg } from '../../src/engines/ffmpeg.js';
+import { locateFfmpeg, runFfmpeg } from '../../src/engines/media/ffmpeg.js';
 
 /**
  * Asset files made for the inspection tests: a real HEIC (one HEVC frame from ffmpeg's libx265,

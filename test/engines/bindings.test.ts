@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/config.js';
-import { readCustomModels } from '../../src/config/custom-models.js';
+import { readCustomModels } from '../../src/config/custom-model-settings.js';
 import { buildBindings } from '../../src/engines/bindings.js';
 import type { BindableEngine, EngineContext, EngineJob, OutputFile } from '../../src/engines/engine.js';
 import { EngineRouter } from '../../src/engines/router.js';

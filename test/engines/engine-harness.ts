@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { EngineError } from '../../src/engines/engine.js';
 import type { EngineContext, EngineStage, OutputFile, StyleArtifact } from '../../src/engines/engine.js';
-import { locateFfmpeg, runFfmpeg } from '../../src/engines/ffmpeg.js';
+import { locateFfmpeg, runFfmpeg } from '../../src/engines/media/ffmpeg.js';
 import type { LocalEngine } from '../../src/engines/local/local-engine.js';
 
 /** A fake EngineContext and pixel helpers shared by the engine tests. */

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { DecodeBudgetError, FfmpegError, locateFfmpeg, runFfmpeg } from '../../src/engines/ffmpeg.js';
-import { locateFfprobe } from '../../src/engines/ffprobe.js';
+import { DecodeBudgetError, FfmpegError, locateFfmpeg, runFfmpeg } from '../../src/engines/media/ffmpeg.js';
+import { locateFfprobe } from '../../src/engines/media/ffprobe.js';
 
 describe('locateFfmpeg', () => {
   it('finds an ffmpeg that runs, and prefers an explicit path', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { LocalEngine } from '../../src/engines/local/local-engine.js';
-import { planAudio } from '../../src/engines/local/audio-plan.js';
+import { planAudio } from '../../src/engines/local/audio/audio-plan.js';
 import { sceneKey } from '../../src/engines/local/seed.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { correlation, decodePcm, pcmDistance, probeAudio, rms } from '../helpers/audio.js';

@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engines/engine.js';
 import { LocalEngine } from '../../src/engines/local/local-engine.js';
-import { MODEL_A2_SIZES } from '../../src/engines/local/model-a2.js';
+import { MODEL_A2_SIZES } from '../../src/engines/local/renderers/model-a2-renderer.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { isJpeg, isPng, readJpegSize, readPngSize } from '../helpers/media.js';
 import {

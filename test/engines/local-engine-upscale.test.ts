@@ -3,11 +3,11 @@ import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../../src/engines/engine.js';
-import { locateFfmpeg, runFfmpeg } from '../../src/engines/ffmpeg.js';
-import { locateFfprobe, probeFile } from '../../src/engines/ffprobe.js';
-import type { ProbeReport } from '../../src/engines/ffprobe.js';
+import { locateFfmpeg, runFfmpeg } from '../../src/engines/media/ffmpeg.js';
+import { locateFfprobe, probeFile } from '../../src/engines/media/ffprobe.js';
+import type { ProbeReport } from '../../src/engines/media/ffprobe.js';
 import { LocalEngine } from '../../src/engines/local/local-engine.js';
-import { rateText } from '../../src/engines/local/video-upscale.js';
+import { rateText } from '../../src/engines/local/renderers/video-upscale-renderer.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { TempDirs, fakeContext, meanAbsDiff, runJob, solidPng, videoFrame } from './engine-harness.js';
 

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engines/engine.js';
-import { locateFfmpeg, runFfmpeg } from '../../src/engines/ffmpeg.js';
+import { locateFfmpeg, runFfmpeg } from '../../src/engines/media/ffmpeg.js';
 import { LocalEngine } from '../../src/engines/local/local-engine.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { isYuv420p8, readMp4Info } from '../helpers/media.js';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
-import { locateFfmpeg, runFfmpeg } from '../../src/engines/ffmpeg.js';
+import { locateFfmpeg, runFfmpeg } from '../../src/engines/media/ffmpeg.js';
 import { isYuv420p8, readJpegSize, readMp4Info, readPngSize } from '../helpers/media.js';
 import { TempDirs } from './engine-harness.js';
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { mediaLimits } from '../../src/app/settings.js';
-import { parseProbeReport } from '../../src/engines/ffprobe.js';
-import { DEFAULT_MEDIA_LIMITS } from '../../src/engines/media-limits.js';
-import { notAVideo, sniffImage, sniffVideo } from '../../src/engines/media-types.js';
-import { checkVideoClaims } from '../../src/engines/local/video-probe.js';
+import { parseProbeReport } from '../../src/engines/media/ffprobe.js';
+import { DEFAULT_MEDIA_LIMITS } from '../../src/engines/media/media-limits.js';
+import { notAVideo, sniffImage, sniffVideo } from '../../src/engines/media/media-types.js';
+import { checkVideoClaims } from '../../src/engines/local/video/video-probe.js';
 
 const bytes = (text: string) => Buffer.from(text, 'latin1');
 

@@ -1,8 +1,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { locateFfmpeg, runFfmpeg, runTool } from '../../src/engines/ffmpeg.js';
-import { locateFfprobe } from '../../src/engines/ffprobe.js';
+import { locateFfmpeg, runFfmpeg, runTool } from '../../src/engines/media/ffmpeg.js';
+import { locateFfprobe } from '../../src/engines/media/ffprobe.js';
 
 /** Audio files checked the way a client would: ffprobe for what they claim, ffmpeg for their samples. */
 

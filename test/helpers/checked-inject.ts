@@ -4,7 +4,7 @@ import addFormatsImport from 'ajv-formats';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { routesOf } from '../../src/http/route-table.js';
 import type { RouteEntry } from '../../src/http/route-table.js';
-import { ErrorBody } from '../../src/http/schemas.js';
+import { ErrorBody } from '../../src/http/openapi/common-schemas.js';
 
 // ajv-formats is CommonJS; under node16 ESM its callable is the default export's default.
 const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;

@@ -3,7 +3,7 @@ import type { ValidationReport } from 'gltf-validator';
 
 /**
  * Binary glTF read back for the tests: the chunks, the JSON, and accessors decoded from the BIN
- * chunk, independently of the writer (src/engines/local/gltf.ts); and the Khronos validator.
+ * chunk, independently of the writer (src/engines/local/mesh/gltf.ts); and the Khronos validator.
  */
 
 export interface Glb {

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { ClaimedJob, JobRuns } from '../../src/services/job-runs.js';
+import type { ClaimedJob, JobRuns } from '../../src/services/jobs/job-runs.js';
 import type { JobRecord, Store } from '../../src/store/store.js';
 
 /**

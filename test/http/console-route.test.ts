@@ -5,11 +5,11 @@ import { gunzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { registerErrorHandling } from '../../src/http/plugins/errors.js';
-import { consolePolicy, registerConsoleRoutes } from '../../src/http/routes/console.js';
+import { registerErrorHandling } from '../../src/http/plugins/error-handler.js';
+import { consolePolicy, registerConsoleRoutes } from '../../src/http/routes/console-routes.js';
 
 /**
- * How /console serves a build (src/http/routes/console.ts), on a small build of the test's own:
+ * How /console serves a build (src/http/routes/console-routes.ts), on a small build of the test's own:
  * the browser tests (test/console/) run the real one.
  */
 const HTML = '<!doctype html><script type="module" src="/console/assets/index-abc.js"></script>';

@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
-import type { ClaimedJob } from '../../src/services/job-runs.js';
+import type { ClaimedJob } from '../../src/services/jobs/job-runs.js';
 import type { DiskOutputStore } from '../../src/outputs/disk/disk-output-store.js';
 import { newOutputKey } from '../../src/outputs/output-store.js';
 import { PUBLIC_URL, createTestApp, errorOf, generate } from '../helpers/app.js';

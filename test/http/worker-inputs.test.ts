@@ -7,7 +7,7 @@ import { errorOf } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { uploadAsset } from '../helpers/asset-files.js';
 import { hashToken } from '../../src/lib/ids.js';
-import { INPUT_SERVES_MAX, inputSignature } from '../../src/services/remote-inputs.js';
+import { INPUT_SERVES_MAX, inputSignature } from '../../src/services/remote/remote-inputs.js';
 import { waitFor } from '../helpers/scripted-engine.js';
 import { claimNow, pathOf, png, remoteApp, remoteJob, workerToken } from '../helpers/remote-worker.js';
 

@@ -8,8 +8,8 @@ import { expectLedgerConsistent } from '../helpers/ledger.js';
 import { claimNow, remoteApp, remoteJob, workerToken, wpost } from '../helpers/remote-worker.js';
 import { waitFor } from '../helpers/scripted-engine.js';
 import type { Log } from '../../src/lib/log.js';
-import { RemoteMaintenance } from '../../src/services/remote-maintenance.js';
-import { WorkerTokenService } from '../../src/services/worker-tokens.js';
+import { RemoteMaintenance } from '../../src/services/remote/remote-maintenance.js';
+import { WorkerTokenService } from '../../src/services/remote/remote-tokens.js';
 import type { QueueStore } from '../../src/store/store.js';
 
 /**

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Log } from '../../src/lib/log.js';
-import { LIVE_WINDOW_MS, PRESENCE_KEEP_MS, PRESENCE_PRUNE_BATCH, PRESENCE_PRUNE_MS, PRESENCE_WRITE_MS, UNSERVED_WARN_MS } from '../../src/services/worker-tokens.js';
-import type { WorkerPrincipal } from '../../src/services/worker-tokens.js';
+import { LIVE_WINDOW_MS, PRESENCE_KEEP_MS, PRESENCE_PRUNE_BATCH, PRESENCE_PRUNE_MS, PRESENCE_WRITE_MS, UNSERVED_WARN_MS } from '../../src/services/remote/remote-tokens.js';
+import type { WorkerPrincipal } from '../../src/services/remote/remote-tokens.js';
 import { checkedInject } from '../helpers/checked-inject.js';
 import { createTestApp, generate } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';

@@ -11,7 +11,7 @@ import { newOutputKey } from '../../src/outputs/output-store.js';
 import { BUCKET_CHECK_TTL_MS, StorageCheck } from '../../src/outputs/s3/s3-check.js';
 import { createS3Client } from '../../src/outputs/s3/s3-client.js';
 import { S3OutputStore } from '../../src/outputs/s3/s3-output-store.js';
-import { OutputJanitor } from '../../src/services/output-janitor.js';
+import { OutputJanitor } from '../../src/services/upkeep/output-janitor.js';
 import { createTestApp, generate } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';

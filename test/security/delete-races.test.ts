@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Engine, EngineContext, EngineJob, OutputFile } from '../../src/engines/engine.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { OutputJanitor } from '../../src/services/output-janitor.js';
+import { OutputJanitor } from '../../src/services/upkeep/output-janitor.js';
 import { createTestApp, del, errorOf, generate, get, silentLog } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { toDomainError } from '../../src/http/plugins/errors.js';
+import { toDomainError } from '../../src/http/plugins/error-handler.js';
 import { headersOf, statusOf } from '../../src/http/error-status.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Worker } from '../../src/worker/worker.js';

@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
 import { msToMicros } from '../../src/lib/time.js';
-import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_WINDOW_MS, requestHash } from '../../src/services/idempotency.js';
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_WINDOW_MS, requestHash } from '../../src/services/common/idempotency.js';
 import { createTestApp, errorOf, generate, get } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';

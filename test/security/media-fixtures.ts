@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { locateFfmpeg, runFfmpeg } from '../../src/engines/ffmpeg.js';
+import { locateFfmpeg, runFfmpeg } from '../../src/engines/media/ffmpeg.js';
 
 /** Hostile media made from real files: real MP4s patched to lie, real PNG chunks that claim too much. */
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
-import { OutputJanitor } from '../../src/services/output-janitor.js';
+import { OutputJanitor } from '../../src/services/upkeep/output-janitor.js';
 import { backends } from '../helpers/backends.js';
 import { createTestApp, del, generate, silentLog } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';

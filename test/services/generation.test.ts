@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/domain/errors.js';
-import { OPTION_LABELS } from '../../src/http/request-headers.js';
-import type { AuthContext } from '../../src/services/identity.js';
-import type { GenerationOptions, GenerationPolicy } from '../../src/services/generation.js';
+import { DomainError } from '../../src/domain/error-catalogue.js';
+import { OPTION_LABELS } from '../../src/http/request/request-headers.js';
+import type { AuthContext } from '../../src/services/identity/identity.js';
+import type { GenerationOptions, GenerationPolicy } from '../../src/services/jobs/generation.js';
 import { PUBLIC_URL, createTestApp, errorOf, generate } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 

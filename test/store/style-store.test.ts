@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
-import type { AuthContext } from '../../src/services/identity.js';
-import { canSee } from '../../src/services/style-inputs.js';
+import type { AuthContext } from '../../src/services/identity/identity.js';
+import { canSee } from '../../src/services/styles/style-inputs.js';
 import type { NewStyle } from '../../src/store/style-store.js';
 import type { Store } from '../../src/store/store.js';
 import { backends } from '../helpers/backends.js';

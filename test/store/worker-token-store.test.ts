@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { JobStatus } from '../../src/domain/states.js';
 import { newId } from '../../src/lib/ids.js';
 import type { Store } from '../../src/store/store.js';
-import type { NewWorkerToken } from '../../src/store/worker-token-store.js';
+import type { NewWorkerToken } from '../../src/store/remote-token-store.js';
 import { backends } from '../helpers/backends.js';
 import { T0, useStoreFixture } from '../helpers/store-fixture.js';
 

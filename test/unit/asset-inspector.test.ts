@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { assetInspector } from '../../src/app/asset-inspector.js';
-import { DomainError } from '../../src/domain/errors.js';
-import { DEFAULT_MEDIA_LIMITS } from '../../src/engines/media-limits.js';
-import type { Inspection } from '../../src/services/assets.js';
+import { DomainError } from '../../src/domain/error-catalogue.js';
+import { DEFAULT_MEDIA_LIMITS } from '../../src/engines/media/media-limits.js';
+import type { Inspection } from '../../src/services/assets/assets.js';
 
 describe('the asset inspector', () => {
   it('runs one inspection per slot, lets four per slot wait, and answers the rest busy (503 with Retry-After)', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { priceTableFor, runPolicyFor } from '../../src/app/settings.js';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
-import { readCustomModels } from '../../src/config/custom-models.js';
+import { readCustomModels } from '../../src/config/custom-model-settings.js';
 import { buildBindings } from '../../src/engines/bindings.js';
 import { buildCatalog } from '../../src/models/catalog.js';
 import { modelsWith } from '../../src/models/custom-models.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { JOB_ERROR_CODES } from '../../src/engines/engine.js';
-import { ERROR_CODES } from '../../src/domain/errors.js';
+import { ERROR_CODES } from '../../src/domain/error-catalogue.js';
 import { HTTP_STATUS } from '../../src/http/error-status.js';
 
 describe('error catalogue', () => {

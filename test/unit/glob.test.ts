@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { globSpecificity, isGlob, isGlobPattern, matchesGlob } from '../../src/lib/glob.js';
-import { checkPatterns, matchesModel, scopeCovers } from '../../src/services/worker-tokens.js';
+import { checkPatterns, matchesModel, scopeCovers } from '../../src/services/remote/remote-tokens.js';
 
 /** The one pattern dialect (src/lib/glob.ts): model_engines, worker tokens, claims and presence use it. */
 describe('model path patterns: one linear-time matcher', () => {

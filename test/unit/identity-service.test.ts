@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
-import { IdentityService } from '../../src/services/identity.js';
-import { TOKEN_CACHE_TTL_MS } from '../../src/services/token-cache.js';
+import { IdentityService } from '../../src/services/identity/identity.js';
+import { TOKEN_CACHE_TTL_MS } from '../../src/services/identity/token-cache.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 

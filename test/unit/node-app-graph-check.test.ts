@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { representative } from '../../src/services/node-app-graph-check.js';
+import { representative } from '../../src/services/node-apps/node-app-graph-check.js';
 
 /** The value an input stands for while a graph step's body is checked at publish (docs/node-apps.md). */
 describe("an input's representative value", () => {

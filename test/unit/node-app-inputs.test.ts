@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NodeAppInputs } from '../../src/services/node-app-inputs.js';
+import { NodeAppInputs } from '../../src/services/node-apps/node-app-inputs.js';
 
 const GOOD = { type: 'object', properties: { prompt: { type: 'string' } }, required: ['prompt'] };
 const BAD = { type: 'object', properties: { code: { type: 'string', pattern: '(' } }, required: [] };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkDescription, checkExampleOutputs, checkSchema, checkSlug } from '../../src/services/node-app-rules.js';
+import { checkDescription, checkExampleOutputs, checkSchema, checkSlug } from '../../src/services/node-apps/node-app-rules.js';
 
 describe('node app slugs', () => {
   it.each([

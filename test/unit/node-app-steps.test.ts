@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/domain/errors.js';
+import { DomainError } from '../../src/domain/error-catalogue.js';
 import { buildCatalog } from '../../src/models/catalog.js';
-import { checkedStep, stepModel, stepPreparer } from '../../src/services/node-app-steps.js';
-import type { StepPhase } from '../../src/services/node-app-steps.js';
+import { checkedStep, stepModel, stepPreparer } from '../../src/services/node-apps/node-app-steps.js';
+import type { StepPhase } from '../../src/services/node-apps/node-app-steps.js';
 
 const catalog = buildCatalog({ deprecations: [{ model: 'video/vendor-e/model-e-1', sunset_date: '2026-06-01', replacement: 'video/vendor-d/model-d-fast' }] });
 const AFTER_SUNSET = Date.parse('2026-07-01T00:00:00Z');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { remoteWorkerSettings } from '../../src/config/remote-worker.js';
+import { remoteWorkerSettings } from '../../src/config/remote-worker-settings.js';
 
 describe('mediagen remote-worker settings', () => {
   it('takes flags over MEDIAGEN_URL and MEDIAGEN_WORKER_TOKEN, with defaults for the rest', () => {

@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { REMOTE_PREFIX } from '../../src/engines/bindings.js';
 import { JOB_ERROR_CODES } from '../../src/engines/engine.js';
 import { sandboxFailure } from '../../src/engines/sandbox-engine.js';
-import { DomainError } from '../../src/domain/errors.js';
+import { DomainError } from '../../src/domain/error-catalogue.js';
 import {
   SANDBOX_FAIL_CODES,
   SANDBOX_MAX_DELAY_MS,
@@ -15,9 +15,9 @@ import {
   checkSandboxMarkers,
   readSandboxMarkers,
   sandboxMarkersOf,
-} from '../../src/domain/sandbox.js';
+} from '../../src/domain/sandbox-markers.js';
 import { MODELS } from '../../src/models/registry.js';
-import { serverUnavailableError } from '../../src/services/job-runs.js';
+import { serverUnavailableError } from '../../src/services/jobs/job-runs.js';
 import { clientJobError } from '../../src/worker/job-errors.js';
 
 /** The 400 message `readSandboxMarkers` refuses `prompt` with. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveUrl } from '../../src/lib/urls.js';
 import { buildCatalog } from '../../src/models/catalog.js';
-import { deprecationHeaders } from '../../src/http/deprecation-headers.js';
+import { deprecationHeaders } from '../../src/http/request/deprecation-headers.js';
 import { sunsetError } from '../../src/models/deprecation.js';
 
 describe('links against the public URL', () => {

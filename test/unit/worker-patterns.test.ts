@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/domain/errors.js';
-import { checkPatterns, matchesModel, scopeCovers } from '../../src/services/worker-tokens.js';
-import { PATTERNS_MAX } from '../../src/services/worker-patterns.js';
+import { DomainError } from '../../src/domain/error-catalogue.js';
+import { checkPatterns, matchesModel, scopeCovers } from '../../src/services/remote/remote-tokens.js';
+import { PATTERNS_MAX } from '../../src/services/remote/remote-patterns.js';
 
 const B1 = 'image/vendor-b/model-b-1';
 

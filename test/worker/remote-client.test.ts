@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engines/engine.js';
 import { systemClock } from '../../src/lib/clock.js';
-import type { JobStopped} from '../../src/worker/remote/client.js';
-import { ProtocolError, ServerUnreachable, WorkerClient } from '../../src/worker/remote/client.js';
+import type { JobStopped} from '../../src/worker/remote/protocol-client.js';
+import { ProtocolError, ServerUnreachable, WorkerClient } from '../../src/worker/remote/protocol-client.js';
 import { remoteInputLoader } from '../../src/worker/remote/inputs.js';
 import { FakeWorkerServer } from '../helpers/fake-worker-server.js';
 

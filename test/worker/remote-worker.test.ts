@@ -6,7 +6,7 @@ import type { Engine, EngineContext, EngineJob, OutputFile } from '../../src/eng
 import { systemClock } from '../../src/lib/clock.js';
 import type { Log } from '../../src/lib/log.js';
 import { ENGINE_FAILED_MESSAGE } from '../../src/worker/job-errors.js';
-import { WorkerClient } from '../../src/worker/remote/client.js';
+import { WorkerClient } from '../../src/worker/remote/protocol-client.js';
 import { RemoteWorker } from '../../src/worker/remote/remote-worker.js';
 import { SHUTDOWN_MESSAGE } from '../../src/worker/remote/run-remote-job.js';
 import { FakeWorkerServer } from '../helpers/fake-worker-server.js';

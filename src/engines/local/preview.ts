@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import sharp from 'sharp';
 import type { OutputFile } from '../engine.js';
-import { runFfmpeg } from '../ffmpeg.js';
-import type { RawImage } from './pixels.js';
+import { runFfmpeg } from '../media/ffmpeg.js';
+import type { RawImage } from './image/pixels.js';
 import type { RenderEnv } from './render-types.js';
 
 /** The preview is a thumbnail: enough to show progress, small enough to store for every job. */

@@ -1,5 +1,5 @@
 import type { EngineContext, OutputFile } from '../engine.js';
-import type { MediaLimits } from '../media-limits.js';
+import type { MediaLimits } from '../media/media-limits.js';
 import type { Request } from './request-fields.js';
 
 /** What a model's renderer is given besides the request. */

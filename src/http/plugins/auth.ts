@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { AuthContext, IdentityService } from '../../services/identity.js';
-import { headerValues } from '../request-headers.js';
+import type { AuthContext, IdentityService } from '../../services/identity/identity.js';
+import { headerValues } from '../request/request-headers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,7 +17,7 @@ export function registerAuth(app: FastifyInstance, identity: IdentityService): v
   app.decorateRequest('auth', null);
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
-    // Worker routes take worker tokens instead (worker-auth.ts): an API token is refused there.
+    // Worker routes take worker tokens instead (remote-auth.ts): an API token is refused there.
     if (config.public || config.worker || !request.routeOptions.url) return;
     request.auth = await identity.authenticate(headerValues(request.raw.rawHeaders, 'authorization'));
   });

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { errorResponses } from '../schemas.js';
+import { errorResponses } from '../openapi/common-schemas.js';
 
 /**
  * Declares on every route with response schemas the errors the plugins answer on any route, so

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { LogController } from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
-import { DomainError, invalid, notFound } from '../../domain/errors.js';
-import type { IdentityService } from '../../services/identity.js';
-import { headerValues } from '../request-headers.js';
+import { DomainError, invalid, notFound } from '../../domain/error-catalogue.js';
+import type { IdentityService } from '../../services/identity/identity.js';
+import { headerValues } from '../request/request-headers.js';
 import { HttpError, bodyOf, statusOf } from '../error-status.js';
-import { sendError, toDomainError } from './errors.js';
+import { sendError, toDomainError } from './error-handler.js';
 import { logFailure } from '../logging.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { DomainError, invalid } from '../../domain/errors.js';
+import { DomainError, invalid } from '../../domain/error-catalogue.js';
 
 /** Deeper JSON than any request body needs is refused before it reaches JSON.parse or Ajv. */
 export const MAX_JSON_DEPTH = 64;

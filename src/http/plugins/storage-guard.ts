@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Readiness } from '../../services/readiness.js';
+import type { Readiness } from '../../services/upkeep/readiness.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Job } from '../../services/job-view.js';
+import { Job } from '../../services/common/job-view.js';
 import { defineTool } from '../tool.js';
 import { IdempotencyKey, LABELS, WaitSeconds, WebhookUrl, checkedKey, jobAnswer } from './job-options.js';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { invalid } from '../../domain/errors.js';
-import { Job } from '../../services/job-view.js';
+import { invalid } from '../../domain/error-catalogue.js';
+import { Job } from '../../services/common/job-view.js';
 import { defineTool } from '../tool.js';
 import { ModelId, ModelInput } from './get-model-schema.js';
 import { IdempotencyKey, LABELS, WaitSeconds, WebhookUrl, checkedKey, jobAnswer } from './job-options.js';

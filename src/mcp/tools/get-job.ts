@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Job } from '../../services/job-view.js';
+import { Job } from '../../services/common/job-view.js';
 import { outputLinks, readJob } from '../job-results.js';
 import { defineTool } from '../tool.js';
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ModelDeprecation, ModelView } from '../../services/models.js';
+import { ModelDeprecation, ModelView } from '../../services/catalog/models.js';
 import { defineTool } from '../tool.js';
 
 export const ModelId = Type.String({

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Style } from '../../services/style-view.js';
+import { Style } from '../../services/styles/style-view.js';
 import { defineTool } from '../tool.js';
 import { StyleId } from './list-styles.js';
 

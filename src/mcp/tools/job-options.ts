@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { invalid } from '../../domain/errors.js';
-import type { CreatedJob } from '../../services/job-admission.js';
-import type { CreatedJobView, JobView } from '../../services/job-view.js';
+import { invalid } from '../../domain/error-catalogue.js';
+import type { CreatedJob } from '../../services/jobs/job-admission.js';
+import type { CreatedJobView, JobView } from '../../services/common/job-view.js';
 import { outputLinks, waitForEnd } from '../job-results.js';
 import type { McpDeps, ToolContext, ToolOutput } from '../tool.js';
 

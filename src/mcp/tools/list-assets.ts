@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { AssetPage } from '../../services/asset-view.js';
+import { AssetPage } from '../../services/assets/asset-view.js';
 import { defineTool } from '../tool.js';
 import { Cursor, Limit, micros } from './list-jobs.js';
 

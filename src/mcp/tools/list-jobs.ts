@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { invalid } from '../../domain/errors.js';
+import { invalid } from '../../domain/error-catalogue.js';
 import { JOB_STATUSES } from '../../domain/states.js';
 import { parseIsoMicros } from '../../lib/time.js';
 import type { Micros } from '../../lib/time.js';
 import { StringEnum } from '../../models/schema-kit.js';
 import type { Catalog } from '../../models/catalog.js';
-import { JobPage, presentJob } from '../../services/job-view.js';
+import { JobPage, presentJob } from '../../services/common/job-view.js';
 import { defineTool } from '../tool.js';
 
 /** Page sizes of every list (spec section 8), as GET /jobs takes them. */

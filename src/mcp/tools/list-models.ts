@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { formatUsd } from '../../domain/money.js';
 import { OUTPUT_KINDS } from '../../models/model.js';
 import { StringEnum } from '../../models/schema-kit.js';
-import { ModelDeprecation, ModelView } from '../../services/models.js';
-import type { ModelPrice } from '../../services/models.js';
+import { ModelDeprecation, ModelView } from '../../services/catalog/models.js';
+import type { ModelPrice } from '../../services/catalog/models.js';
 import { defineTool } from '../tool.js';
 
 /** `30000` → `$0.03`, `451500` → `$0.4515`: at least cents, no trailing zeros past them. */

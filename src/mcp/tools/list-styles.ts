@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../../models/schema-kit.js';
 import { BASE_MODELS } from '../../models/style/lora-training.js';
-import { StylePage } from '../../services/style-view.js';
+import { StylePage } from '../../services/styles/style-view.js';
 import { defineTool } from '../tool.js';
 import { Cursor, Limit, micros } from './list-jobs.js';
 

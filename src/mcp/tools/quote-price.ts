@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { PriceQuote } from '../../services/quotes.js';
+import { PriceQuote } from '../../services/catalog/quotes.js';
 import { defineTool } from '../tool.js';
 import { ModelId, ModelInput } from './get-model-schema.js';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { LORA_TRAINING_PATH, StyleTrainingRequest } from '../../models/style/lora-training.js';
-import { Job } from '../../services/job-view.js';
+import { Job } from '../../services/common/job-view.js';
 import { defineTool } from '../tool.js';
 import { IdempotencyKey, LABELS, WaitSeconds, WebhookUrl, checkedKey, jobAnswer } from './job-options.js';
 

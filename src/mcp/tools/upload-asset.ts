@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import { invalid } from '../../domain/errors.js';
+import { invalid } from '../../domain/error-catalogue.js';
 import { FetchError, fetchInput } from '../../lib/safe-fetch.js';
-import { MAX_DESCRIPTION_CHARS, tooLargeUpload } from '../../services/asset-rules.js';
-import { Asset } from '../../services/asset-view.js';
+import { MAX_DESCRIPTION_CHARS, tooLargeUpload } from '../../services/assets/asset-rules.js';
+import { Asset } from '../../services/assets/asset-view.js';
 import type { McpDeps, ToolContext } from '../tool.js';
 import { defineTool } from '../tool.js';
 import { checkedKey } from './job-options.js';

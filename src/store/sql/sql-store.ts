@@ -16,7 +16,7 @@ import { SqlStyleStore } from './style-queries.js';
 import type { EventSender, QueueCaps } from './queue-queries.js';
 import { SqlWebhookStore } from './webhook-queries.js';
 import type { Transact } from './transact.js';
-import { SqlWorkerTokenStore } from './worker-token-queries.js';
+import { SqlWorkerTokenStore } from './remote-token-queries.js';
 
 export interface SqlBackend {
   readonly db: Kysely<Database>;

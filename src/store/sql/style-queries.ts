@@ -106,7 +106,7 @@ export class SqlStyleStore implements StyleStore {
   async listStyles(q: StyleQuery): Promise<StyleRecord[]> {
     if (q.ids?.length === 0) return [];
     let query = this.#db.selectFrom('styles').select(RECORD_COLUMNS).where('workspace_id', '=', q.workspaceId);
-    // The workspace's styles canSee (services/style-inputs.ts) admits: the member's own, and other
+    // The workspace's styles canSee (services/styles/style-inputs.ts) admits: the member's own, and other
     // members' once shared with the workspace or public. `user` and `shared` split `all` in two.
     if (q.filter === 'user') {
       query = query.where('trained_by', '=', q.memberEmail);

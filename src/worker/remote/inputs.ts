@@ -2,8 +2,8 @@ import { EngineError, JOB_ERROR_CODES } from '../../engines/engine.js';
 import type { JobErrorCode } from '../../engines/engine.js';
 import { DataUriError, decodeDataUri, formatBytes } from '../../lib/data-uri.js';
 import { isPlainObject } from '../../lib/plain-object.js';
-import { ServerUnreachable, TooLarge } from './client.js';
-import type { WorkerClient } from './client.js';
+import { ServerUnreachable, TooLarge } from './protocol-client.js';
+import type { WorkerClient } from './protocol-client.js';
 import type { ClaimedJob } from './protocol.js';
 
 export interface RemoteInputLimits {

@@ -3,7 +3,7 @@
  * Pure (no DOM, no Preact): test/console/playground-logic.test.ts runs it in Node.
  *
  * The API's 400s name their field at the start (src/models/validation.ts and the models' own
- * checks, src/services/asset-inputs.ts, src/models/private-urls.ts):
+ * checks, src/services/assets/asset-inputs.ts, src/models/private-urls.ts):
  *
  *   'width' must be <= 8192
  *   'styles[0].strength' must be <= 2

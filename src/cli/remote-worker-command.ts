@@ -1,0 +1,93 @@
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { mediaLimits } from '../app/settings.js';
+import { MAX_REMOTE_CONCURRENCY, SHARED_OPTIONS, WORKER_TOKEN_ENV, WORKER_URL_ENV, remoteWorkerSettings } from '../config/remote-worker-settings.js';
+import { systemClock } from '../lib/clock.js';
+import { MODELS } from '../models/registry.js';
+import { firstSignal } from './graceful-shutdown.js';
+
+export const REMOTE_WORKER_HELP = `Usage: mediagen remote-worker --server URL [--token TOKEN] [--models PATTERN]...
+                             [--pool P] [--concurrency N] [--worker-id NAME] [options]
+
+Runs jobs for a mediagen server from another machine, over the worker protocol
+(/worker/v1, docs/workers.md): it claims jobs of the models bound to a remote pool
+(config file model_engines: "remote:<pool>"), renders them with the built-in local
+engine, and uploads the results. Start as many as you have machines.
+
+Options:
+  --server URL                 the mediagen server, e.g. http://10.0.0.5:8080 (env ${WORKER_URL_ENV})
+  --token TOKEN                a worker token, from mediagen admin worker-token create
+                               (env ${WORKER_TOKEN_ENV}; prefer the variable: a flag
+                               shows in the process list)
+  --models PATTERN             claim only jobs of these models (repeatable; * matches
+                               any characters, e.g. image/*); default: every model the
+                               local engine can run
+  --pool P                     claim only jobs of models bound to remote:P
+  --concurrency N              jobs run at once, 1 to ${MAX_REMOTE_CONCURRENCY} (default 1)
+  --worker-id NAME             this instance's name in the server's presence list and
+                               logs (default: the host name)
+${SHARED_OPTIONS.map((o) => `  --${`${o.flag} VALUE`.padEnd(27)}${o.help} (env ${o.env})`).join('\n')}
+  -h, --help                   show this help
+
+On SIGTERM or SIGINT it stops claiming, lets running jobs finish for the shutdown
+grace, then hands the rest back to the server's queue.
+`;
+
+export async function remoteWorker(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      server: { type: 'string' },
+      token: { type: 'string' },
+      models: { type: 'string', multiple: true },
+      pool: { type: 'string' },
+      concurrency: { type: 'string' },
+      'worker-id': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      ...Object.fromEntries(SHARED_OPTIONS.map((o) => [o.flag, { type: 'string' } as const])),
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(REMOTE_WORKER_HELP);
+    return;
+  }
+  const signal = firstSignal();
+  const settings = remoteWorkerSettings(values);
+  const { config } = settings;
+  // stdout is for the operator; the JSON log goes to stderr. The token is in neither.
+  const log = pino({ level: config.logLevel }, process.stderr);
+  const [{ LocalEngine }, { WorkerClient }, { RemoteWorker }] = await Promise.all([
+    import('../engines/local/local-engine.js'),
+    import('../worker/remote/protocol-client.js'),
+    import('../worker/remote/remote-worker.js'),
+  ]);
+  const engine = new LocalEngine({ clock: systemClock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
+  const models = settings.models ?? MODELS.map((m) => m.path).filter((path) => engine.canRun(path));
+  const worker = new RemoteWorker({
+    client: new WorkerClient({ server: settings.server, token: settings.token, clock: systemClock }),
+    engine,
+    clock: systemClock,
+    log,
+    inputs: { maxBytes: config.inputMaxBytes, timeoutMs: config.inputTimeoutMs },
+    concurrency: settings.concurrency,
+    models,
+    ...(settings.pool ? { pool: settings.pool } : {}),
+    workerId: settings.workerId,
+  });
+  worker.start();
+  process.stdout.write(
+    `mediagen: remote worker ${settings.workerId} running up to ${settings.concurrency} jobs at once for ${settings.server.origin}` +
+      `${settings.pool ? ` (pool ${settings.pool})` : ''}\n`,
+  );
+
+  const outcome = await Promise.race([signal.then((s) => ({ signal: s })), worker.done.then(() => ({}), (err: unknown) => ({ refused: err as Error }))]);
+  if ('signal' in outcome) log.info({ signal: outcome.signal, runningJobs: worker.running }, 'shutting down');
+  await worker.stop(config.shutdownGraceMs);
+  if ('refused' in outcome && outcome.refused) {
+    process.stderr.write(`mediagen: ${outcome.refused.message}\n`);
+    process.exit(1);
+  }
+  process.exit(0);
+}

@@ -1,0 +1,164 @@
+import type { Clock } from '../../lib/clock.js';
+import { MICROS_PER_USD, formatUsd, parseUsd } from '../../domain/money.js';
+import type { MicroUsd } from '../../domain/money.js';
+import type { Usage } from '../../domain/usage.js';
+import { formatMicros, msToMicros } from '../../lib/time.js';
+import type { Micros } from '../../lib/time.js';
+import type { Balance, LedgerEntry } from '../../store/billing-store.js';
+import type { LockedWorkspace, Store, StoreTx, Workspace } from '../../store/store.js';
+import type { PriceTable } from '../../models/prices.js';
+import { DomainError, invalid } from '../../domain/error-catalogue.js';
+import { normalizeEmail } from '../identity/identity.js';
+import type { AuthContext, IdentityService } from '../identity/identity.js';
+import type { TerminalStatus } from '../../domain/states.js';
+
+/** Spec section 8: a top-up is a custom amount from $5 to $10,000, in cents. */
+export const TOP_UP_MIN_MICROS = 5 * MICROS_PER_USD;
+export const TOP_UP_MAX_MICROS = 10_000 * MICROS_PER_USD;
+
+/** Usage reports compute units at this rate: 1 compute unit = $0.01 (docs/decisions.md). */
+export const MICROS_PER_COMPUTE_UNIT = 10_000;
+
+/** Without `start`, the usage window is the last 30 days. */
+const USAGE_DEFAULT_WINDOW_US = 30 * 86_400 * 1_000_000;
+
+/** The spec's billing explanation (section 7) for a 402. */
+const BALANCE_EXPLANATION =
+  "The API balance is separate from the workspace's compute-unit balance in the web application and must be topped up on its own; " +
+  'a workspace owner can add API balance (mediagen admin balance add). Jobs already running are not affected.';
+
+export interface UsageQuery {
+  /** Window start, inclusive; default 30 days before `end` (or before now). */
+  readonly start?: Micros;
+  /** Window end, exclusive; default none (everything completed until now). */
+  readonly end?: Micros;
+  /** Only charges strictly before this instant (the previous page's `next_cursor`). */
+  readonly before?: Micros;
+  readonly limit: number;
+}
+
+/** GET /usage's view: declared once, as a schema (list-views.ts). */
+import type { UsageItem, UsagePage } from '../common/list-views.js';
+import { pageOf } from '../common/list-views.js';
+export type { UsageItem, UsagePage };
+
+/** What `mediagen admin balance show` reports. */
+export interface BalanceReport {
+  workspace_id: string;
+  balance_usd: string;
+  held_usd: string;
+}
+
+/** micro-USD / 10,000: at most four decimal places, which a double prints exactly as written. */
+export function computeUnits(micros: MicroUsd): number {
+  return micros / MICROS_PER_COMPUTE_UNIT;
+}
+
+/**
+ * Money rules: the price of a request, the hold placed when a job is admitted, the charge or
+ * release when it ends, top-ups and the usage report. The ledger writes happen inside the caller's
+ * transaction (the one that changes the job), so money and status never disagree.
+ */
+export class BillingService {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #prices: PriceTable;
+  readonly #identity: IdentityService;
+
+  constructor(store: Store, clock: Clock, prices: PriceTable, identity: IdentityService) {
+    this.#store = store;
+    this.#clock = clock;
+    this.#prices = prices;
+    this.#identity = identity;
+  }
+
+  #now(): Micros {
+    return msToMicros(this.#clock.nowMs());
+  }
+
+  priceOf(model: string, request: Readonly<Record<string, unknown>>): MicroUsd {
+    const price = this.#prices.priceOf(model, request);
+    if (price === undefined) throw new Error(`no price for ${model}`);
+    return price;
+  }
+
+  /**
+   * What a completed job of a metered model is charged for what it made (`usage`); undefined for
+   * a model priced up front, whose job is charged its hold.
+   */
+  chargeOf(model: string, request: Readonly<Record<string, unknown>>, usage: Usage): MicroUsd | undefined {
+    return this.#prices.chargeOf(model, request, usage);
+  }
+
+  /** In the admission transaction: holds the job's price, or refuses with 402 (nothing written). */
+  async hold(tx: StoreTx, lock: LockedWorkspace, job: { jobId: string; type: string; price: MicroUsd }, now: Micros): Promise<void> {
+    const held = await tx.billing.hold({ workspaceId: lock.workspaceId, jobId: job.jobId, jobType: job.type, amountMicros: job.price, now });
+    if (held) return;
+    const { balanceMicros, heldMicros } = await tx.billing.getBalance(lock.workspaceId);
+    throw new DomainError(
+      'insufficient_balance',
+      `insufficient API balance: this request costs $${formatUsd(job.price)} and the workspace has $${formatUsd(balanceMicros - heldMicros)} available ` +
+        `($${formatUsd(heldMicros)} of its $${formatUsd(balanceMicros)} balance is held for jobs in progress)`,
+      { fields: { message: BALANCE_EXPLANATION } },
+    );
+  }
+
+  /**
+   * In the transaction that ends the job (its workspace locked: `lock` is the job's workspace):
+   * completed jobs are charged their hold, or `chargeMicros` (a metered job's cost, never more
+   * than the hold: the rest is released); other jobs are released.
+   */
+  settle(
+    tx: StoreTx,
+    _lock: LockedWorkspace,
+    jobId: string,
+    status: TerminalStatus,
+    now: Micros,
+    chargeMicros?: MicroUsd,
+  ): Promise<LedgerEntry | undefined> {
+    return status === 'completed' ? tx.billing.charge(jobId, now, chargeMicros) : tx.billing.release(jobId, now);
+  }
+
+  /** Owners only; `usd` is a decimal amount in cents, from $5.00 to $10,000.00. */
+  async topUp(workspace: string, usd: string, asEmail: string): Promise<BalanceReport> {
+    const amount = parseUsd(usd, 2);
+    if (amount === undefined || amount < TOP_UP_MIN_MICROS || amount > TOP_UP_MAX_MICROS) {
+      throw invalid(`--usd must be an amount in dollars and cents from 5.00 to 10000.00, got '${usd}'`);
+    }
+    const ws = await this.#identity.workspace(workspace);
+    await this.#identity.requireRole(ws, asEmail, ['owner'], 'add API balance');
+    const balance = await this.#store.billing.topUp({ workspaceId: ws.id, amountMicros: amount, createdBy: normalizeEmail(asEmail), now: this.#now() });
+    return report(ws, balance);
+  }
+
+  async show(workspace: string): Promise<BalanceReport> {
+    const ws = await this.#identity.workspace(workspace);
+    return report(ws, await this.#store.billing.getBalance(ws.id));
+  }
+
+  /** The workspace's charged jobs in the window, newest first; survives the jobs' deletion. */
+  async usage(auth: AuthContext, query: UsageQuery): Promise<UsagePage> {
+    // Without `end`, nothing completed so far is cut off (a charge may be a few microseconds
+    // ahead of the clock: charge times are made strictly increasing).
+    const end = query.end ?? Number.MAX_SAFE_INTEGER;
+    const start = query.start ?? (query.end ?? this.#now()) - USAGE_DEFAULT_WINDOW_US;
+    if (start > end) throw invalid(`query parameter 'start' must not be later than 'end'`);
+    const before = query.before === undefined ? end : Math.min(end, query.before);
+    const rows = await this.#store.billing.listCharges({ workspaceId: auth.workspace.id, from: start, before, limit: query.limit + 1 });
+    const { page, next_cursor } = pageOf(rows, query.limit, (e) => e.at);
+    return {
+      items: page.map((e) => ({
+        job_id: e.jobId!,
+        type: e.jobType!,
+        completed_at: formatMicros(e.at),
+        cost_usd: formatUsd(e.amountMicros),
+        compute_units: computeUnits(e.amountMicros),
+      })),
+      next_cursor,
+    };
+  }
+}
+
+function report(ws: Workspace, b: Balance): BalanceReport {
+  return { workspace_id: ws.id, balance_usd: formatUsd(b.balanceMicros), held_usd: formatUsd(b.heldMicros) };
+}

@@ -1,0 +1,293 @@
+import type { Usage } from '../../domain/usage.js';
+import type { Clock } from '../../lib/clock.js';
+import { describeFault, faultRetryDelayMs } from '../../lib/infra-fault.js';
+import type { InfraFault } from '../../lib/infra-fault.js';
+import { newId } from '../../lib/ids.js';
+import { msToMicros } from '../../lib/time.js';
+import type { Micros } from '../../lib/time.js';
+import { newOutputKey } from '../../outputs/output-store.js';
+import type { EngineStage, StyleArtifact } from '../../engines/engine.js';
+import type { Catalog } from '../../models/catalog.js';
+import { mainOutputTypes } from '../../models/model.js';
+import type { ClaimTypes, JobPatch, JobRecord, Store } from '../../store/store.js';
+import { lockExisting, promote } from '../common/admission-counts.js';
+import type { BillingService } from '../billing/billing.js';
+import { JobLost, endJob } from './job-end.js';
+import type { JobEnding, JobError } from './job-end.js';
+import type { WebhookService } from '../webhooks/webhooks.js';
+import { noMeter } from '../common/meter.js';
+import type { Meter } from '../common/meter.js';
+import { assertMove } from '../../domain/states.js';
+import type { JobStatus, MoveInto } from '../../domain/states.js';
+
+export type { JobError } from './job-end.js';
+
+/** A job a worker holds: its lease id and output key are set. */
+export type ClaimedJob = JobRecord & { readonly leaseId: string; readonly outputKey: string; readonly startedAt: Micros };
+
+/** The move each engine stage makes; the compiler checks each lands on its stage. */
+const STAGE_MOVES: { readonly [S in EngineStage]: MoveInto<S> } = Object.freeze({
+  processing: 'start',
+  sampling: 'markSampling',
+  'intermediate-complete': 'markIntermediate',
+});
+
+export interface RunPolicy {
+  /** How long a claim lasts without a heartbeat. */
+  readonly leaseMs: number;
+  /** Claims after which a job whose worker keeps disappearing fails with `worker_lost`. */
+  readonly maxAttempts: number;
+  /** Infrastructure-fault hand-backs a job gets; the next fault fails it with `server_unavailable`. */
+  readonly maxFaultRetries: number;
+  /**
+   * A job's timeout, counted from its first claim: its model's, or for a node-app job (whose
+   * `request` is its plan) what its graph's steps are given.
+   */
+  timeoutMs(type: string, request?: Readonly<Record<string, unknown>>): number;
+  /** A job is claimed only once it has been `queued` this long (sandbox mode: docs/sandbox.md); absent: at once. */
+  readonly minQueuedMs?: number;
+}
+
+/**
+ * The job runner's side of the state machine. Every move is a named move of domain/states.ts,
+ * written as one guarded UPDATE that also requires the worker's lease, so a worker that lost its
+ * job (cancelled, reaped, deleted) can never move it again. A job's end is `endJob`.
+ */
+export class JobRuns {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #billing: BillingService;
+  readonly #webhooks: WebhookService;
+  readonly #catalog: Pick<Catalog, 'get'>;
+  readonly #meter: Meter;
+  readonly policy: RunPolicy;
+
+  constructor(
+    store: Store,
+    clock: Clock,
+    policy: RunPolicy,
+    billing: BillingService,
+    webhooks: WebhookService,
+    catalog: Pick<Catalog, 'get'>,
+    meter: Meter = noMeter,
+  ) {
+    this.#store = store;
+    this.#meter = meter;
+    this.#catalog = catalog;
+    this.#clock = clock;
+    this.policy = policy;
+    this.#billing = billing;
+    this.#webhooks = webhooks;
+  }
+
+  #now(): Micros {
+    return msToMicros(this.#clock.nowMs());
+  }
+
+  /**
+   * Whether a run of this job type must report a style artifact (its model's `makesStyle`). Any
+   * other run must not: a style comes only from the model that trains one (a node-app job's never).
+   */
+  makesStyle(type: string): boolean {
+    return this.#catalog.get(type)?.makesStyle === true;
+  }
+
+  /** The media types the main output of a job of `type` may have; undefined for a type that is no model. */
+  mainOutputTypes(type: string): readonly string[] | undefined {
+    const entry = this.#catalog.get(type);
+    return entry && mainOutputTypes(entry);
+  }
+
+  /** The job's deadline: its first claim plus its model's timeout. */
+  deadline(job: ClaimedJob): Micros {
+    return job.startedAt + this.policy.timeoutMs(job.type, job.request) * 1000;
+  }
+
+  /** Claims the oldest claimable job of `types` (all types when absent). */
+  async claim(types?: ClaimTypes): Promise<ClaimedJob | undefined> {
+    const now = this.#now();
+    const job = await this.#store.queue.claim({
+      leaseId: newId(),
+      leaseExpiresAt: now + this.policy.leaseMs * 1000,
+      outputKey: newOutputKey(),
+      now,
+      ...(types ? { types } : {}),
+      ...(this.policy.minQueuedMs ? { queuedBefore: now - this.policy.minQueuedMs * 1000 } : {}),
+    });
+    // Dispatch latency is the wait before a job's first claim: only the claim that set started_at
+    // (a later one keeps it) reports it. Not `attempts === 1`: a shutdown hand-back uncounts the
+    // attempt, so that test would see every claim after a rolling restart as a first one.
+    if (job && job.startedAt === now) this.#meter.jobClaimed(job);
+    return job as ClaimedJob | undefined;
+  }
+
+  /** Renews the lease (and stores a remote worker's `progress`); false when the worker lost the job. */
+  heartbeat(job: ClaimedJob, progress?: number): Promise<boolean> {
+    return this.#store.queue.extendLease(job.id, job.leaseId, this.leaseEnd(), progress);
+  }
+
+  /** When a lease taken or renewed now runs out. */
+  leaseEnd(): Micros {
+    return this.#now() + this.policy.leaseMs * 1000;
+  }
+
+  /** Moves a running job one engine stage on; undefined when the worker no longer holds it. */
+  async advance(job: ClaimedJob, from: JobStatus, stage: EngineStage, patch?: JobPatch): Promise<JobRecord | undefined> {
+    const name = STAGE_MOVES[stage];
+    assertMove(name, from);
+    return this.#store.queue.move(name, { id: job.id, leaseId: job.leaseId, patch, now: this.#now() });
+  }
+
+  /**
+   * Completes the job. `usage` is what the engine measured of its output: a metered model's job
+   * is charged for it (at most its hold); without it, or for a model priced up front, the hold.
+   * `style`, a training run's artifact, becomes a style in the same transaction (endJob).
+   */
+  complete(
+    job: ClaimedJob,
+    from: JobStatus,
+    result: Readonly<Record<string, unknown>>,
+    usage?: Usage,
+    style?: StyleArtifact,
+  ): Promise<JobRecord | undefined> {
+    assertMove('complete', from);
+    const chargeMicros = usage && this.#billing.chargeOf(job.type, job.request, usage);
+    return this.#end(job, {
+      move: 'complete',
+      id: job.id,
+      leaseId: job.leaseId,
+      result,
+      ...(chargeMicros === undefined ? {} : { chargeMicros }),
+      ...(style === undefined ? {} : { style }),
+    });
+  }
+
+  /** Fails the job from whatever running status it is in. */
+  fail(job: ClaimedJob, error: JobError): Promise<JobRecord | undefined> {
+    return this.#end(job, { move: 'fail', id: job.id, leaseId: job.leaseId, error });
+  }
+
+  /**
+   * Returns a job to the queue; its preview, if any, is gone with it. `atShutdown`: its worker is
+   * stopping gracefully, so this claim is not counted toward `worker_lost` (the job's timeout, from
+   * its first claim, still bounds how long it can keep being handed back).
+   */
+  async handBack(job: ClaimedJob, opts: { atShutdown?: boolean } = {}): Promise<boolean> {
+    const patch = { result: null, ...(opts.atShutdown ? { uncountAttempt: true as const } : {}) };
+    const moved = await this.#store.transaction(async (tx) => {
+      const back = await tx.queue.move('requeue', { id: job.id, leaseId: job.leaseId, patch, now: this.#now() });
+      if (back) await tx.queue.notify({ kind: 'queued' });
+      return back;
+    });
+    return moved !== undefined;
+  }
+
+  /**
+   * An infrastructure fault stopped the run: the job goes back to the queue, unbilled (its hold
+   * stays), not to be claimed before its backoff ends. Past its allowance of faults, or when the
+   * wait would outlast its timeout, it fails with `server_unavailable` and its hold is released.
+   * Undefined when the worker no longer holds the job.
+   */
+  async handBackForFault(job: ClaimedJob, fault: InfraFault): Promise<{ retryInMs: number } | { failed: JobRecord } | undefined> {
+    const faults = job.faultCount + 1;
+    const retryInMs = faultRetryDelayMs(faults);
+    const now = this.#now();
+    if (faults > this.policy.maxFaultRetries || now + retryInMs * 1000 >= this.deadline(job)) {
+      const failed = await this.fail(job, serverUnavailableError(fault));
+      return failed && { failed };
+    }
+    const back = await this.#store.queue.move('requeue', {
+      id: job.id,
+      leaseId: job.leaseId,
+      patch: { result: null, faultRetryAt: now + retryInMs * 1000 },
+      now,
+    });
+    // No wake-up: nobody may claim it before its backoff ends; the workers' poll finds it then.
+    return back && { retryInMs };
+  }
+
+  /**
+   * The worker gave up on the job but says another attempt may succeed (a remote worker's
+   * retryable failure): back to the queue while it has claims left, else failed with `error`.
+   */
+  async retryOrFail(job: ClaimedJob, error: JobError): Promise<'queued' | 'failed' | undefined> {
+    if (job.attempts - job.faultCount < this.policy.maxAttempts) return (await this.handBack(job)) ? 'queued' : undefined;
+    return (await this.fail(job, error)) ? 'failed' : undefined;
+  }
+
+  /**
+   * Fails a queued job nobody claimed in time (remote maintenance: no remote worker took it). Its
+   * hold is released like any failure's. Undefined when it was no longer queued, or (with
+   * `unchangedSince`) its status changed after that instant: claimed and requeued meanwhile.
+   */
+  expire(job: JobRecord, error: JobError, unchangedSince?: Micros): Promise<JobRecord | undefined> {
+    return this.#end(job, { move: 'expire', id: job.id, error, ...(unchangedSince === undefined ? {} : { unchangedSince }) });
+  }
+
+  /** The job as it is now, whoever holds it. */
+  find(id: string): Promise<JobRecord | undefined> {
+    return this.#store.queue.findJob(id);
+  }
+
+  /**
+   * Returns jobs whose worker stopped heartbeating to the queue, or fails them when they are past
+   * their timeout or have used up their attempts. Returns how many it moved; `onMoved` hears of
+   * each, with the error it failed with (none: requeued).
+   */
+  async reap(limit = 100, onMoved?: (job: JobRecord, error?: JobError) => void): Promise<number> {
+    const now = this.#now();
+    let moved = 0;
+    for (const job of await this.#store.queue.expiredLeases(now, limit)) {
+      const claimed = job as ClaimedJob;
+      let error: JobError | undefined;
+      if (now >= this.deadline(claimed)) {
+        error = timeoutError(this.policy.timeoutMs(job.type, job.request));
+      } else if (job.attempts - job.faultCount >= this.policy.maxAttempts) {
+        // Claims that ended in a fault hand-back were not lost workers: they do not count here.
+        error = { code: 'worker_lost', message: `the job's worker stopped ${job.attempts - job.faultCount} times; giving up` };
+      }
+      if (error ? await this.fail(claimed, error) : await this.handBack(claimed)) {
+        moved++;
+        onMoved?.(job, error);
+      }
+    }
+    return moved;
+  }
+
+  /** Fills free slots from backlogs (a finished job does this itself; this is the backstop). */
+  async promoteAll(): Promise<number> {
+    let moved = 0;
+    for (const workspaceId of await this.#store.queue.workspacesWithBacklog()) {
+      moved += await this.#store.transaction((tx) => promote(tx, workspaceId, this.#now()));
+    }
+    return moved;
+  }
+
+  async #end(job: Pick<JobRecord, 'workspaceId'>, ending: JobEnding): Promise<JobRecord | undefined> {
+    const now = this.#now();
+    const deps = { billing: this.#billing, webhooks: this.#webhooks };
+    try {
+      const ended = await this.#store.transaction(async (tx) => {
+        return endJob(tx, await lockExisting(tx, job.workspaceId), ending, deps, now);
+      });
+      this.#meter.jobEnded(ended, ended.chargedMicros);
+      return ended;
+    } catch (err) {
+      // The worker lost the job (cancelled, reaped): its end rolled back, ledger entry and all.
+      if (err instanceof JobLost) return undefined;
+      throw err;
+    }
+  }
+}
+
+/** The job's end after infrastructure faults: the server's fault, and the client was not billed. */
+export function serverUnavailableError(fault: InfraFault): JobError {
+  return {
+    code: 'server_unavailable',
+    message: `the server could not run the job because ${describeFault(fault.kind)}; you were not billed, submit it again later`,
+  };
+}
+
+export function timeoutError(timeoutMs: number): JobError {
+  return { code: 'timeout', message: `the job ran longer than its model's timeout of ${Math.round(timeoutMs / 1000)} s` };
+}
