@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { NodeApp, NodeAppVersionPage } from '../../services/common/list-views.js';
+import { NodeApp, NodeAppVersionPage } from '../../services/node-apps/node-app-view.js';
 import type { NodeAppService } from '../../services/node-apps/node-apps.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PageQuery, pageParams } from '../request/query.js';

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { BillingService } from '../../services/billing/billing.js';
-import { UsagePage } from '../../services/common/list-views.js';
+import { UsagePage } from '../../services/billing/usage-view.js';
 import { PageQuery, pageParams, toMicros } from '../request/query.js';
 import { requireAuth } from '../plugins/auth.js';
 import { errorResponses } from '../openapi/common-schemas.js';

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { WebhookDeliveryList, WebhookDeliveryPage } from '../../services/common/list-views.js';
+import { WebhookDeliveryList, WebhookDeliveryPage } from '../../services/webhooks/delivery-view.js';
 import type { WebhookService } from '../../services/webhooks/webhooks.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PageQuery, pageParams } from '../request/query.js';

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { UsagePage } from '../../services/common/list-views.js';
+import { UsagePage } from '../../services/billing/usage-view.js';
 import { defineTool } from '../tool.js';
 import { Cursor, Limit, micros } from './list-jobs.js';
 

@@ -37,9 +37,9 @@ export interface UsageQuery {
   readonly limit: number;
 }
 
-/** GET /usage's view: declared once, as a schema (list-views.ts). */
-import type { UsageItem, UsagePage } from '../common/list-views.js';
-import { pageOf } from '../common/list-views.js';
+/** GET /usage's view: declared once, as a schema (usage-view.ts). */
+import type { UsageItem, UsagePage } from './usage-view.js';
+import { pageOf } from '../common/pages.js';
 export type { UsageItem, UsagePage };
 
 /** What `mediagen admin balance show` reports. */

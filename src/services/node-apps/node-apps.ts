@@ -18,9 +18,9 @@ import { compileInputSchema } from './node-app-inputs.js';
 /** The API user sees every app of its workspace; there is no other scope yet. */
 export const NODE_APP_SCOPE = 'workspace';
 
-/** GET /node-apps/{id}/versions's and GET /node-apps/{id}'s views: declared once, as schemas (list-views.ts). */
-import type { NodeApp as NodeAppView, NodeAppVersion as NodeAppVersionView, NodeAppVersionPage } from '../common/list-views.js';
-import { pageOf } from '../common/list-views.js';
+/** GET /node-apps/{id}/versions's and GET /node-apps/{id}'s views: declared once, as schemas (node-app-view.ts). */
+import type { NodeApp as NodeAppView, NodeAppVersion as NodeAppVersionView, NodeAppVersionPage } from './node-app-view.js';
+import { pageOf } from '../common/pages.js';
 export type { NodeAppView, NodeAppVersionView, NodeAppVersionPage };
 
 export interface CreateNodeApp {

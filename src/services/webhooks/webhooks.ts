@@ -33,9 +33,9 @@ const ATTEMPT_OUTCOMES: Readonly<Record<DeliveryState, WebhookAttemptOutcome>> =
   refused: 'refused',
 });
 
-/** The delivery logs' views: declared once, as schemas (list-views.ts). */
-import type { WebhookDelivery as DeliveryView, WebhookDeliveryList, WebhookDeliveryPage } from '../common/list-views.js';
-import { pageOf } from '../common/list-views.js';
+/** The delivery logs' views: declared once, as schemas (delivery-view.ts). */
+import type { WebhookDelivery as DeliveryView, WebhookDeliveryList, WebhookDeliveryPage } from './delivery-view.js';
+import { pageOf } from '../common/pages.js';
 export type { DeliveryView };
 
 /** The secret as GET /workspace/webhook-secret and the admin CLI show it: declared once, as a schema (workspace-views.ts). */
