@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { formatMicros } from '../../lib/time.js';
 import type { AssetRecord } from '../../store/asset-store.js';
 import { assetUrl } from './asset-urls.js';
-import { Cursor } from '../common/pages.js';
+import { Cursor } from '../common/paging.js';
 
 /**
  * An asset as the API shows it, declared once: the routes' response schemas (OpenAPI components

@@ -22,7 +22,7 @@ import { removeOrLeaveToJanitor } from '../common/removal.js';
 import { MAX_DESCRIPTION_CHARS, MAX_FILENAME_CHARS, descriptionTooLong, quotaExceeded, tooLargeUpload } from './asset-rules.js';
 import { parseAssetUrl } from './asset-urls.js';
 import { toAssetView } from './asset-view.js';
-import { pageOf } from '../common/pages.js';
+import { pageOf } from '../common/paging.js';
 import type { AssetPageView, AssetView, DeletedAssetView } from './asset-view.js';
 import { Idempotency } from '../common/idempotency.js';
 import type { HeldKey } from '../common/idempotency.js';

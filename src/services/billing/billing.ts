@@ -39,7 +39,7 @@ export interface UsageQuery {
 
 /** GET /usage's view: declared once, as a schema (usage-view.ts). */
 import type { UsageItem, UsagePage } from './usage-view.js';
-import { pageOf } from '../common/pages.js';
+import { pageOf } from '../common/paging.js';
 export type { UsageItem, UsagePage };
 
 /** What `mediagen admin balance show` reports. */

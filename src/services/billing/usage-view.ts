@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { Cursor } from '../common/pages.js';
+import { Cursor } from '../common/paging.js';
 
 /**
  * The usage report (GET /usage) as the API shows it, declared once: the route's response schema

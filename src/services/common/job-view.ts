@@ -5,7 +5,7 @@ import { storedUrlAt } from '../../lib/urls.js';
 import { StringEnum } from '../../models/schema-kit.js';
 import { JOB_STATUSES } from '../../domain/states.js';
 import type { JobSummary } from '../../store/store.js';
-import { Cursor } from './pages.js';
+import { Cursor } from './paging.js';
 
 /**
  * A job as the API shows it (spec 2.1), declared once: the routes' response schema, the webhook

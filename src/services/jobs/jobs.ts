@@ -15,7 +15,7 @@ import { isTerminal } from '../../domain/states.js';
 import type { JobStatus } from '../../domain/states.js';
 import { lockExisting } from '../common/admission-counts.js';
 import { endJob } from './job-end.js';
-import { pageOf } from '../common/pages.js';
+import { pageOf } from '../common/paging.js';
 import { removeOrLeaveToJanitor } from '../common/removal.js';
 import { noMeter } from '../common/meter.js';
 import type { Meter } from '../common/meter.js';

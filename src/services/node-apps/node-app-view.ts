@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { Cursor } from '../common/pages.js';
+import { Cursor } from '../common/paging.js';
 
 /**
  * Node apps and their versions as the API shows them (GET /node-apps/{id}, its versions list),

@@ -20,7 +20,7 @@ export const NODE_APP_SCOPE = 'workspace';
 
 /** GET /node-apps/{id}/versions's and GET /node-apps/{id}'s views: declared once, as schemas (node-app-view.ts). */
 import type { NodeApp as NodeAppView, NodeAppVersion as NodeAppVersionView, NodeAppVersionPage } from './node-app-view.js';
-import { pageOf } from '../common/pages.js';
+import { pageOf } from '../common/paging.js';
 export type { NodeAppView, NodeAppVersionView, NodeAppVersionPage };
 
 export interface CreateNodeApp {

@@ -5,7 +5,7 @@ import { storedUrlAt } from '../../lib/urls.js';
 import { MAX_TRAINING_IMAGES } from '../../models/style/lora-training.js';
 import { Nullable, Uri, closed } from '../../models/schema-kit.js';
 import type { StyleRecord } from '../../store/style-store.js';
-import { Cursor } from '../common/pages.js';
+import { Cursor } from '../common/paging.js';
 
 /**
  * Styles as the API shows them, declared once: the routes' schemas (OpenAPI components by `$id`)

@@ -11,7 +11,7 @@ import type { BodyValidator } from '../../models/validation.js';
 import type { Store } from '../../store/store.js';
 import type { StyleFilter, StylePatch, StyleRecord } from '../../store/style-store.js';
 import type { AuthContext } from '../identity/identity.js';
-import { pageOf } from '../common/pages.js';
+import { pageOf } from '../common/paging.js';
 import { owns, visibleStyle } from './style-inputs.js';
 import { StylePatchRequest, toStyleView } from './style-view.js';
 import type { ShareLinkView, SharedStyleView, StylePageView, StyleView, UnsharedStyleView } from './style-view.js';

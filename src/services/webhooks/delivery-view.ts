@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { StringEnum } from '../../models/schema-kit.js';
-import { Cursor } from '../common/pages.js';
+import { Cursor } from '../common/paging.js';
 
 /**
  * Webhook deliveries as the API shows them (of a job, and of the workspace), declared once: the

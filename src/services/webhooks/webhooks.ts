@@ -35,7 +35,7 @@ const ATTEMPT_OUTCOMES: Readonly<Record<DeliveryState, WebhookAttemptOutcome>> =
 
 /** The delivery logs' views: declared once, as schemas (delivery-view.ts). */
 import type { WebhookDelivery as DeliveryView, WebhookDeliveryList, WebhookDeliveryPage } from './delivery-view.js';
-import { pageOf } from '../common/pages.js';
+import { pageOf } from '../common/paging.js';
 export type { DeliveryView };
 
 /** The secret as GET /workspace/webhook-secret and the admin CLI show it: declared once, as a schema (workspace-views.ts). */
