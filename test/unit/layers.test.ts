@@ -26,6 +26,23 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 const MAX_LINES = 320;
 
+/**
+ * The rooms of src/services/, highest first (docs/architecture.md): a room imports its own files
+ * and rooms of a lower rank only, never a sibling of its rank, so no two rooms lean on each other.
+ * services.ts, which composes them, stands above all.
+ */
+const SERVICE_ROOMS: readonly (readonly string[])[] = [
+  ['upkeep'],
+  ['node-apps', 'remote'],
+  ['jobs'],
+  ['catalog', 'assets', 'styles', 'webhooks'],
+  ['billing'],
+  ['identity', 'common'],
+];
+
+/** File names that are a role of their own in any folder: a folder's index. */
+const SHARED_NAMES = new Set(['index.ts']);
+
 const SRC = resolve(__dirname, '../../src');
 
 /** Generated code (the client's types from the OpenAPI document) is not written by a reader. */
@@ -55,6 +72,19 @@ function importsOf(file: string): string[] {
   return specs.map((s) => resolve(dirname(file), s).replace(/\.js$/, '.ts'));
 }
 
+const SERVICES = join(SRC, 'services');
+
+function roomOf(file: string): string | undefined {
+  const parts = relative(SERVICES, file).split('/');
+  return parts.length > 1 && !parts[0]!.startsWith('..') ? parts[0] : undefined;
+}
+
+function roomRank(room: string, file: string): number {
+  const rank = SERVICE_ROOMS.findIndex((names) => names.includes(room));
+  if (rank < 0) throw new Error(`${relative(SRC, file)} is in no room of test/unit/layers.test.ts`);
+  return rank;
+}
+
 describe('source layout', () => {
   it('imports point down the layers only', () => {
     const upward: string[] = [];
@@ -65,6 +95,29 @@ describe('source layout', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('a room of services/ imports only rooms ranked below it', () => {
+    const wrong: string[] = [];
+    for (const file of files) {
+      const from = roomOf(file);
+      if (from === undefined) continue;
+      for (const target of importsOf(file)) {
+        const to = roomOf(target);
+        if (to === undefined || to === from) continue;
+        if (roomRank(to, target) <= roomRank(from, file)) wrong.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("no two source files share a name (a folder's index.ts aside)", () => {
+    const byName = new Map<string, string[]>();
+    for (const file of files) {
+      const name = file.split('/').pop()!;
+      if (!SHARED_NAMES.has(name)) byName.set(name, [...(byName.get(name) ?? []), relative(SRC, file)]);
+    }
+    expect([...byName.values()].filter((paths) => paths.length > 1)).toEqual([]);
   });
 
   it('the import graph has no cycle', () => {

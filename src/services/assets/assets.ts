@@ -1,3 +1,6 @@
+// Room services/assets/: uploaded files: staging, inspecting, storing, listing and deleting them, their quota, and
+// reading one back as a job's input URL.
+// May import from services/: identity, common; test/unit/layers.test.ts holds the order.
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';

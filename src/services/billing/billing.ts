@@ -1,3 +1,6 @@
+// Room services/billing/: the USD balance in integer micro-USD: holds, charges and releases of jobs, top-ups, prices
+// of requests, and the usage report.
+// May import from services/: identity, common; test/unit/layers.test.ts holds the order.
 import type { Clock } from '../../lib/clock.js';
 import { MICROS_PER_USD, formatUsd, parseUsd } from '../../domain/money.js';
 import type { MicroUsd } from '../../domain/money.js';

@@ -1,3 +1,6 @@
+// Room services/catalog/: the models as data (GET /models, deprecations), what a model and a request body must be
+// before anything is priced or stored (model-requests), and quotes.
+// May import from services/: billing, identity, common; test/unit/layers.test.ts holds the order.
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { notFound } from '../../domain/error-catalogue.js';

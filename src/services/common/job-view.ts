@@ -1,3 +1,6 @@
+// Room services/common/: what several rooms share and none owns: the job view, paging, idempotency, admission counts,
+// result URLs, removal of stored files, the Meter port.
+// May import from services/: nothing in services/; test/unit/layers.test.ts holds the order.
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { formatMicros } from '../../lib/time.js';

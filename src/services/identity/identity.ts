@@ -1,3 +1,6 @@
+// Room services/identity/: workspaces, members, roles and API tokens: who a bearer token is (with a short cache), the
+// workspace view, and token management.
+// May import from services/: nothing in services/ (the lowest room, with common/); test/unit/layers.test.ts holds the order.
 import type { Clock } from '../../lib/clock.js';
 import { hashToken, isUuid, newId, newToken } from '../../lib/ids.js';
 import { MICROS_PER_USD } from '../../domain/money.js';

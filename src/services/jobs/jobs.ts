@@ -1,3 +1,6 @@
+// Room services/jobs/: a job's life on the API side: creating one (generation, admission, inputs), reading, listing,
+// waiting on, cancelling and deleting it, and the moves its runs make until it ends (job-runs, job-end).
+// May import from services/: catalog, assets, styles, billing, webhooks, identity, common; test/unit/layers.test.ts holds the order.
 import type { Clock } from '../../lib/clock.js';
 import type { Log } from '../../lib/log.js';
 import { isUuid } from '../../lib/ids.js';

@@ -1,3 +1,6 @@
+// Room services/node-apps/: node apps and their versions: publishing a graph of model steps, listing and reading them,
+// and executing a version as one job (node-app-execution, which creates through jobs/).
+// May import from services/: jobs and what jobs may import; test/unit/layers.test.ts holds the order.
 import type { Clock } from '../../lib/clock.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import { formatMicros, msToMicros } from '../../lib/time.js';

@@ -1,3 +1,7 @@
+// Room services/remote/: the server side of the remote-worker protocol (/worker/v1, docs/workers.md): worker tokens
+// and their model patterns, claims, progress, inputs, uploads, completion, and the maintenance of
+// leases. The remote client that speaks it lives in src/worker/remote/.
+// May import from services/: jobs, assets, common (and what jobs may import); test/unit/layers.test.ts holds the order.
 import type { Log } from '../../lib/log.js';
 import type { QueueStore } from '../../store/store.js';
 import { RemoteClaims } from './remote-claims.js';

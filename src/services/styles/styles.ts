@@ -1,3 +1,6 @@
+// Room services/styles/: trained styles (LoRA): who sees and manages one, listing, sharing, and the artifact a running
+// job applies.
+// May import from services/: identity, common; test/unit/layers.test.ts holds the order.
 import { forbidden, invalid, notFound } from '../../domain/error-catalogue.js';
 import { EngineError } from '../../engines/engine.js';
 import type { StyleArtifact } from '../../engines/engine.js';

@@ -1,3 +1,6 @@
+// Room services/upkeep/: what keeps a long-running server healthy without a request: retention of old rows and
+// files, the output janitor, readiness, store backups.
+// May import from services/: remote and what remote may import; test/unit/layers.test.ts holds the order.
 import type { RetentionConfig } from '../../config/config.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Log } from '../../lib/log.js';

@@ -1,3 +1,6 @@
+// Room services/webhooks/: the webhook outbox and its deliveries: a job's end enqueued in the same transaction,
+// attempts with retries, signing secrets, and the delivery logs.
+// May import from services/: identity, common; test/unit/layers.test.ts holds the order.
 import type { Clock } from '../../lib/clock.js';
 import { retryDelayMs, withRetryAfter } from '../../lib/backoff.js';
 import { isUuid, newId } from '../../lib/ids.js';
