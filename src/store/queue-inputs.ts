@@ -1,7 +1,7 @@
 import type { HolderMove, MoveName } from '../domain/states.js';
 import type { Micros } from '../lib/time.js';
 
-/** What the queue's claim, move and overdue queries take (QueueStore, store.ts). */
+/** What the queue's claim, move and overdue queries take (QueueStore, queue-store.ts). */
 
 export interface NewClaim {
   readonly leaseId: string;

@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../schema.js';
 import type { Store } from '../store.js';
-import { MIGRATION_NAMES } from '../sql/migrations.js';
+import { MIGRATION_NAMES } from '../sql/migrations/index.js';
 import { createSqlStore } from '../sql/sql-store.js';
 import { PgListener } from './pg-listener.js';
 import { JOB_EVENTS_CHANNEL, pgNotify } from './pg-notify.js';

@@ -10,7 +10,7 @@ import type {
   TokenOwner,
   Workspace,
   WorkspacePatch,
-} from '../store.js';
+} from '../identity-store.js';
 import type { Transact } from './transact.js';
 
 const toWorkspace = (r: Selectable<WorkspacesTable>): Workspace => ({

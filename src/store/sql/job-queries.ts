@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, JobsTable } from '../schema.js';
-import type { JobHistory, JobQuery, JobRecord, JobStore, JobSummary, NewJob } from '../store.js';
+import type { JobHistory } from '../job-history.js';
+import type { JobQuery, JobRecord, JobStore, JobSummary, NewJob } from '../job-store.js';
 import { assetKeysKept } from './asset-queries.js';
 import { styleKeysKept } from './style-queries.js';
 import type { Transact } from './transact.js';

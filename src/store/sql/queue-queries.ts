@@ -5,7 +5,9 @@ import type { JobStatus, MoveRule } from '../../domain/states.js';
 import { sealLock } from '../locked-workspace.js';
 import type { LockedWorkspace } from '../locked-workspace.js';
 import type { Database } from '../schema.js';
-import type { JobEvent, JobMove, JobMoveName, JobRecord, NewClaim, OverdueCutoff, QueueStore } from '../store.js';
+import type { JobRecord } from '../job-store.js';
+import type { JobMove, NewClaim, OverdueCutoff } from '../queue-inputs.js';
+import type { JobEvent, JobMoveName, QueueStore } from '../queue-store.js';
 import { toJobRecord } from './job-queries.js';
 
 /** Sends an event to other processes, delivered when the transaction `db` belongs to commits. */

@@ -7,7 +7,7 @@ import { SqlBillingStore } from './billing-queries.js';
 import { SqlIdempotencyStore } from './idempotency-queries.js';
 import { SqlIdentityStore } from './identity-queries.js';
 import { SqlJobStore } from './job-queries.js';
-import { MIGRATION_NAMES, migrationProvider } from './migrations.js';
+import { MIGRATION_NAMES, migrationProvider } from './migrations/index.js';
 import { SqlNodeAppStore } from './node-app-queries.js';
 import { SqlQueueStore } from './queue-queries.js';
 import { SqlQueueStatsStore } from './queue-stats-queries.js';

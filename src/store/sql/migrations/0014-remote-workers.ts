@@ -2,7 +2,7 @@ import type { Kysely, Migration } from 'kysely';
 
 /**
  * 0014_remote_workers: worker tokens (docs/workers.md), the presence of the remote workers using
- * them, a running job's progress fraction, and an index of jobs by status and type. Its own module to keep migrations.ts short.
+ * them, a running job's progress fraction, and an index of jobs by status and type.
  */
 export const REMOTE_WORKERS_MIGRATION: Migration = {
   async up(db: Kysely<unknown>) {

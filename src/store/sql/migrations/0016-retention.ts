@@ -5,8 +5,7 @@ import type { Kysely, Migration } from 'kysely';
  * 0016_retention: what the retention janitor (services/upkeep/retention.ts) needs. A finished job's
  * outputs can expire before its row goes (`outputs_expired_at`: its URLs then answer 410), and
  * every sweep seeks its oldest candidates on an index instead of walking a whole table: each
- * sweep takes at most a batch from the front of one of these. Its own module to keep
- * migrations.ts short.
+ * sweep takes at most a batch from the front of one of these.
  */
 export const RETENTION_MIGRATION: Migration = {
   async up(db: Kysely<unknown>) {

@@ -3,7 +3,7 @@ import type { Kysely, Migration } from 'kysely';
 
 /**
  * 0013_styles: the styles a training job makes (docs/styles.md), and who created each job, so a
- * style knows the member whose token trained it. Its own module to keep migrations.ts short.
+ * style knows the member whose token trained it.
  */
 export const STYLES_MIGRATION: Migration = {
   async up(db: Kysely<unknown>) {
