@@ -8,7 +8,7 @@ import { PageQuery, pageParams } from '../request/query.js';
 import { errorResponses } from '../openapi/common-schemas.js';
 import type { NodeAppExecution } from '../../services/node-apps/node-app-execution.js';
 import { OPTION_LABELS, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request/request-headers.js';
-import { headerSchema } from './generate-routes.js';
+import { headerSchema } from '../request/creation-handler.js';
 import { BalanceBody, CreatedJob, CreatedOrWaitedJob, IdempotencyErrors, NoQuery, PreferenceAppliedHeader, ReplayedHeader, SunsetBody } from '../openapi/common-schemas.js';
 import { createdAnswer } from '../request/prefer-wait.js';
 import type { WaitDeps } from '../request/prefer-wait.js';

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import type { Catalog } from '../../models/catalog.js';
 import { LORA_TRAINING_PATH, BASE_MODELS } from '../../models/style/lora-training.js';
 import { StringEnum } from '../../models/schema-kit.js';
 import { ShareLink, SharedStyle, Style, StylePage, StylePatchRequest, UnsharedStyle } from '../../services/styles/style-view.js';
@@ -9,10 +10,11 @@ import { BODY_COMPONENT } from '../openapi/openapi.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PAGE_LIMIT, PageQuery, pageParams } from '../request/query.js';
 import { BalanceBody, CreatedOrWaitedJob, IdempotencyErrors, NoQuery, PreferenceAppliedHeader, ReplayedHeader, errorResponses } from '../openapi/common-schemas.js';
-import { creationHandler, headerSchema } from './generate-routes.js';
-import type { GenerateDeps } from './generate-routes.js';
+import { creationHandler, headerSchema } from '../request/creation-handler.js';
+import type { CreationDeps } from '../request/creation-handler.js';
 
-export interface StyleRouteDeps extends GenerateDeps {
+export interface StyleRouteDeps extends CreationDeps {
+  readonly catalog: Catalog;
   readonly styles: StyleService;
 }
 
