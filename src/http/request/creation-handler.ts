@@ -10,7 +10,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { WEBHOOK_URL_MAX } from '../../domain/webhook-url.js';
 import type { CatalogEntry } from '../../models/catalog.js';
-import type { GenerationService } from '../../services/jobs/generation.js';
+import type { Services } from '../../services/services.js';
 import { IdempotencyKeyHeader, PreferHeader } from '../openapi/common-schemas.js';
 import { requireAuth } from '../plugins/auth.js';
 import { deprecationHeaders } from './deprecation-headers.js';
@@ -19,8 +19,7 @@ import type { WaitDeps } from './prefer-wait.js';
 import { OPTION_LABELS, WEBHOOK_URL_PATTERN, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from './request-headers.js';
 
 /** What a route that creates jobs through the generation use case is given. */
-export interface CreationDeps extends WaitDeps {
-  readonly generation: GenerationService;
+export interface CreationDeps extends WaitDeps, Pick<Services, 'generation'> {
   /** `--allow-private-urls`: when false, literal private and loopback URLs are 400 at once. */
   readonly allowPrivateUrls: boolean;
   /** The largest JSON body a generation request may have (`body_limit_bytes`). */

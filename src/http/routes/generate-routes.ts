@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Catalog } from '../../models/catalog.js';
+import type { Services } from '../../services/services.js';
 import { operationIdOf } from '../../models/model.js';
 import { BODY_COMPONENT, RESULT_URLS } from '../openapi/openapi.js';
 import { ModelFileUrls } from '../../services/common/job-view.js';
@@ -17,9 +17,7 @@ import {
 import { creationHandler, headerSchema } from '../request/creation-handler.js';
 import type { CreationDeps } from '../request/creation-handler.js';
 
-export interface GenerateDeps extends CreationDeps {
-  readonly catalog: Catalog;
-}
+export interface GenerateDeps extends CreationDeps, Pick<Services, 'catalog'> {}
 
 /** What every generation endpoint does (spec 4.2), before what a route says of itself (deprecation). */
 const GENERATE_DESCRIPTION =

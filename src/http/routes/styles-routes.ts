@@ -1,11 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Catalog } from '../../models/catalog.js';
 import { LORA_TRAINING_PATH, BASE_MODELS } from '../../models/style/lora-training.js';
 import { StringEnum } from '../../models/schema-kit.js';
 import { ShareLink, SharedStyle, Style, StylePage, StylePatchRequest, UnsharedStyle } from '../../services/styles/style-view.js';
-import type { StyleService } from '../../services/styles/styles.js';
+import type { Services } from '../../services/services.js';
 import { BODY_COMPONENT } from '../openapi/openapi.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PAGE_LIMIT, PageQuery, pageParams } from '../request/query.js';
@@ -13,10 +12,7 @@ import { BalanceBody, CreatedOrWaitedJob, IdempotencyErrors, NoQuery, Preference
 import { creationHandler, headerSchema } from '../request/creation-handler.js';
 import type { CreationDeps } from '../request/creation-handler.js';
 
-export interface StyleRouteDeps extends CreationDeps {
-  readonly catalog: Catalog;
-  readonly styles: StyleService;
-}
+export interface StyleRouteDeps extends CreationDeps, Pick<Services, 'catalog' | 'styles'> {}
 
 /** A PATCH carries at most 50 preview URLs, data: URIs among them; more than a no-body route's 1 KiB. */
 const PATCH_BODY_LIMIT_BYTES = 256 * 1024;
