@@ -148,13 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerMetaRoutes(app, deps.models, deps.publicUrl);
   registerModelRoutes(app, deps.models, deps.publicUrl);
   registerQuoteRoutes(app, deps.quotes, deps.publicUrl, creation.bodyLimitBytes);
-  registerMcpRoute(app, {
-    ...deps,
-    held,
-    allowPrivateUrls: deps.allowPrivateUrls ?? false,
-    bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULTS.body_limit_bytes,
-    fetchTimeoutMs: deps.inputTimeoutMs ?? DEFAULTS.input_timeout_ms,
-  });
+  registerMcpRoute(app, { ...creation, fetchTimeoutMs: deps.inputTimeoutMs ?? DEFAULTS.input_timeout_ms });
   if (deps.outputs) {
     registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key), (key) => deps.jobs.outputExpired(key));
     registerAssetRoutes(app, deps.assets, deps.outputs, deps.publicUrl);
