@@ -2,26 +2,7 @@ import swagger from '@fastify/swagger';
 import Fastify from 'fastify';
 import { DEFAULTS } from '../config/options.js';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Clock } from '../lib/clock.js';
-import type { Catalog } from '../models/catalog.js';
-import type { IdentityService } from '../services/identity/identity.js';
-import type { AssetService } from '../services/assets/assets.js';
-import type { BillingService } from '../services/billing/billing.js';
-import type { GenerationService } from '../services/jobs/generation.js';
-import type { JobService } from '../services/jobs/jobs.js';
-import type { JobWaits } from '../services/jobs/job-waits.js';
-import type { ModelService } from '../services/catalog/models.js';
-import type { NodeAppService } from '../services/node-apps/node-apps.js';
-import type { NodeAppExecution } from '../services/node-apps/node-app-execution.js';
-import type { StyleService } from '../services/styles/styles.js';
-import type { WebhookService } from '../services/webhooks/webhooks.js';
-import type { WorkerTokenService } from '../services/remote/remote-tokens.js';
-import type { TokenService } from '../services/identity/tokens.js';
-import type { JobDetailsService } from '../services/jobs/job-details.js';
-import type { QuoteService } from '../services/catalog/quotes.js';
-import type { WorkspaceService } from '../services/identity/workspace.js';
-import type { OutputStore } from '../outputs/output-store.js';
-import type { Readiness } from '../services/upkeep/readiness.js';
+import type { Services } from '../services/services.js';
 import type { RemoteProtocol } from '../services/remote/remote-protocol.js';
 import { registerAuth } from './plugins/auth.js';
 import { edgeOptions, registerEdgeHooks } from './plugins/edge.js';
@@ -71,34 +52,22 @@ export interface BackgroundTask {
 /** Routes that take no body (GET, DELETE) still get one parsed if sent; it may not be big. */
 const NO_BODY_LIMIT_BYTES = 1024;
 
-export interface AppDeps {
-  readonly identity: IdentityService;
-  /** GET /workspace. */
-  readonly workspace: WorkspaceService;
-  /** GET and POST /tokens, POST /tokens/{id}/revoke. */
-  readonly tokens: TokenService;
-  readonly jobs: JobService;
-  /** GET /jobs/{id}/details. */
-  readonly jobDetails: JobDetailsService;
-  /** Prefer: wait, the job event stream and the MCP tools' wait. */
-  readonly waits: JobWaits;
-  readonly generation: GenerationService;
-  /** The catalog as data: GET /models and GET /deprecations. */
-  readonly models: ModelService;
-  /** POST /models/{id}/quote. */
-  readonly quotes: QuoteService;
-  readonly billing: BillingService;
-  readonly nodeApps: NodeAppService;
-  readonly nodeAppExecution: NodeAppExecution;
-  readonly assets: AssetService;
-  readonly styles: StyleService;
-  readonly webhooks: WebhookService;
-  /** Worker tokens: the authentication of the worker protocol's routes (/worker/v1). */
-  readonly workerTokens: WorkerTokenService;
-  /** /healthz, /readyz and the storage guard on job creation. */
-  readonly readiness: Readiness;
-  readonly catalog: Catalog;
-  readonly clock: Clock;
+/**
+ * The use cases the HTTP API calls, as the composition (services/services.ts) builds them: a
+ * runtime or a test hands its `Services` over by spreading them. Those only the workers and the CLI
+ * use (runs, signals, backup, idempotency, bindings) are left out; `outputs` is the app's own below.
+ */
+type AppServices = Pick<
+  Services,
+  | 'identity' | 'workspace' | 'tokens'
+  | 'jobs' | 'jobDetails' | 'waits' | 'generation'
+  | 'catalog' | 'models' | 'quotes' | 'billing'
+  | 'nodeApps' | 'nodeAppExecution' | 'assets' | 'styles' | 'webhooks'
+  | 'workerTokens' | 'readiness' | 'clock'
+>;
+
+/** The use cases, and what only the HTTP app is given: its URL, limits, logger and optional parts. */
+export interface AppDeps extends AppServices {
   /** The base URL clients reach this server at; known only after listening when the port is 0. */
   readonly publicUrl: () => string;
   /** The largest JSON body of a generation request (`body_limit_bytes`); default 128 KiB. */
@@ -112,10 +81,10 @@ export interface AppDeps {
   /** The process's logger, shared with the worker; absent, nothing is logged (tests). */
   readonly logger?: FastifyBaseLogger;
   /**
-   * Job output and asset files, served without auth under /outputs and /assets/files; absent,
-   * those routes and the asset routes are not registered.
+   * Job output and asset files, served without auth under /outputs and /assets/files; absent (a
+   * test's choice: `Services` always has them), those routes and the asset routes are not registered.
    */
-  readonly outputs?: OutputStore;
+  readonly outputs?: Services['outputs'];
   /** The worker protocol's use cases (/worker/v1, docs/workers.md); absent, its routes are not registered. */
   readonly remote?: RemoteProtocol;
   /** Tasks living with the app (remote-job maintenance). */
@@ -179,13 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerMetaRoutes(app, deps.models, deps.publicUrl);
   registerModelRoutes(app, deps.models, deps.publicUrl);
   registerQuoteRoutes(app, deps.quotes, deps.publicUrl, creation.bodyLimitBytes);
-  registerMcpRoute(app, {
-    ...deps,
-    held,
-    allowPrivateUrls: deps.allowPrivateUrls ?? false,
-    bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULTS.body_limit_bytes,
-    fetchTimeoutMs: deps.inputTimeoutMs ?? DEFAULTS.input_timeout_ms,
-  });
+  registerMcpRoute(app, { ...creation, fetchTimeoutMs: deps.inputTimeoutMs ?? DEFAULTS.input_timeout_ms });
   if (deps.outputs) {
     registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key), (key) => deps.jobs.outputExpired(key));
     registerAssetRoutes(app, deps.assets, deps.outputs, deps.publicUrl);

@@ -5,7 +5,7 @@ import { presentJob } from '../../services/common/job-view.js';
 import type { CreatedJob } from '../../services/jobs/job-admission.js';
 import type { AuthContext } from '../../services/identity/identity.js';
 import { MAX_WAIT_SECONDS } from '../../services/jobs/job-waits.js';
-import type { JobWaits } from '../../services/jobs/job-waits.js';
+import type { Services } from '../../services/services.js';
 import { logFailure } from '../logging.js';
 import type { HeldRequests } from './held-requests.js';
 import { headerValues } from './request-headers.js';
@@ -33,8 +33,8 @@ export function waitPreference(rawHeaders: readonly string[]): number | undefine
   return undefined;
 }
 
-export interface WaitDeps {
-  readonly waits: JobWaits;
+/** What answering after `Prefer: wait` takes: the waiters, the held requests (let go when the server closes), the job view's base URL. */
+export interface WaitDeps extends Pick<Services, 'waits'> {
   readonly held: HeldRequests;
   readonly publicUrl: () => string;
 }

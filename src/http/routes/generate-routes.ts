@@ -1,18 +1,6 @@
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { WEBHOOK_URL_MAX } from '../../domain/webhook-url.js';
-import type { Catalog, CatalogEntry } from '../../models/catalog.js';
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../services/services.js';
 import { operationIdOf } from '../../models/model.js';
-import type { GenerationService } from '../../services/jobs/generation.js';
-import { deprecationHeaders } from '../request/deprecation-headers.js';
-import { requireAuth } from '../plugins/auth.js';
-import {
-  OPTION_LABELS,
-  WEBHOOK_URL_PATTERN,
-  idempotencyKeyFrom,
-  webhookUrlFrom,
-  zeroDataRetentionFrom,
-} from '../request/request-headers.js';
 import { BODY_COMPONENT, RESULT_URLS } from '../openapi/openapi.js';
 import { ModelFileUrls } from '../../services/common/job-view.js';
 import {
@@ -20,26 +8,16 @@ import {
   CreatedOrWaitedJob,
   DeprecationHeaders,
   IdempotencyErrors,
-  IdempotencyKeyHeader,
   NoQuery,
-  PreferHeader,
   PreferenceAppliedHeader,
   ReplayedHeader,
   SunsetBody,
   errorResponses,
 } from '../openapi/common-schemas.js';
-import { createdAnswer } from '../request/prefer-wait.js';
-import type { WaitDeps } from '../request/prefer-wait.js';
+import { creationHandler, headerSchema } from '../request/creation-handler.js';
+import type { CreationDeps } from '../request/creation-handler.js';
 
-export interface GenerateDeps extends WaitDeps {
-  readonly catalog: Catalog;
-  readonly generation: GenerationService;
-  readonly publicUrl: () => string;
-  /** `--allow-private-urls`: when false, literal private and loopback URLs are 400 at once. */
-  readonly allowPrivateUrls: boolean;
-  /** The largest JSON body a generation request may have (`body_limit_bytes`). */
-  readonly bodyLimitBytes: number;
-}
+export interface GenerateDeps extends CreationDeps, Pick<Services, 'catalog'> {}
 
 /** What every generation endpoint does (spec 4.2), before what a route says of itself (deprecation). */
 const GENERATE_DESCRIPTION =
@@ -56,32 +34,9 @@ const RESULT_3D =
   '`[{"type": "model", "url": …}, {"type": "preview", "url": …}]` (ModelFileUrls): the model is binary glTF 2.0 ' +
   '(`model/gltf-binary`), the preview a PNG render of it.';
 
-
-/**
- * The headers a job's creation takes: X-Webhook-URL, Idempotency-Key and, where offered (a catalog
- * entry says; a node app never does), zero data retention.
- */
-export function headerSchema(entry: Pick<CatalogEntry, 'zeroDataRetention'>) {
-  return Type.Object({
-    'x-webhook-url': Type.Optional(
-      Type.String({
-        format: 'uri',
-        pattern: WEBHOOK_URL_PATTERN,
-        maxLength: WEBHOOK_URL_MAX,
-        description: 'An absolute http(s) URL that receives a POST when the job reaches a terminal status',
-      }),
-    ),
-    'idempotency-key': Type.Optional(IdempotencyKeyHeader),
-    prefer: Type.Optional(PreferHeader),
-    ...(entry.zeroDataRetention
-      ? { 'x-api-zero-data-retention': Type.Optional(Type.Literal('1', { description: 'Enables zero data retention' })) }
-      : {}),
-  });
-}
-
 /**
  * POST /generate/{model path} for every catalog entry; adding a model is adding an entry. The
- * routes only translate: headers to the use case's options (services/jobs/generation.ts), which checks
+ * routes only translate (request/creation-handler.ts): headers to the use case's options (services/jobs/generation.ts), which checks
  * everything, and its job back with the deprecation and Idempotent-Replayed headers. The body
  * schema is declared for OpenAPI; the use case validates it (http/request/validator-compiler.ts passes it through).
  */
@@ -128,32 +83,4 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
       creationHandler(entry, deps),
     );
   }
-}
-
-/**
- * What a route that creates a job of `entry` does: headers to the use case's options, and its
- * job back with the deprecation and Idempotent-Replayed headers. POST /styles/train uses it too.
- */
-export function creationHandler(entry: CatalogEntry, deps: Omit<GenerateDeps, 'catalog' | 'bodyLimitBytes'>) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const caller = requireAuth(request.auth);
-    const headers = request.raw.rawHeaders;
-    const created = await deps.generation.create(
-      {
-        model: entry.path,
-        body: request.body,
-        caller,
-        options: {
-          webhookUrl: webhookUrlFrom(headers),
-          zeroDataRetention: zeroDataRetentionFrom(headers, entry.zeroDataRetention),
-          idempotencyKey: idempotencyKeyFrom(headers),
-          requestId: request.id,
-        },
-      },
-      { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: deps.publicUrl(), labels: OPTION_LABELS },
-    );
-    if (entry.deprecation) reply.headers(deprecationHeaders(entry.deprecation, deps.publicUrl()));
-    if (created.replayed) reply.header('Idempotent-Replayed', 'true');
-    return reply.code(200).send(await createdAnswer(request, reply, caller, created, deps));
-  };
 }

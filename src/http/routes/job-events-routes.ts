@@ -5,14 +5,14 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { invalid } from '../../domain/error-catalogue.js';
 import { presentJob } from '../../services/common/job-view.js';
 import { HEARTBEAT_MS, STREAMS_PER_PROCESS, STREAMS_PER_WORKSPACE } from '../../services/jobs/job-waits.js';
-import type { JobStreamEvent, JobWaits } from '../../services/jobs/job-waits.js';
+import type { JobStreamEvent } from '../../services/jobs/job-waits.js';
+import type { Services } from '../../services/services.js';
 import type { Held, HeldRequests } from '../request/held-requests.js';
 import { requireAuth } from '../plugins/auth.js';
 import { headerValues } from '../request/request-headers.js';
 import { ErrorBody, errorResponses } from '../openapi/common-schemas.js';
 
-export interface JobEventDeps {
-  readonly waits: JobWaits;
+export interface JobEventDeps extends Pick<Services, 'waits'> {
   readonly held: HeldRequests;
   readonly publicUrl: () => string;
 }

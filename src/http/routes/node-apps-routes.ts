@@ -6,9 +6,9 @@ import type { NodeAppService } from '../../services/node-apps/node-apps.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PageQuery, pageParams } from '../request/query.js';
 import { errorResponses } from '../openapi/common-schemas.js';
-import type { NodeAppExecution } from '../../services/node-apps/node-app-execution.js';
+import type { Services } from '../../services/services.js';
 import { OPTION_LABELS, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request/request-headers.js';
-import { headerSchema } from './generate-routes.js';
+import { headerSchema } from '../request/creation-handler.js';
 import { BalanceBody, CreatedJob, CreatedOrWaitedJob, IdempotencyErrors, NoQuery, PreferenceAppliedHeader, ReplayedHeader, SunsetBody } from '../openapi/common-schemas.js';
 import { createdAnswer } from '../request/prefer-wait.js';
 import type { WaitDeps } from '../request/prefer-wait.js';
@@ -51,9 +51,7 @@ export function registerNodeAppRoutes(app: FastifyInstance, nodeApps: NodeAppSer
 
 // POST /node-apps/{id}/execute (issue 15 point 7), apart from the reads above.
 
-export interface NodeAppExecuteDeps extends WaitDeps {
-  readonly nodeAppExecution: NodeAppExecution;
-  readonly publicUrl: () => string;
+export interface NodeAppExecuteDeps extends WaitDeps, Pick<Services, 'nodeAppExecution'> {
   readonly allowPrivateUrls: boolean;
   /** The largest JSON body (`body_limit_bytes`), as for generation. */
   readonly bodyLimitBytes: number;

@@ -4,17 +4,15 @@ import type { FastifyInstance } from 'fastify';
 import { LORA_TRAINING_PATH, BASE_MODELS } from '../../models/style/lora-training.js';
 import { StringEnum } from '../../models/schema-kit.js';
 import { ShareLink, SharedStyle, Style, StylePage, StylePatchRequest, UnsharedStyle } from '../../services/styles/style-view.js';
-import type { StyleService } from '../../services/styles/styles.js';
+import type { Services } from '../../services/services.js';
 import { BODY_COMPONENT } from '../openapi/openapi.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PAGE_LIMIT, PageQuery, pageParams } from '../request/query.js';
 import { BalanceBody, CreatedOrWaitedJob, IdempotencyErrors, NoQuery, PreferenceAppliedHeader, ReplayedHeader, errorResponses } from '../openapi/common-schemas.js';
-import { creationHandler, headerSchema } from './generate-routes.js';
-import type { GenerateDeps } from './generate-routes.js';
+import { creationHandler, headerSchema } from '../request/creation-handler.js';
+import type { CreationDeps } from '../request/creation-handler.js';
 
-export interface StyleRouteDeps extends GenerateDeps {
-  readonly styles: StyleService;
-}
+export interface StyleRouteDeps extends CreationDeps, Pick<Services, 'catalog' | 'styles'> {}
 
 /** A PATCH carries at most 50 preview URLs, data: URIs among them; more than a no-body route's 1 KiB. */
 const PATCH_BODY_LIMIT_BYTES = 256 * 1024;

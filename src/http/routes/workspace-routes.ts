@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { WebhookService } from '../../services/webhooks/webhooks.js';
-import type { WorkspaceService } from '../../services/identity/workspace.js';
+import type { Services } from '../../services/services.js';
 import { WebhookSecret, WorkspaceView } from '../../services/identity/workspace-views.js';
 import { requireAuth } from '../plugins/auth.js';
 import { refuseIdempotencyKey } from '../request/request-headers.js';
@@ -12,7 +11,7 @@ import { NoQuery, errorResponses } from '../openapi/common-schemas.js';
  * GET /workspace (any role) and the webhook signing secret (owners and admins). The secret is in
  * a response body only; the request log never holds bodies (http/logging.ts).
  */
-export function registerWorkspaceRoutes(fastify: FastifyInstance, deps: { workspace: WorkspaceService; webhooks: WebhookService }): void {
+export function registerWorkspaceRoutes(fastify: FastifyInstance, deps: Pick<Services, 'workspace' | 'webhooks'>): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/workspace',
