@@ -1,41 +1,17 @@
 import type { Static, TObject } from '@sinclair/typebox';
 import type { CallToolResult, ResourceLink, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError } from '../domain/error-catalogue.js';
-import type { Clock } from '../lib/clock.js';
 import { infraFault } from '../lib/infra-fault.js';
 import type { Log } from '../lib/log.js';
-import type { Catalog } from '../models/catalog.js';
 import { bodyValidator } from '../models/validation.js';
 import type { BodyValidator } from '../models/validation.js';
-import type { AssetService } from '../services/assets/assets.js';
-import type { BillingService } from '../services/billing/billing.js';
-import type { GenerationService } from '../services/jobs/generation.js';
 import type { AuthContext } from '../services/identity/identity.js';
-import type { JobService } from '../services/jobs/jobs.js';
-import type { JobWaits } from '../services/jobs/job-waits.js';
-import type { ModelService } from '../services/catalog/models.js';
-import type { NodeAppExecution } from '../services/node-apps/node-app-execution.js';
-import type { QuoteService } from '../services/catalog/quotes.js';
+import type { Services } from '../services/services.js';
 import { storageUnavailable } from '../services/upkeep/readiness.js';
-import type { Readiness } from '../services/upkeep/readiness.js';
-import type { StyleService } from '../services/styles/styles.js';
 
 /** The use cases the tools call: the same ones the HTTP routes call, never HTTP itself. */
-export interface McpDeps {
-  readonly generation: GenerationService;
-  readonly jobs: JobService;
-  /** Waiting for a job's end (wait_seconds). */
-  readonly waits: JobWaits;
-  readonly models: ModelService;
-  /** quote_price: the price of a request, as POST /models/{id}/quote. */
-  readonly quotes: QuoteService;
-  readonly assets: AssetService;
-  readonly billing: BillingService;
-  readonly styles: StyleService;
-  readonly nodeAppExecution: NodeAppExecution;
-  readonly readiness: Readiness;
-  readonly catalog: Catalog;
-  readonly clock: Clock;
+export interface McpDeps
+  extends Pick<Services, 'generation' | 'jobs' | 'waits' | 'models' | 'quotes' | 'assets' | 'billing' | 'styles' | 'nodeAppExecution' | 'readiness' | 'catalog' | 'clock'> {
   /** `--allow-private-urls`: literal private URLs in bodies, and upload_asset's fetch, allowed. */
   readonly allowPrivateUrls: boolean;
   /** upload_asset's URL fetch: its whole time limit (`input_timeout_ms`). */
