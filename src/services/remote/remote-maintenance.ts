@@ -1,3 +1,4 @@
+import { PeriodicTask } from '../../lib/periodic-task.js';
 import { msToMicros } from '../../lib/time.js';
 import { RUNNING_STATUSES } from '../../domain/states.js';
 import type { QueueStore } from '../../store/store.js';
@@ -43,30 +44,27 @@ export class RemoteMaintenance {
   readonly #deps: RemoteDeps;
   readonly #queue: Pick<QueueStore, 'overdueJobs'>;
   readonly #held: HeldJobs;
-  readonly #intervalMs: number;
   readonly #presence: Pick<WorkerTokenService, 'unserved' | 'prunePresence'> | undefined;
   #lookedMs: number | undefined;
-  readonly #stop = new AbortController();
-  #loop: Promise<void> | undefined;
+  readonly #task: PeriodicTask;
 
   /** `presence`: the remote workers' presence, to warn about models no live worker can claim and to prune. */
   constructor(deps: RemoteDeps, queue: Pick<QueueStore, 'overdueJobs'>, intervalMs: number, presence?: Pick<WorkerTokenService, 'unserved' | 'prunePresence'>) {
     this.#deps = deps;
     this.#queue = queue;
     this.#held = new HeldJobs(deps);
-    this.#intervalMs = intervalMs;
     this.#presence = presence;
+    this.#task = new PeriodicTask(() => this.#passAndLog(), { intervalMs, clock: deps.clock, log: deps.log, failureMessage: 'remote job maintenance failed' });
   }
 
   /** A pass now, then one every interval, until stop(); nothing when no model is remote-bound. */
   start(): void {
     if (this.#deps.remote.size === 0) return;
-    this.#loop ??= this.#run();
+    this.#task.start();
   }
 
   async stop(): Promise<void> {
-    this.#stop.abort();
-    await this.#loop;
+    await this.#task.stop();
   }
 
   /** One pass. */
@@ -113,17 +111,9 @@ export class RemoteMaintenance {
     await this.#presence.unserved(this.#deps.log);
   }
 
-  async #run(): Promise<void> {
-    const signal = this.#stop.signal;
-    const { clock, log } = this.#deps;
-    while (!signal.aborted) {
-      try {
-        const report = await this.pass();
-        if (report.reaped + report.timedOut + report.expired + report.pruned > 0) log.info({ ...report }, 'remote job maintenance');
-      } catch (err) {
-        log.error({ err: { message: (err as Error).message } }, 'remote job maintenance failed');
-      }
-      await clock.sleep(this.#intervalMs, signal).catch(() => undefined);
-    }
+  /** The loop's tick: a pass that moved something says so; a quiet one logs nothing. */
+  async #passAndLog(): Promise<void> {
+    const report = await this.pass();
+    if (report.reaped + report.timedOut + report.expired + report.pruned > 0) this.#deps.log.info({ ...report }, 'remote job maintenance');
   }
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../../lib/clock.js';
 import type { Log } from '../../lib/log.js';
+import { PeriodicTask } from '../../lib/periodic-task.js';
 import type { OutputEntry, OutputStore } from '../../outputs/output-store.js';
 import type { JobStore } from '../../store/store.js';
 
@@ -47,35 +48,37 @@ export class OutputJanitor {
   readonly #outputs: JanitorOutputs;
   readonly #clock: Clock;
   readonly #log: Log;
-  readonly #intervalMs: number;
   readonly #graceMs: number;
   readonly #batchSize: number;
-  readonly #stop = new AbortController();
-  #loop: Promise<void> | undefined;
+  readonly #task: PeriodicTask;
 
   constructor(jobs: Pick<JobStore, 'outputKeysInUse'>, outputs: JanitorOutputs, clock: Clock, log: Log, opts: JanitorOptions) {
     this.#jobs = jobs;
     this.#outputs = outputs;
     this.#clock = clock;
     this.#log = log;
-    this.#intervalMs = opts.intervalMs;
     this.#graceMs = opts.graceMs ?? OUTPUT_GRACE_MS;
     this.#batchSize = opts.batchSize ?? JANITOR_BATCH;
+    this.#task = new PeriodicTask((signal) => this.#sweepAndLog(signal), {
+      intervalMs: opts.intervalMs,
+      clock,
+      log,
+      failureMessage: 'output janitor sweep failed',
+    });
   }
 
   /** Sweeps now, then every interval, until stop(). */
   start(): void {
-    this.#loop ??= this.#run();
+    this.#task.start();
   }
 
   /** Ends the loop; a sweep in progress stops at its next directory. */
   async stop(): Promise<void> {
-    this.#stop.abort();
-    await this.#loop;
+    await this.#task.stop();
   }
 
   /** One pass over the output store. */
-  async sweep(signal: AbortSignal = this.#stop.signal): Promise<SweepReport> {
+  async sweep(signal: AbortSignal = this.#task.signal): Promise<SweepReport> {
     const counts = { scanned: 0, trash: 0, orphans: 0, young: 0, failed: 0 };
     const now = this.#clock.nowMs();
     let batch: OutputEntry[] = [];
@@ -120,16 +123,9 @@ export class OutputJanitor {
     }
   }
 
-  async #run(): Promise<void> {
-    const signal = this.#stop.signal;
-    while (!signal.aborted) {
-      try {
-        const report = await this.sweep(signal);
-        if (report.trash + report.orphans + report.failed > 0) this.#log.info({ ...report }, 'output janitor swept');
-      } catch (err) {
-        this.#log.error({ err: { message: (err as Error).message } }, 'output janitor sweep failed');
-      }
-      await this.#clock.sleep(this.#intervalMs, signal).catch(() => undefined);
-    }
+  /** The loop's tick: a sweep that did something says so; a quiet one logs nothing. */
+  async #sweepAndLog(signal: AbortSignal): Promise<void> {
+    const report = await this.sweep(signal);
+    if (report.trash + report.orphans + report.failed > 0) this.#log.info({ ...report }, 'output janitor swept');
   }
 }

@@ -4,6 +4,7 @@
 import type { RetentionConfig } from '../../config/config.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Log } from '../../lib/log.js';
+import { PeriodicTask } from '../../lib/periodic-task.js';
 import { msToMicros } from '../../lib/time.js';
 import type { Micros } from '../../lib/time.js';
 import type { OutputStore } from '../../outputs/output-store.js';
@@ -75,11 +76,9 @@ export class RetentionJanitor {
   readonly #clock: Clock;
   readonly #log: Log;
   readonly #policy: RetentionPolicy;
-  readonly #intervalMs: number;
   readonly #batch: number;
   readonly #maxBatches: number;
-  readonly #stop = new AbortController();
-  #loop: Promise<void> | undefined;
+  readonly #task: PeriodicTask;
 
   constructor(store: RetentionStorePort, outputs: Pick<OutputStore, 'remove'>, clock: Clock, log: Log, policy: RetentionPolicy, opts: RetentionOptions) {
     this.#store = store;
@@ -87,24 +86,28 @@ export class RetentionJanitor {
     this.#clock = clock;
     this.#log = log;
     this.#policy = policy;
-    this.#intervalMs = opts.intervalMs;
     this.#batch = opts.batchSize ?? RETENTION_BATCH;
     this.#maxBatches = opts.maxBatches ?? RETENTION_MAX_BATCHES;
+    this.#task = new PeriodicTask((signal) => this.#sweepAndLog(signal), {
+      intervalMs: opts.intervalMs,
+      clock,
+      log,
+      failureMessage: 'retention janitor sweep failed',
+    });
   }
 
   /** Sweeps now, then every interval, until stop(). */
   start(): void {
-    this.#loop ??= this.#run();
+    this.#task.start();
   }
 
   /** Ends the loop; a sweep in progress stops after its current batch. */
   async stop(): Promise<void> {
-    this.#stop.abort();
-    await this.#loop;
+    await this.#task.stop();
   }
 
   /** One pass over every lifetime; each kind in batches until none is left (or the batch cap). */
-  async sweep(signal: AbortSignal = this.#stop.signal): Promise<RetentionReport> {
+  async sweep(signal: AbortSignal = this.#task.signal): Promise<RetentionReport> {
     const c: Counts = {
       outputsExpired: 0,
       jobsDeleted: 0,
@@ -240,16 +243,9 @@ export class RetentionJanitor {
     });
   }
 
-  async #run(): Promise<void> {
-    const signal = this.#stop.signal;
-    while (!signal.aborted) {
-      try {
-        const report = await this.sweep(signal);
-        this.#log.info({ ...report }, 'retention janitor swept');
-      } catch (err) {
-        this.#log.error({ err: { message: (err as Error).message } }, 'retention janitor sweep failed');
-      }
-      await this.#clock.sleep(this.#intervalMs, signal).catch(() => undefined);
-    }
+  /** The loop's tick: every sweep logs its counts, quiet ones too (docs/operations.md). */
+  async #sweepAndLog(signal: AbortSignal): Promise<void> {
+    const report = await this.sweep(signal);
+    this.#log.info({ ...report }, 'retention janitor swept');
   }
 }
