@@ -15,6 +15,12 @@ import { WebhookSender } from '../worker/webhook-sender.js';
 import { Worker } from '../worker/worker.js';
 import type { SlotLoopStopped } from '../worker/slot-loop.js';
 
+/**
+ * The janitors' waits vary by ±10%: the worker processes sharing one store start together after a
+ * deploy, and without it their sweeps of the same tables would keep falling on the same moment.
+ */
+const JANITOR_JITTER = 0.1;
+
 /** Spec 6 leaves it open; 15 s is what the big senders give a receiver (docs/webhooks.md). */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
 /** Webhooks in flight per process: one slow receiver takes one of these, not the queue. */
@@ -113,10 +119,11 @@ export async function startWorkers(parts: WorkerParts, log: Log, publicUrl: () =
   // An upload's key has no row until it is stored, so the grace outlasts the longest upload: a
   // whole request time, then its inspection.
   const graceMs = Math.max(OUTPUT_GRACE_MS, config.requestTimeoutMs + config.inputDecodeTimeoutMs + 60_000);
-  const janitor = new OutputJanitor(store.jobs, parts.outputs, services.clock, log, { intervalMs: config.janitorIntervalMs, graceMs });
+  const janitor = new OutputJanitor(store.jobs, parts.outputs, services.clock, log, { intervalMs: config.janitorIntervalMs, jitter: JANITOR_JITTER, graceMs });
   // Prunes what outlived its lifetime (docs/operations.md, "Retention"), on the same interval.
   const retention = new RetentionJanitor(store, parts.outputs, services.clock, log, { ...config.retention, idempotencyKeyHours: config.idempotencyKeyHours }, {
     intervalMs: config.janitorIntervalMs,
+    jitter: JANITOR_JITTER,
   });
   const stopListening = await services.signals.hearOthers();
   const { worker } = jobs;

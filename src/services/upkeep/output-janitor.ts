@@ -19,6 +19,8 @@ export type JanitorOutputs = Pick<OutputStore, 'list' | 'removeEntry'>;
 export interface JanitorOptions {
   /** Time between sweeps; the first runs at start. */
   readonly intervalMs: number;
+  /** Each wait moved by up to ±this fraction of the interval (PeriodicTask); default 0. */
+  readonly jitter?: number;
   readonly graceMs?: number;
   readonly batchSize?: number;
 }
@@ -61,6 +63,7 @@ export class OutputJanitor {
     this.#batchSize = opts.batchSize ?? JANITOR_BATCH;
     this.#task = new PeriodicTask((signal) => this.#sweepAndLog(signal), {
       intervalMs: opts.intervalMs,
+      jitter: opts.jitter,
       clock,
       log,
       failureMessage: 'output janitor sweep failed',

@@ -34,6 +34,8 @@ export interface RetentionPolicy extends RetentionConfig {
 export interface RetentionOptions {
   /** Time between sweeps; the first runs at start. */
   readonly intervalMs: number;
+  /** Each wait moved by up to ±this fraction of the interval (PeriodicTask); default 0. */
+  readonly jitter?: number;
   readonly batchSize?: number;
   readonly maxBatches?: number;
 }
@@ -90,6 +92,7 @@ export class RetentionJanitor {
     this.#maxBatches = opts.maxBatches ?? RETENTION_MAX_BATCHES;
     this.#task = new PeriodicTask((signal) => this.#sweepAndLog(signal), {
       intervalMs: opts.intervalMs,
+      jitter: opts.jitter,
       clock,
       log,
       failureMessage: 'retention janitor sweep failed',
