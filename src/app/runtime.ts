@@ -3,6 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ConfigError } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import type { Engine } from '../engines/engine.js';
+import type { MediaTools } from '../engines/media/media-tools.js';
 import type { AppDeps } from '../http/app.js';
 import { systemClock } from '../lib/clock.js';
 import type { Clock } from '../lib/clock.js';
@@ -75,6 +76,8 @@ export interface Runtime {
   startWorkers(log: Log, publicUrl: () => string): Promise<RunningWorker>;
   /** `/metrics` listening on `metrics_host:metrics_port`; undefined when `metrics_port` is not set. */
   serveMetrics(log?: Log): Promise<MetricsServer | undefined>;
+  /** The ffmpeg and ffprobe this process runs (the config's, PATH's or the bundled ones), each with its version. */
+  mediaTools(): Promise<MediaTools>;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -98,6 +101,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const s3 = overrides.outputs || config.outputStore.kind !== 's3' ? undefined : await openS3Outputs(config, config.outputStore, clock, disk);
   const outputs = overrides.outputs ?? s3?.outputs ?? new DiskOutputStore(join(config.dataDir, OUTPUTS_DIR));
   const store = overrides.store ?? (await openConfiguredStore(config));
+  // Before anything locates ffmpeg: the config's paths, else PATH, else the bundled binaries.
+  const media = await import('../engines/media/media-tools.js');
+  media.configureMediaTools(config);
+  const mediaTools = () => media.describeMediaTools();
   // Read at scrape time, once `services` exists.
   const metrics = await metricsFor(config, clock, {
     queueDepth: () => store.stats.depthByStatus(),
@@ -117,6 +124,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     sandbox: config.sandbox,
     waits: { pollMs: config.pollIntervalMs, ...overrides.waits },
     idempotencyKeyHours: config.idempotencyKeyHours,
+    mediaTools: async () => {
+      const t = await mediaTools();
+      return { ffmpeg: media.toolDetail(t.ffmpeg), ffprobe: media.toolDetail(t.ffprobe) };
+    },
   });
   // The HTTP app, the workers and the engines are loaded on first use: `mediagen admin` starts in
   // a fraction of the time without Fastify, undici, sharp and ffmpeg's wrappers.
@@ -154,6 +165,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       if (!metrics || config.metricsPort === undefined) return undefined;
       return (await import('../metrics/metrics-server.js')).listenMetrics(() => metrics.scrape(), config.metricsHost, config.metricsPort, log);
     },
+    mediaTools,
     close: () => store.close().finally(() => s3?.close()),
   };
 }

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { mediaLimits } from '../app/settings.js';
+import { ConfigError } from '../config/config.js';
 import { MAX_REMOTE_CONCURRENCY, SHARED_OPTIONS, WORKER_TOKEN_ENV, WORKER_URL_ENV, remoteWorkerSettings } from '../config/remote-worker-settings.js';
 import { systemClock } from '../lib/clock.js';
 import { MODELS } from '../models/registry.js';
@@ -58,11 +59,17 @@ export async function remoteWorker(argv: string[]): Promise<void> {
   const { config } = settings;
   // stdout is for the operator; the JSON log goes to stderr. The token is in neither.
   const log = pino({ level: config.logLevel }, process.stderr);
-  const [{ LocalEngine }, { WorkerClient }, { RemoteWorker }] = await Promise.all([
+  const [{ LocalEngine }, { WorkerClient }, { RemoteWorker }, media] = await Promise.all([
     import('../engines/local/local-engine.js'),
     import('../worker/remote/protocol-client.js'),
     import('../worker/remote/remote-worker.js'),
+    import('../engines/media/media-tools.js'),
   ]);
+  // The same FFmpeg choice as `serve`: ffmpeg_path, else PATH, else bundled; a path that cannot be run stops the start.
+  media.configureMediaTools(config);
+  const tools = await media.describeMediaTools().catch((err: unknown) => {
+    throw new ConfigError((err as Error).message);
+  });
   const engine = new LocalEngine({ clock: systemClock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
   const models = settings.models ?? MODELS.map((m) => m.path).filter((path) => engine.canRun(path));
   const worker = new RemoteWorker({
@@ -81,6 +88,8 @@ export async function remoteWorker(argv: string[]): Promise<void> {
     `mediagen: remote worker ${settings.workerId} running up to ${settings.concurrency} jobs at once for ${settings.server.origin}` +
       `${settings.pool ? ` (pool ${settings.pool})` : ''}\n`,
   );
+  process.stdout.write(`mediagen: ${media.mediaToolsLine(tools)}\n`);
+  for (const warning of media.mediaToolsWarnings(tools)) process.stdout.write(`mediagen: warning: ${warning}\n`);
 
   const outcome = await Promise.race([signal.then((s) => ({ signal: s })), worker.done.then(() => ({}), (err: unknown) => ({ refused: err as Error }))]);
   if ('signal' in outcome) log.info({ signal: outcome.signal, runningJobs: worker.running }, 'shutting down');

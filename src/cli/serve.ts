@@ -8,6 +8,7 @@ import { OPTIONS } from '../config/options.js';
 import { logSerializers } from '../http/logging.js';
 import { openRuntime } from './context.js';
 import { drainProcess, firstSignal, trackInFlight } from './graceful-shutdown.js';
+import { mediaToolsLine, mediaToolsWarnings } from '../engines/media/media-tools.js';
 
 export const SERVE_HELP = `Usage: mediagen serve [options]
 
@@ -72,6 +73,11 @@ export async function serve(argv: string[]): Promise<void> {
   const log = pino({ level: config.logLevel, serializers: logSerializers }, process.stderr);
   // Before listening: a model no engine here can run stops the start, naming the model.
   if (config.role !== 'api') await runtime.engine();
+  // So does an ffmpeg_path or ffprobe_path that cannot be run (every role decodes uploads or renders).
+  const tools = await runtime.mediaTools().catch(async (err: unknown) => {
+    await runtime.close();
+    throw new ConfigError((err as Error).message);
+  });
   // In every role: a worker-only process has no API listener, and this is how it is scraped.
   const metrics = await startMetrics(runtime, log);
   const http = config.role === 'worker' ? undefined : await startHttp(runtime, log);
@@ -88,7 +94,11 @@ export async function serve(argv: string[]): Promise<void> {
       ? `mediagen: running up to ${config.workerConcurrency} jobs at once${http ? '' : ` (worker only, store ${config.databaseUrl ? 'PostgreSQL' : config.dataDir})`}\n`
       : 'mediagen: API only; jobs run in processes started with --role worker\n',
   );
-  // After the serving line, which stays the first line of stdout.
+  // After the serving line, which stays the first line of stdout: the FFmpeg every render and
+  // input decode runs, and a warning when it is older than 5.1 (the bundled one is 4.1).
+  process.stdout.write(`mediagen: ${mediaToolsLine(tools)}\n`);
+  // On stdout with the other lines for the operator, not in the JSON log: nothing failed.
+  for (const warning of mediaToolsWarnings(tools)) process.stdout.write(`mediagen: warning: ${warning}\n`);
   if (metrics) process.stdout.write(`mediagen: metrics at ${metrics.url}/metrics\n`);
   if (config.sandbox) {
     process.stdout.write('mediagen: SANDBOX mode: prompts ending in [mediagen:...] markers fail, time out or take longer on purpose, and each status lasts at least 1.1 s (docs/sandbox.md)\n');

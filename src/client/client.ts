@@ -27,6 +27,8 @@ import type {
   UsagePage,
   WebhookDelivery,
   UsageQuery,
+  UsageSummary,
+  UsageSummaryQuery,
 } from './types.js';
 import { pages } from './pages.js';
 import { waitForJob, watchJob } from './watch.js';
@@ -258,6 +260,16 @@ export class Mediagen {
   async usage(query: UsageQuery & RequestOptions = {}): Promise<UsagePage> {
     const { signal, ...q } = query;
     return (await this.#t.json<UsagePage>({ method: 'GET', path: '/usage', query: q, signal })).body;
+  }
+
+  /**
+   * The usage report summed by the server (`GET /usage/summary`): the window's total and, with
+   * `group_by`, its sums by day (in `utc_offset`), by model or both, in integer micro-USD.
+   */
+  async usageSummary(query: UsageSummaryQuery & RequestOptions = {}): Promise<UsageSummary> {
+    const { signal, group_by, ...rest } = query;
+    const q: Call['query'] = { ...rest, group_by: typeof group_by === 'string' || group_by === undefined ? group_by : group_by.join(',') };
+    return (await this.#t.json<UsageSummary>({ method: 'GET', path: '/usage/summary', query: q, signal })).body;
   }
 
   /** Every item of the usage report in the window, across all pages. */

@@ -22,6 +22,10 @@ export type AssetPage = Schemas['AssetPage'];
 export type DeletedAsset = Schemas['DeletedAsset'];
 export type UsagePage = Schemas['UsagePage'];
 export type UsageItem = Schemas['UsageItem'];
+/** `GET /usage/summary`'s answer: the total and the groups, in integer micro-USD (`cost_micros`) and USD. */
+export type UsageSummary = Schemas['UsageSummary'];
+export type UsageGroup = Schemas['UsageGroup'];
+export type UsageTotal = Schemas['UsageTotal'];
 /** `POST /styles/train`'s body. */
 export type StyleTrainingRequest = Schemas['StyleTrainingRequest'];
 /** `POST /node-apps/{id}/execute`'s body: the inputs of the version, checked against its input schema. */
@@ -51,6 +55,13 @@ export type JobListQuery = Omit<QueryOf<paths['/jobs']['get']>, 'types'> & { typ
 export type AssetListQuery = QueryOf<paths['/assets']['get']>;
 /** `GET /usage`'s query: a time window (`start` inclusive, `end` exclusive) and paging. */
 export type UsageQuery = QueryOf<paths['/usage']['get']>;
+/**
+ * `GET /usage/summary`'s query: the same window, `group_by` (`'day'`, `'model'` or both, as a list
+ * or comma-separated) and `utc_offset` (where days start, such as `'+01:00'`; default UTC).
+ */
+export type UsageSummaryQuery = Omit<QueryOf<paths['/usage/summary']['get']>, 'group_by'> & {
+  group_by?: 'day' | 'model' | 'day,model' | 'model,day' | readonly ('day' | 'model')[];
+};
 /** `GET /webhook-deliveries`'s query: paging. */
 export type WebhookDeliveryQuery = QueryOf<paths['/webhook-deliveries']['get']>;
 

@@ -59,6 +59,9 @@ export interface Config {
   readonly inputMaxImagePixels: number;
   readonly inputDecodeTimeoutMs: number;
   readonly inputDecodeCpuSeconds: number;
+  /** ffmpeg and ffprobe to run; undefined: PATH, else the bundled ones (src/engines/media/locate-binary.ts). */
+  readonly ffmpegPath: string | undefined;
+  readonly ffprobePath: string | undefined;
   readonly maxFaultRetries: number;
   readonly minFreeDiskBytes: number;
   /** Where stored files live: the disk under the data dir, or an S3-compatible bucket (src/outputs/). */
@@ -276,6 +279,8 @@ export function loadConfig(opts: {
     inputMaxImagePixels: values.input_max_image_pixels as number,
     inputDecodeTimeoutMs: values.input_decode_timeout_ms as number,
     inputDecodeCpuSeconds: values.input_decode_cpu_seconds as number,
+    ffmpegPath: values.ffmpeg_path as string | undefined,
+    ffprobePath: values.ffprobe_path as string | undefined,
     maxFaultRetries: values.max_fault_retries as number,
     minFreeDiskBytes: values.min_free_disk_bytes as number,
     outputStore: readOutputStore(values, env),

@@ -68,6 +68,8 @@ export const OPTIONS = [
   { key: 'input_max_image_pixels', flag: 'input-max-image-pixels', env: 'MEDIAGEN_INPUT_MAX_IMAGE_PIXELS', type: 'integer', min: 1, max: 1_000_000_000, help: 'largest image input, width x height' },
   { key: 'input_decode_timeout_ms', flag: 'input-decode-timeout-ms', env: 'MEDIAGEN_INPUT_DECODE_TIMEOUT_MS', type: 'integer', min: 100, max: 3_600_000, help: 'wall time of one ffmpeg run that reads an input' },
   { key: 'input_decode_cpu_seconds', flag: 'input-decode-cpu-seconds', env: 'MEDIAGEN_INPUT_DECODE_CPU_SECONDS', type: 'integer', min: 1, max: 86_400, help: 'CPU time of one ffmpeg run that reads an input' },
+  { key: 'ffmpeg_path', flag: 'ffmpeg-path', env: 'MEDIAGEN_FFMPEG_PATH', type: 'string', help: 'the ffmpeg to run (default: ffmpeg on PATH, else the bundled FFmpeg 4.1, with a warning)' },
+  { key: 'ffprobe_path', flag: 'ffprobe-path', env: 'MEDIAGEN_FFPROBE_PATH', type: 'string', help: 'the ffprobe to run (default: ffprobe on PATH, else the bundled one)' },
   { key: 'asset_max_bytes', flag: 'asset-max-bytes', env: 'MEDIAGEN_ASSET_MAX_BYTES', type: 'integer', min: 1024, max: 4 * 1024 * 1024 * 1024, help: 'largest file POST /assets accepts; a larger upload answers 413' },
   { key: 'worker_output_max_bytes', flag: 'worker-output-max-bytes', env: 'MEDIAGEN_WORKER_OUTPUT_MAX_BYTES', type: 'integer', min: 1024, max: 2 ** 40, help: 'largest output file a remote worker may upload (PUT /worker/v1/jobs/{id}/outputs/{name}); a larger one answers 413' },
   { key: 'asset_quota_bytes', flag: 'asset-quota-bytes', env: 'MEDIAGEN_ASSET_QUOTA_BYTES', type: 'integer', min: 0, max: 2 ** 50, help: "bytes of assets one workspace may keep; an upload past it answers 413 (0: no quota)" },
@@ -130,6 +132,8 @@ export const DEFAULTS = {
   input_max_image_pixels: 50_000_000,
   input_decode_timeout_ms: 120_000,
   input_decode_cpu_seconds: 240,
+  ffmpeg_path: undefined as string | undefined,
+  ffprobe_path: undefined as string | undefined,
   // The original API's limit per asset: 75 MB.
   asset_max_bytes: 75 * 1024 * 1024,
   asset_quota_bytes: 10 * 1024 * 1024 * 1024,

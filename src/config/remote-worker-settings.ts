@@ -18,7 +18,9 @@ const MAX_NAME = 100;
  * The settings `serve` also has that a remote worker uses (its engine's latency and input limits,
  * the shutdown grace, the log level), with the same flags and environment variables.
  */
-export const SHARED_OPTIONS = OPTIONS.filter((o) => o.key === 'engine_latency_ms' || o.key === 'shutdown_grace_ms' || o.key === 'log_level' || o.key.startsWith('input_'));
+export const SHARED_OPTIONS = OPTIONS.filter(
+  (o) => o.key === 'engine_latency_ms' || o.key === 'shutdown_grace_ms' || o.key === 'log_level' || o.key.startsWith('input_') || o.key === 'ffmpeg_path' || o.key === 'ffprobe_path',
+);
 
 export interface RemoteWorkerSettings {
   /** The server's base URL, as the worker reaches it. */

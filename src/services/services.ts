@@ -21,6 +21,7 @@ import { ModelService } from './catalog/models.js';
 import { NodeAppExecution } from './node-apps/node-app-execution.js';
 import { NodeAppService } from './node-apps/node-apps.js';
 import { Readiness } from './upkeep/readiness.js';
+import type { MediaToolsDetail } from './upkeep/readiness.js';
 import { StoreBackup } from './upkeep/store-backup.js';
 import { Idempotency } from './common/idempotency.js';
 import { StyleService } from './styles/styles.js';
@@ -95,6 +96,8 @@ export interface ServiceOptions {
   readonly meter?: Meter;
   /** How long an Idempotency-Key is remembered (`idempotency_key_hours`); default 24. */
   readonly idempotencyKeyHours?: number;
+  /** The ffmpeg and ffprobe in use, for /readyz; absent: not reported. */
+  readonly mediaTools?: MediaToolsDetail;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -127,7 +130,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     workerTokens,
     signals,
     waits: new JobWaits(store, signals, clock, opts.waits),
-    readiness: new Readiness(store, clock, opts.disk, workerTokens),
+    readiness: new Readiness(store, clock, opts.disk, workerTokens, opts.mediaTools),
     backup: new StoreBackup(store, clock),
     idempotency,
     outputs: opts.outputs,

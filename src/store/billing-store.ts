@@ -46,6 +46,27 @@ export interface ChargeQuery {
   readonly limit: number;
 }
 
+export interface ChargeSumQuery {
+  readonly workspaceId: string;
+  /** Charges at or after this instant. */
+  readonly from: Micros;
+  /** Charges strictly before this instant. */
+  readonly before: Micros;
+  /** One sum per day: days start at UTC midnight moved by `offset` (microseconds east of UTC). */
+  readonly byDay?: { readonly offset: Micros };
+  /** One sum per job type (model path). */
+  readonly byModel: boolean;
+}
+
+/** The charges of one group of a ChargeSumQuery: only the keys it was grouped by are set. */
+export interface ChargeSum {
+  /** Days since 1970-01-01 in the query's offset. */
+  readonly day?: number;
+  readonly model?: string;
+  readonly jobs: number;
+  readonly amountMicros: MicroUsd;
+}
+
 /**
  * The ledger. Each write appends one entry and moves the workspace's running totals in the same
  * statement sequence; call them inside the transaction that changes the job, so the money and the
@@ -71,4 +92,10 @@ export interface BillingStore {
   listEntries(workspaceId: string): Promise<LedgerEntry[]>;
   /** Charges in [from, before), newest first. */
   listCharges(query: ChargeQuery): Promise<LedgerEntry[]>;
+  /**
+   * The charges in [from, before) counted and summed in the database, one row per group (none
+   * for a group without charges; without grouping, one row, of zeros when there is no charge),
+   * in no set order.
+   */
+  sumCharges(query: ChargeSumQuery): Promise<ChargeSum[]>;
 }

@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminJson, api, cleanup } from '../e2e/binary.js';
@@ -37,7 +40,7 @@ describe.skipIf(!HAVE_BROWSER)('console: usage and workspace', { timeout: 90_000
     await cleanup();
   });
 
-  it('draws the spend chart from GET /usage, lists the spend by model and the balance to the micro-dollar, and says why a From after To or a day the calendar lacks gives no report', async () => {
+  it('draws the spend chart from GET /usage/summary, lists the spend by model and the balance to the micro-dollar, and says why a From after To or a day the calendar lacks gives no report', async () => {
     const usage = await api(srv.url, '/usage', srv.token);
     const items = usage.body.items as Array<{ cost_usd: string }>;
     expect(items).toHaveLength(2);
@@ -69,6 +72,40 @@ describe.skipIf(!HAVE_BROWSER)('console: usage and workspace', { timeout: 90_000
     // A URL naming a day the calendar lacks says so too, rather than failing.
     await p.page.goto(`${srv.url}/console/usage?from=2026-02-31&to=2026-03-05`);
     await expect.poll(() => p.page.getByRole('alert').textContent()).toContain('“2026-02-31” is not a day of the calendar');
+    expectNoErrors(p);
+    await p.context.close();
+  });
+
+  it('counts a range of more than 50,000 charged jobs exactly, summed by the server: GET /usage/summary, never pages of GET /usage', async () => {
+    // 50,001 charges of $0.000001 written into the server's ledger behind its back (one
+    // transaction), an hour ago: more than the 50 pages of 1,000 the page once read at most.
+    const db = new SQLite(join(srv.dataDir, 'mediagen.db'));
+    try {
+      const { id } = db.prepare('SELECT id FROM workspaces').get() as { id: string };
+      const nowUs = Date.now() * 1000;
+      const insert = db.prepare(
+        "INSERT INTO ledger_entries (id, workspace_id, kind, amount_micros, job_id, job_type, at) VALUES (?, ?, 'charge', 1, ?, 'image/vendor-x/bulk', ?)",
+      );
+      db.transaction(() => {
+        for (let i = 0; i < 50_001; i++) insert.run(randomUUID(), id, randomUUID(), nowUs - 3_600_000_000 + i);
+      })();
+    } finally {
+      db.close();
+    }
+    const p = await openPage(browser);
+    const asked: string[] = [];
+    p.page.on('request', (r) => {
+      const url = new URL(r.url());
+      if (url.pathname.startsWith('/usage')) asked.push(url.pathname);
+    });
+    await signIn(p.page, srv.url, srv.token, { path: 'usage' });
+    const row = p.page.getByRole('row', { name: /image\/vendor-x\/bulk/ });
+    await expect.poll(() => row.textContent()).toContain('50,001');
+    expect(await row.textContent()).toContain('$0.050001');
+    // The two real jobs are still counted beside them, in the total.
+    expect(await p.page.getByText(/spent on/).textContent()).toContain('50,003');
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked.every((path) => path === '/usage/summary')).toBe(true);
     expectNoErrors(p);
     await p.context.close();
   });

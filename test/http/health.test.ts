@@ -65,7 +65,9 @@ describe.each(backends)('health endpoints on $name', (backend) => {
     t = await createTestApp({ backend });
     const res = await inject('/readyz');
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ready', checks: { store: 'ok', migrations: 'ok', disk: 'ok' } });
+    // And the FFmpeg in use (issue 32): whatever this machine has, named by version and source, never by path.
+    const tool = expect.stringMatching(/^\S.* \((PATH|bundled)\)$/);
+    expect(res.json()).toEqual({ status: 'ready', checks: { store: 'ok', migrations: 'ok', disk: 'ok' }, media: { ffmpeg: tool, ffprobe: tool } });
   });
 
   it('GET /readyz answers 503 naming the store when the store is unreachable, and /healthz stays 200', async () => {

@@ -35,7 +35,8 @@ const capture = (): Log & { warnings: string[] } => {
 describe.each(backends)('remote worker presence and /readyz on $name', (backend) => {
   it('/readyz says nothing about remote workers when no model is bound to a pool', async () => {
     t = await createTestApp({ backend });
-    expect(await readyz(t)).toEqual({ status: 'ready', checks: { store: 'ok', migrations: 'ok', disk: 'ok' } });
+    // `media` names the FFmpeg in use (test/http/health.test.ts).
+    expect(await readyz(t)).toEqual({ status: 'ready', checks: { store: 'ok', migrations: 'ok', disk: 'ok' }, media: expect.any(Object) });
   });
 
   it('lists a remote-bound model with queued jobs while no live worker can claim it, and stays ready', async () => {
@@ -47,6 +48,7 @@ describe.each(backends)('remote worker presence and /readyz on $name', (backend)
       status: 'ready',
       checks: { store: 'ok', migrations: 'ok', disk: 'ok' },
       remote: { live_workers: 0, waiting: [{ model: B1, pool: 'gpu-a', queued: 2 }] },
+      media: expect.any(Object),
     });
 
     // Workers that cannot claim B1: another pool, a token naming other models, a claim naming others.

@@ -4,13 +4,9 @@ import { Empty, ErrorNote, Link, Loading, PageTitle } from '../components/ui.js'
 import { formatMicros, usd } from '../lib/format.js';
 import { navigate } from '../lib/router.js';
 import { useSession } from '../lib/session.js';
-import { summarize, windowOf } from '../lib/spend.js';
-import type { Spend, UsageRow } from '../lib/spend.js';
+import { spendOfSummaries, summaryRequests } from '../lib/spend.js';
+import type { Spend } from '../lib/spend.js';
 import { lastDays, usagePath, usageRange } from './usage/range.js';
-
-/** Pages of GET /usage read for one range at most: 50 000 jobs. A larger range is narrowed first. */
-const MAX_PAGES = 50;
-const PAGE = 1000;
 
 const PRESETS = [
   { days: 7, label: 'Last 7 days' },
@@ -20,9 +16,9 @@ const PRESETS = [
 
 const PROBLEM_ID = 'usage-range-problem';
 
-type Loaded = { spend: Spend; truncated: boolean };
+type Loaded = { spend: Spend };
 
-/** Balance, then spend by day and by model over a chosen range, from GET /usage. */
+/** Balance, then spend by day and by model over a chosen range, from GET /usage/summary. */
 export function Usage(props: { query: URLSearchParams }) {
   const { mg, workspace, refreshWorkspace } = useSession();
   const range = usageRange(props.query, new Date());
@@ -41,16 +37,15 @@ export function Usage(props: { query: URLSearchParams }) {
     if (!range.ok) return;
     const abort = new AbortController();
     (async () => {
-      const rows: UsageRow[] = [];
-      let cursor: string | undefined;
-      let pages = 0;
-      do {
-        const page = await mg.usage({ ...windowOf(from, to), limit: PAGE, ...(cursor ? { cursor } : {}), signal: abort.signal });
-        rows.push(...page.items);
-        cursor = page.next_cursor ?? undefined;
-        pages += 1;
-      } while (cursor && pages < MAX_PAGES);
-      if (!abort.signal.aborted) setData({ spend: summarize(rows, from, to), truncated: cursor !== undefined });
+      // Summed by the server, whatever the number of jobs: one request per stretch of days of one
+      // UTC offset (usually one), so each job counts on its local day.
+      const answers = await Promise.all(
+        summaryRequests(from, to).map(async (request) => {
+          const { day: _, ...query } = request;
+          return { request, groups: (await mg.usageSummary({ ...query, signal: abort.signal })).groups };
+        }),
+      );
+      if (!abort.signal.aborted) setData({ spend: spendOfSummaries(from, to, answers) });
     })().catch((err: unknown) => {
       if (!abort.signal.aborted) setError(err);
     });
@@ -129,7 +124,7 @@ export function Usage(props: { query: URLSearchParams }) {
   );
 }
 
-function Report({ spend, truncated }: Loaded) {
+function Report({ spend }: Loaded) {
   if (spend.jobs === 0) {
     return (
       <Empty>
@@ -139,13 +134,8 @@ function Report({ spend, truncated }: Loaded) {
   }
   return (
     <>
-      {truncated ? (
-        <p class="note note-warn" role="status">
-          This range has more than {(MAX_PAGES * PAGE).toLocaleString()} charged jobs; only the newest are counted. Choose a shorter range for exact totals.
-        </p>
-      ) : null}
       <p>
-        <strong>{formatMicros(spend.totalMicros)}</strong> spent on <strong>{spend.jobs}</strong> {spend.jobs === 1 ? 'job' : 'jobs'} from {spend.days[0]} to{' '}
+        <strong>{formatMicros(spend.totalMicros)}</strong> spent on <strong>{spend.jobs.toLocaleString('en-US')}</strong> {spend.jobs === 1 ? 'job' : 'jobs'} from {spend.days[0]} to{' '}
         {spend.days.at(-1)}.
       </p>
       <h2>Spend by day</h2>
@@ -170,7 +160,7 @@ function Report({ spend, truncated }: Loaded) {
                 <td>
                   <code>{m.model}</code>
                 </td>
-                <td class="num">{m.jobs}</td>
+                <td class="num">{m.jobs.toLocaleString('en-US')}</td>
                 <td class="num">{formatMicros(m.micros)}</td>
               </tr>
             ))}

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { binaryLocator } from './locate-binary.js';
+import { binaryLocator, npmBinary } from './locate-binary.js';
 
 /**
  * Locating and running ffmpeg. design.md: "ffmpeg from PATH, else an npm package that ships the
@@ -147,5 +147,6 @@ export const locateFfmpeg = binaryLocator({
   name: 'ffmpeg',
   probeArgs: ['-hide_banner', '-encoders'],
   accepts: (out) => /\blibx264\b/.test(out) && /\baac\b/.test(out) && /\blibmp3lame\b/.test(out),
-  npmPackage: '@ffmpeg-installer/ffmpeg',
+  // FFmpeg 4.1 (a 2018 snapshot): used only when no current ffmpeg is configured or on PATH, with a warning at start.
+  bundled: npmBinary('@ffmpeg-installer/ffmpeg', 'ffmpeg'),
 });

@@ -1,6 +1,6 @@
 import { runTool } from './ffmpeg.js';
 import { demuxedInputArgs } from './media-types.js';
-import { binaryLocator } from './locate-binary.js';
+import { binaryLocator, npmBinary } from './locate-binary.js';
 
 /**
  * Locating and running ffprobe, whose JSON report is how an input video's claims (duration,
@@ -121,5 +121,5 @@ export const locateFfprobe = binaryLocator({
   name: 'ffprobe',
   probeArgs: ['-hide_banner', '-version'],
   accepts: () => true,
-  npmPackage: '@ffprobe-installer/ffprobe',
+  bundled: npmBinary('@ffprobe-installer/ffprobe', 'ffprobe'),
 });

@@ -73,6 +73,8 @@ interface ScalarSchema {
   readonly default?: unknown;
   /** A list parameter (`type: 'array'`): at most this many items. */
   readonly maxItems?: number;
+  /** A list parameter's items, when they are one of a set. */
+  readonly items?: { readonly enum?: readonly string[] };
 }
 
 type QueryCheck = (query: RawQuery) => { value: Record<string, unknown> } | { error: Error };
@@ -125,6 +127,10 @@ function parseList(query: RawQuery, name: string, prop: ScalarSchema): string[] 
   if (raw === undefined) return undefined;
   const items = (Array.isArray(raw) ? raw : [raw]).flatMap((v) => v.split(',')).map((v) => v.trim());
   if (items.some((v) => v === '')) throw invalid(`query parameter '${name}' must be a comma-separated list with no empty items`);
+  const unknown = prop.items?.enum && items.find((v) => !prop.items!.enum!.includes(v));
+  if (unknown !== undefined && prop.items?.enum) {
+    throw invalid(`query parameter '${name}' must be a comma-separated list of ${prop.items.enum.join(', ')}, got '${unknown}'`);
+  }
   if (prop.maxItems !== undefined && items.length > prop.maxItems) {
     throw invalid(`query parameter '${name}' must have at most ${prop.maxItems} items, got ${items.length}`);
   }
@@ -146,4 +152,23 @@ function parseInteger(query: RawQuery, name: string, prop: ScalarSchema): number
 /** A date-time the query check has accepted, as microseconds. */
 export function toMicros(checked: string | undefined): Micros | undefined {
   return checked === undefined ? undefined : parseIsoMicros(checked);
+}
+
+/** A UTC offset as ISO 8601 writes one (`+02:00`, `-05:30`, `Z`), -14:00 to +14:00. */
+export const UTC_OFFSET_PATTERN = '^(Z|[+-]\\d{2}:\\d{2})$';
+
+/** A checked query's `name` read as a UTC offset, in minutes east of UTC; undefined when absent. */
+export function parseUtcOffset(raw: string | undefined, name: string): number | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === 'Z') return 0;
+  const m = /^([+-])(\d{2}):([0-5]\d)$/.exec(raw);
+  const minutes = m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : undefined;
+  if (minutes === undefined || Math.abs(minutes) > 14 * 60) return fail();
+  return minutes;
+
+  function fail(): never {
+    // A raw '+' in a query string arrives as a space.
+    const hint = raw!.startsWith(' ') ? "; send the '+' as %2B" : '';
+    throw invalid(`query parameter '${name}' must be a UTC offset from -14:00 to +14:00 such as +02:00 or -05:30, got '${raw}'${hint}`);
+  }
 }

@@ -15,6 +15,9 @@ const Remote = Type.Object({
   ),
 });
 
+/** The ffmpeg and ffprobe in use: version and where each came from (config, PATH, bundled); never a path. */
+const Media = Type.Object({ ffmpeg: Type.String(), ffprobe: Type.String() });
+
 /** 503 of /readyz: the first failing check in words, and every check's verdict (none while draining: nothing is checked). */
 const NotReady = Type.Object({ error: Type.String({ minLength: 1 }), checks: Type.Optional(Checks) }, { description: 'Not ready' });
 
@@ -40,7 +43,7 @@ export function registerHealth(fastify: FastifyInstance, readiness: Readiness): 
       schema: {
         hide: true,
         response: {
-          200: Type.Object({ status: Type.Literal('ready'), checks: Checks, remote: Type.Optional(Remote) }),
+          200: Type.Object({ status: Type.Literal('ready'), checks: Checks, remote: Type.Optional(Remote), media: Type.Optional(Media) }),
           503: { ...NotReady, headers: { 'retry-after': { type: 'string', pattern: '^[0-9]+$' } } },
         },
       },
@@ -62,7 +65,7 @@ export function registerHealth(fastify: FastifyInstance, readiness: Readiness): 
         });
       }
       const remote = report.remote && { live_workers: report.remote.liveWorkers, waiting: [...report.remote.waiting] };
-      return { status: 'ready' as const, checks: report.checks, ...(remote ? { remote } : {}) };
+      return { status: 'ready' as const, checks: report.checks, ...(remote ? { remote } : {}), ...(report.media ? { media: report.media } : {}) };
     },
   );
 }

@@ -40,10 +40,24 @@ export interface UsageQuery {
   readonly limit: number;
 }
 
-/** GET /usage's view: declared once, as a schema (usage-view.ts). */
-import type { UsageItem, UsagePage } from './usage-view.js';
+export interface UsageSummaryQuery {
+  /** Window start, inclusive; default 30 days before `end` (or before now). */
+  readonly start?: Micros;
+  /** Window end, exclusive; default none (everything completed until now). */
+  readonly end?: Micros;
+  /** Each grouping at most once; none: the total only. */
+  readonly groupBy: readonly UsageGrouping[];
+  /** Where days start, in minutes east of UTC (-14:00 to +14:00); default 0, UTC days. */
+  readonly utcOffsetMinutes?: number;
+}
+
+/** A summary grouped by day covers at most this many days (ten years), so its answer stays bounded. */
+export const USAGE_SUMMARY_MAX_DAYS = 3660;
+
+/** GET /usage's and GET /usage/summary's views: declared once, as schemas (usage-view.ts). */
+import type { UsageGroup, UsageGrouping, UsageItem, UsagePage, UsageSummary } from './usage-view.js';
 import { pageOf } from '../common/paging.js';
-export type { UsageItem, UsagePage };
+export type { UsageGroup, UsageGrouping, UsageItem, UsagePage, UsageSummary };
 
 /** What `mediagen admin balance show` reports. */
 export interface BalanceReport {
@@ -141,11 +155,7 @@ export class BillingService {
 
   /** The workspace's charged jobs in the window, newest first; survives the jobs' deletion. */
   async usage(auth: AuthContext, query: UsageQuery): Promise<UsagePage> {
-    // Without `end`, nothing completed so far is cut off (a charge may be a few microseconds
-    // ahead of the clock: charge times are made strictly increasing).
-    const end = query.end ?? Number.MAX_SAFE_INTEGER;
-    const start = query.start ?? (query.end ?? this.#now()) - USAGE_DEFAULT_WINDOW_US;
-    if (start > end) throw invalid(`query parameter 'start' must not be later than 'end'`);
+    const { start, end } = this.#usageWindow(query);
     const before = query.before === undefined ? end : Math.min(end, query.before);
     const rows = await this.#store.billing.listCharges({ workspaceId: auth.workspace.id, from: start, before, limit: query.limit + 1 });
     const { page, next_cursor } = pageOf(rows, query.limit, (e) => e.at);
@@ -160,6 +170,58 @@ export class BillingService {
       next_cursor,
     };
   }
+
+  /**
+   * The charges of the same window as `usage`, counted and summed by the store (never read row
+   * by row), in total and by day, by model or both; the groups add up to the total.
+   */
+  async usageSummary(auth: AuthContext, query: UsageSummaryQuery): Promise<UsageSummary> {
+    const { start, end } = this.#usageWindow(query);
+    const byDay = query.groupBy.includes('day');
+    const byModel = query.groupBy.includes('model');
+    if (new Set(query.groupBy).size !== query.groupBy.length) throw invalid(`query parameter 'group_by' must name each grouping at most once`);
+    const offset = (query.utcOffsetMinutes ?? 0) * 60_000_000;
+    if (byDay && Math.min(end, this.#now()) - start > USAGE_SUMMARY_MAX_DAYS * 86_400_000_000) {
+      throw invalid(`query parameter 'start' must be at most ${USAGE_SUMMARY_MAX_DAYS} days before 'end' (or now) when grouping by day`);
+    }
+    const rows = await this.#store.billing.sumCharges({
+      workspaceId: auth.workspace.id,
+      from: start,
+      before: end,
+      ...(byDay ? { byDay: { offset } } : {}),
+      byModel,
+    });
+    const groups = rows
+      .filter((r) => r.jobs > 0)
+      .map((r): UsageGroup & { sortDay: number } => ({
+        sortDay: r.day ?? 0,
+        ...(r.day !== undefined ? { day: new Date(r.day * 86_400_000).toISOString().slice(0, 10) } : {}),
+        ...(r.model !== undefined ? { model: r.model } : {}),
+        ...sumView(r.jobs, r.amountMicros),
+      }))
+      .sort((a, b) => a.sortDay - b.sortDay || codePointCompare(a.model ?? '', b.model ?? ''))
+      .map(({ sortDay: _, ...g }) => g);
+    const total = rows.reduce((t, r) => ({ jobs: t.jobs + r.jobs, micros: t.micros + r.amountMicros }), { jobs: 0, micros: 0 });
+    return { total: sumView(total.jobs, total.micros), groups: byDay || byModel ? groups : [] };
+  }
+
+  /** The usage report's window: `start` inclusive, `end` exclusive, with their defaults. */
+  #usageWindow(query: { readonly start?: Micros; readonly end?: Micros }): { start: Micros; end: Micros } {
+    // Without `end`, nothing completed so far is cut off (a charge may be a few microseconds
+    // ahead of the clock: charge times are made strictly increasing).
+    const end = query.end ?? Number.MAX_SAFE_INTEGER;
+    const start = query.start ?? (query.end ?? this.#now()) - USAGE_DEFAULT_WINDOW_US;
+    if (start > end) throw invalid(`query parameter 'start' must not be later than 'end'`);
+    return { start, end };
+  }
+}
+
+function sumView(jobs: number, micros: MicroUsd): { jobs: number; cost_micros: number; cost_usd: string; compute_units: number } {
+  return { jobs, cost_micros: micros, cost_usd: formatUsd(micros), compute_units: computeUnits(micros) };
+}
+
+function codePointCompare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function report(ws: Workspace, b: Balance): BalanceReport {

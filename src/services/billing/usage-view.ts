@@ -32,3 +32,49 @@ export const UsagePage = Type.Object(
   { $id: 'UsagePage', description: 'A page of the usage report', examples: [{ items: [USAGE_EXAMPLE], next_cursor: null }] },
 );
 export type UsagePage = Static<typeof UsagePage>;
+
+/** GET /usage/summary's groupings: by day (in the query's UTC offset) and by model. */
+export const USAGE_GROUPINGS = ['day', 'model'] as const;
+export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
+
+const SUM_EXAMPLE = { jobs: 2, cost_micros: 491_900, cost_usd: '0.491900', compute_units: 49.19 };
+
+const sums = {
+  jobs: Type.Integer({ minimum: 0, description: 'Charged jobs', examples: [SUM_EXAMPLE.jobs] }),
+  cost_micros: Type.Integer({ minimum: 0, description: 'What they were charged, in integer micro-USD (1 USD = 1,000,000)', examples: [SUM_EXAMPLE.cost_micros] }),
+  cost_usd: Type.String({ description: 'The same amount in USD with six decimal places', pattern: '^\\d+\\.\\d{6}$', examples: [SUM_EXAMPLE.cost_usd] }),
+  compute_units: Type.Number({ description: 'The same amount in compute units: 1 compute unit = $0.01', examples: [SUM_EXAMPLE.compute_units] }),
+};
+
+export const UsageTotal = Type.Object(sums, { $id: 'UsageTotal', additionalProperties: false, description: 'Charges summed', examples: [SUM_EXAMPLE] });
+export type UsageTotal = Static<typeof UsageTotal>;
+
+const GROUP_EXAMPLE = { day: '2026-11-22', model: 'video/vendor-f/model-f', ...SUM_EXAMPLE };
+
+export const UsageGroup = Type.Object(
+  {
+    day: Type.Optional(
+      Type.String({ format: 'date', description: 'With group_by=day: the day, in the query\'s utc_offset (YYYY-MM-DD)', examples: [GROUP_EXAMPLE.day] }),
+    ),
+    model: Type.Optional(Type.String({ description: 'With group_by=model: the job type (model path)', examples: [GROUP_EXAMPLE.model] })),
+    ...sums,
+  },
+  { $id: 'UsageGroup', additionalProperties: false, description: 'The charges of one day, one model, or one model on one day', examples: [GROUP_EXAMPLE] },
+);
+export type UsageGroup = Static<typeof UsageGroup>;
+
+export const UsageSummary = Type.Object(
+  {
+    total: UsageTotal,
+    groups: Type.Array(UsageGroup, {
+      description: 'One per day, model, or model and day that has charges (none without group_by), by day, then model, in code-point order; they add up to `total`',
+    }),
+  },
+  {
+    $id: 'UsageSummary',
+    additionalProperties: false,
+    description: 'The usage report summed on the server: a total, and groups by day, by model, or both',
+    examples: [{ total: SUM_EXAMPLE, groups: [GROUP_EXAMPLE] }],
+  },
+);
+export type UsageSummary = Static<typeof UsageSummary>;

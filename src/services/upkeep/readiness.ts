@@ -22,7 +22,12 @@ export interface ReadinessReport {
    * makes the process unready: the API still takes jobs, which wait for a worker.
    */
   readonly remote?: { readonly liveWorkers: number; readonly waiting: readonly RemoteWaiting[] };
+  /** The ffmpeg and ffprobe in use (`5.1.6-0+deb12u1 (PATH)`), when known; never a path, never a failing check. */
+  readonly media?: { readonly ffmpeg: string; readonly ffprobe: string };
 }
+
+/** Which media tools this process runs, as /readyz names them. */
+export type MediaToolsDetail = () => Promise<{ readonly ffmpeg: string; readonly ffprobe: string }>;
 
 /**
  * Whether this process can do its work: the store answers and takes a write, its schema is the
@@ -34,14 +39,16 @@ export class Readiness {
   readonly #clock: Clock;
   readonly #disk: Pick<DiskCheck, 'check'>;
   readonly #remote: Pick<WorkerTokenService, 'unserved'> | undefined;
+  readonly #media: MediaToolsDetail | undefined;
   #draining = false;
 
-  /** `remote`: the remote workers' presence; absent, no remote detail is reported. */
-  constructor(store: Store, clock: Clock, disk: Pick<DiskCheck, 'check'>, remote?: Pick<WorkerTokenService, 'unserved'>) {
+  /** `remote`: the remote workers' presence; absent, no remote detail is reported. `media`: likewise the media tools. */
+  constructor(store: Store, clock: Clock, disk: Pick<DiskCheck, 'check'>, remote?: Pick<WorkerTokenService, 'unserved'>, media?: MediaToolsDetail) {
     this.#store = store;
     this.#clock = clock;
     this.#disk = disk;
     this.#remote = remote;
+    this.#media = media;
   }
 
   /**
@@ -63,7 +70,9 @@ export class Readiness {
     const checks = { store: store.store, migrations: store.migrations, disk: diskVerdict(disk) };
     const ready = Object.values(checks).every((v) => v === 'ok');
     const remote = ready ? await this.#remoteDetail(log) : undefined;
-    return { ready, checks, ...(remote ? { remote } : {}) };
+    // A detail too: a tool that cannot be run fails the jobs that need it, not the process.
+    const media = await this.#media?.().catch(() => undefined);
+    return { ready, checks, ...(remote ? { remote } : {}), ...(media ? { media } : {}) };
   }
 
   async #remoteDetail(log: Log | undefined): Promise<ReadinessReport['remote']> {

@@ -2,9 +2,11 @@ import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import { newId } from '../../lib/ids.js';
 import type { Micros } from '../../lib/time.js';
-import type { Balance, BillingStore, ChargeQuery, LedgerEntry, LedgerKind, NewHold, NewTopUp } from '../billing-store.js';
+import type { Balance, BillingStore, ChargeQuery, ChargeSum, ChargeSumQuery, LedgerEntry, LedgerKind, NewHold, NewTopUp } from '../billing-store.js';
 import type { Database, LedgerEntriesTable } from '../schema.js';
 import type { Transact } from './transact.js';
+
+const MICROS_PER_DAY = 86_400_000_000;
 
 const toEntry = (r: Selectable<LedgerEntriesTable>): LedgerEntry => ({
   id: r.id,
@@ -153,6 +155,31 @@ export class SqlBillingStore implements BillingStore {
       .limit(limit)
       .execute();
     return rows.map(toEntry);
+  }
+
+  async sumCharges({ workspaceId, from, before, byDay, byModel }: ChargeSumQuery): Promise<ChargeSum[]> {
+    // A range scan of ledger_usage (workspace_id, kind, at). COUNT and SUM are BIGINT and NUMERIC
+    // on PostgreSQL (strings through pg), integers on SQLite: both read with Number(), exact below
+    // 2^53 micro-USD. The day is integer division on both backends (`at` + offset is never
+    // negative), grouped by its alias: the same expression twice would be two parameters to PostgreSQL.
+    let q = this.#db
+      .selectFrom('ledger_entries')
+      .select([sql<string | number>`COUNT(*)`.as('jobs'), sql<string | number>`COALESCE(SUM(amount_micros), 0)`.as('micros')])
+      .where('workspace_id', '=', workspaceId)
+      .where('kind', '=', 'charge')
+      .where('at', '>=', from)
+      .where('at', '<', before);
+    if (byDay) {
+      q = q.select(sql<string | number>`(at + CAST(${byDay.offset} AS BIGINT)) / ${sql.lit(MICROS_PER_DAY)}`.as('day')).groupBy(sql.ref('day'));
+    }
+    if (byModel) q = q.select(sql<string | null>`job_type`.as('model')).groupBy('job_type');
+    const rows = (await q.execute()) as { jobs: string | number; micros: string | number; day?: string | number; model?: string | null }[];
+    return rows.map((r) => ({
+      ...(byDay ? { day: Number(r.day) } : {}),
+      ...(byModel ? { model: r.model ?? '' } : {}),
+      jobs: Number(r.jobs),
+      amountMicros: Number(r.micros),
+    }));
   }
 
   /**
