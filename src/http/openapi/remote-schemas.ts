@@ -2,9 +2,6 @@ import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../../models/schema-kit.js';
 import { ErrorBody, errorResponses } from './common-schemas.js';
 
-/** Where the worker protocol lives (docs/workers.md). */
-export const WORKER_PREFIX = '/worker/v1';
-
 /** An `{error}` answer of the worker protocol, described for its route. */
 export const workerBody = (description: string) => ({ ...ErrorBody, description });
 

@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { JOB_ERROR_CODES } from '../../engines/engine.js';
 import { MAX_STYLE_ARTIFACT_BYTES } from '../../engines/engine.js';
 import { StringEnum, closed } from '../../models/schema-kit.js';
+import { REMOTE_PATH_PREFIX } from './remote-constants.js';
 import { PATTERN_MAX_LENGTH, PATTERNS_MAX } from './remote-patterns.js';
 
 /**
@@ -17,8 +18,8 @@ const JOB_ID = '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69';
 const LEASE_ID = '5d1c9a7e-2b3f-4e8d-9a6c-1f0e2d3c4b5a';
 const MODEL = 'image/vendor-a/model-a-2/medium';
 const BASE = 'https://mediagen.example';
-const INPUT_URL = `${BASE}/worker/v1/jobs/${JOB_ID}/inputs/0?exp=1795435804&lease=${LEASE_ID}&tok=7c0e9a52-1d3b-4f6e-8a2c-9b4d5e6f7a8b&sig=9f2c6b1e0a7d3c5b8e4f1a2d6c9b0e3f7a5d8c1b4e2f6a9d0c3b7e5f1a8d2c4b`;
-const UPLOAD_URL = `${BASE}/worker/v1/jobs/${JOB_ID}/outputs/`;
+const INPUT_URL = `${BASE}${REMOTE_PATH_PREFIX}/jobs/${JOB_ID}/inputs/0?exp=1795435804&lease=${LEASE_ID}&tok=7c0e9a52-1d3b-4f6e-8a2c-9b4d5e6f7a8b&sig=9f2c6b1e0a7d3c5b8e4f1a2d6c9b0e3f7a5d8c1b4e2f6a9d0c3b7e5f1a8d2c4b`;
+const UPLOAD_URL = `${BASE}${REMOTE_PATH_PREFIX}/jobs/${JOB_ID}/outputs/`;
 const AT = '2026-11-22T12:00:30.000000Z';
 const DEADLINE = '2026-11-22T12:03:00.000000Z';
 

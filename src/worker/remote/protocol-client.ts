@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import type { Clock } from '../../lib/clock.js';
 import { parseRetryAfter } from '../../lib/backoff.js';
 import { isPlainObject } from '../../lib/plain-object.js';
-import { WORKER_API } from './protocol.js';
+import { REMOTE_PATH_PREFIX } from '../../services/remote/remote-constants.js';
 import type {
   ClaimRequest,
   ClaimResponse,
@@ -97,7 +97,7 @@ interface Call {
 const isRetryStatus = (status: number) => status === 429 || status >= 500;
 
 /**
- * The worker's side of `/worker/v1/`: typed calls, JSON in and out, the bearer token on every call
+ * The worker's side of the protocol (REMOTE_PATH_PREFIX, `/worker/v1/`): typed calls, JSON in and out, the bearer token on every call
  * to the server. Every job call is safe to repeat (the server guards each by the lease), so
  * network errors, 429 and 5xx are retried with backoff; a claim is not (its caller paces it).
  */
@@ -129,14 +129,14 @@ export class WorkerClient {
    */
   rebase(url: string): string {
     const u = new URL(url);
-    const at = u.pathname.indexOf(`${WORKER_API}/`);
+    const at = u.pathname.indexOf(`${REMOTE_PATH_PREFIX}/`);
     return at < 0 ? u.href : `${this.#base}${u.pathname.slice(at)}${u.search}`;
   }
 
   /** Long-polls for jobs; ends early when `signal` aborts (its reason is thrown). Not retried. */
   async claim(req: ClaimRequest, signal: AbortSignal): Promise<readonly ClaimedJob[]> {
     const timeoutMs = (req.wait_ms ?? 20_000) + this.#timeoutMs;
-    const res = await this.#json<ClaimResponse>('claim', 'POST', `${this.#base}${WORKER_API}/claim`, req, { signal, timeoutMs, retry: false });
+    const res = await this.#json<ClaimResponse>('claim', 'POST', `${this.#base}${REMOTE_PATH_PREFIX}/claim`, req, { signal, timeoutMs, retry: false });
     if (!isPlainObject(res) || !Array.isArray(res.jobs)) throw new ProtocolError(200, { error: 'the claim answer has no jobs list' }, 'claim');
     return res.jobs;
   }
@@ -190,7 +190,7 @@ export class WorkerClient {
   }
 
   #jobUrl(jobId: string, action: string): string {
-    return `${this.#base}${WORKER_API}/jobs/${encodeURIComponent(jobId)}/${action}`;
+    return `${this.#base}${REMOTE_PATH_PREFIX}/jobs/${encodeURIComponent(jobId)}/${action}`;
   }
 
   async #json<T>(what: string, method: 'POST', url: string, payload: unknown, opts: { signal?: AbortSignal; timeoutMs?: number; retry: boolean }): Promise<T> {

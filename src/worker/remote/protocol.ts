@@ -4,9 +4,6 @@
  */
 import type { JobErrorCode } from '../../engines/engine.js';
 
-/** The path prefix of every worker route. */
-export const WORKER_API = '/worker/v1';
-
 /** `POST /worker/v1/claim`. */
 export interface ClaimRequest {
   /** Patterns (a subset of the token's) the worker takes jobs of. */
