@@ -1,9 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { JOB_ERROR_CODES } from '../../engines/engine.js';
 import { MAX_STYLE_ARTIFACT_BYTES } from '../../engines/engine.js';
 import { StringEnum, closed } from '../../models/schema-kit.js';
-import { REMOTE_PATH_PREFIX } from './remote-constants.js';
+import { FAIL_MESSAGE_MAX, REMOTE_PATH_PREFIX, STOP_REASONS, WORKER_FAIL_CODES } from './remote-constants.js';
 import { PATTERN_MAX_LENGTH, PATTERNS_MAX } from './remote-patterns.js';
 
 /**
@@ -22,9 +21,6 @@ const INPUT_URL = `${BASE}${REMOTE_PATH_PREFIX}/jobs/${JOB_ID}/inputs/0?exp=1795
 const UPLOAD_URL = `${BASE}${REMOTE_PATH_PREFIX}/jobs/${JOB_ID}/outputs/`;
 const AT = '2026-11-22T12:00:30.000000Z';
 const DEADLINE = '2026-11-22T12:03:00.000000Z';
-
-/** The job error codes a remote worker may fail a job with: the server's own two are not its to give. */
-export const WORKER_FAIL_CODES = Object.keys(JOB_ERROR_CODES).filter((c) => c !== 'worker_lost' && c !== 'server_unavailable');
 
 /** Progress a remote worker reports, in order; each is what the matching engine stage means. */
 export const WORKER_STAGES = ['processing', 'sampling', 'intermediate-complete'] as const;
@@ -161,7 +157,7 @@ export const FailRequest = Type.Object(
   {
     lease_id: LeaseId,
     code: StringEnum(WORKER_FAIL_CODES, { description: "The job's error code (docs/errors.md)", examples: ['engine_failed'] }),
-    message: Type.String({ minLength: 1, maxLength: 500, description: 'What went wrong, shown to the client: no paths, hosts or secrets', examples: ['the model ran out of GPU memory'] }),
+    message: Type.String({ minLength: 1, maxLength: FAIL_MESSAGE_MAX, description: 'What went wrong, shown to the client: no paths, hosts or secrets', examples: ['the model ran out of GPU memory'] }),
     retryable: Type.Optional(Type.Boolean({ default: false, description: 'Another attempt may succeed: the job goes back to the queue while it has attempts left', examples: [false] })),
   },
   { ...closed, description: 'The run failed', examples: [{ lease_id: LEASE_ID, code: 'engine_failed', message: 'the model ran out of GPU memory', retryable: true }] },
@@ -172,3 +168,10 @@ export const FailAnswer = Type.Object(
   { status: StringEnum(['failed', 'queued'], { description: '`failed`, or `queued` when it went back to the queue for another attempt', examples: ['queued'] }) },
   { $id: 'WorkerFail', description: 'What became of the job', examples: [{ status: 'queued' }] },
 );
+
+/** The `reason` of a 409 on a job route (the WorkerConflict answer, http/openapi/remote-schemas.ts). */
+export const StopReasonField = StringEnum(STOP_REASONS, {
+  description:
+    "Why the worker must stop: the job was cancelled, has completed (a repeated complete), was deleted, its lease is no longer this worker's (requeued, reclaimed or failed), or it passed its deadline and failed",
+  examples: ['cancelled'],
+});

@@ -4,7 +4,8 @@ import { Readable } from 'node:stream';
 import type { Clock } from '../../lib/clock.js';
 import { parseRetryAfter } from '../../lib/backoff.js';
 import { isPlainObject } from '../../lib/plain-object.js';
-import { REMOTE_PATH_PREFIX } from '../../services/remote/remote-constants.js';
+import { REMOTE_PATH_PREFIX, STOP_REASONS } from '../../services/remote/remote-constants.js';
+import type { StopReason } from '../../services/remote/remote-constants.js';
 import type {
   ClaimRequest,
   ClaimResponse,
@@ -15,7 +16,6 @@ import type {
   FailResponse,
   ProgressRequest,
   ProgressResponse,
-  StopReason,
   UploadResponse,
 } from './protocol.js';
 
@@ -62,7 +62,7 @@ export class JobStopped extends ProtocolError {
   constructor(body: ErrorBody, what: string) {
     super(409, body, what);
     const r = body.reason;
-    this.reason = r === 'cancelled' || r === 'deleted' || r === 'timeout' || r === 'completed' ? r : 'lease_lost';
+    this.reason = STOP_REASONS.find((known) => known === r) ?? 'lease_lost';
   }
 }
 

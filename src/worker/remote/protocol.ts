@@ -2,7 +2,7 @@
  * The shapes of the worker protocol (`/worker/v1/`, docs/workers.md) as a remote worker sends and
  * reads them. The server's routes are the other side of the same contract.
  */
-import type { JobErrorCode } from '../../engines/engine.js';
+import type { WorkerFailCode } from '../../services/remote/remote-constants.js';
 
 /** `POST /worker/v1/claim`. */
 export interface ClaimRequest {
@@ -81,9 +81,6 @@ export interface CompleteRequest {
   readonly style?: Readonly<Record<string, unknown>>;
 }
 
-/** Codes a worker may fail a job with: the job error codes but the server's own two. */
-export type WorkerFailCode = Exclude<JobErrorCode, 'worker_lost' | 'server_unavailable'>;
-
 /** `POST /worker/v1/jobs/{id}/fail`. */
 export interface FailRequest {
   readonly lease_id: string;
@@ -97,12 +94,6 @@ export interface FailRequest {
 export interface FailResponse {
   readonly status: 'failed' | 'queued';
 }
-
-/** The longest `message` a fail may carry. */
-export const MAX_FAIL_MESSAGE = 500;
-
-/** Why the server answered 409: the worker must stop working on the job. */
-export type StopReason = 'cancelled' | 'deleted' | 'lease_lost' | 'timeout' | 'completed';
 
 /** The JSON body of a refusal. */
 export interface ErrorBody {

@@ -2,18 +2,19 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Engine, EngineContext, EngineStage, OutputFile, StyleArtifact } from '../../engines/engine.js';
-import { EngineError, JOB_ERROR_CODES } from '../../engines/engine.js';
+import { EngineError } from '../../engines/engine.js';
 import type { Clock } from '../../lib/clock.js';
 import { infraFault } from '../../lib/infra-fault.js';
 import type { Log } from '../../lib/log.js';
+import { FAIL_MESSAGE_MAX, WORKER_FAIL_CODES } from '../../services/remote/remote-constants.js';
+import type { StopReason } from '../../services/remote/remote-constants.js';
 import { ENGINE_FAILED_MESSAGE, clientJobError, errorDetail } from '../job-errors.js';
 import { styleOf } from '../reported-style.js';
 import { JobStopped, ServerUnreachable } from './protocol-client.js';
 import type { WorkerClient } from './protocol-client.js';
 import { remoteInputLoader } from './inputs.js';
 import type { RemoteInputLimits } from './inputs.js';
-import { MAX_FAIL_MESSAGE } from './protocol.js';
-import type { ClaimedJob, CompletedOutput, FailRequest, StopReason, WorkerFailCode } from './protocol.js';
+import type { ClaimedJob, CompletedOutput, FailRequest } from './protocol.js';
 
 export interface RemoteRunDeps {
   readonly client: WorkerClient;
@@ -203,8 +204,8 @@ async function settle(job: ClaimedJob, deps: RemoteRunDeps, reason: unknown): Pr
   } else {
     const error = clientJobError(reason);
     if (error.code === 'engine_failed') log.error({ ...meta, err: errorDetail(reason) }, 'engine failed');
-    const code: WorkerFailCode = error.code in JOB_ERROR_CODES && error.code !== 'worker_lost' && error.code !== 'server_unavailable' ? (error.code as WorkerFailCode) : 'engine_failed';
-    report = { code, message: error.message.slice(0, MAX_FAIL_MESSAGE), retryable: false };
+    const code = WORKER_FAIL_CODES.find((c) => c === error.code) ?? 'engine_failed';
+    report = { code, message: error.message.slice(0, FAIL_MESSAGE_MAX), retryable: false };
   }
   try {
     const answer = await deps.client.fail(job.id, { lease_id: job.lease_id, ...report });
