@@ -7,17 +7,31 @@ import { isPlainObject } from '../../lib/plain-object.js';
 import { REMOTE_PATH_PREFIX, STOP_REASONS } from '../../services/remote/remote-constants.js';
 import type { StopReason } from '../../services/remote/remote-constants.js';
 import type {
-  ClaimRequest,
-  ClaimResponse,
-  ClaimedJob,
-  CompleteRequest,
-  ErrorBody,
-  FailRequest,
-  FailResponse,
-  ProgressRequest,
-  ProgressResponse,
-  UploadResponse,
-} from './protocol.js';
+  ClaimAnswerView,
+  ClaimRequestBody,
+  ClaimedJobView,
+  CompleteAnswerView,
+  CompleteRequestBody,
+  FailAnswerView,
+  FailRequestBody,
+  ProgressAnswerView,
+  ProgressRequestBody,
+  UploadAnswerView,
+} from '../../services/remote/remote-views.js';
+
+/**
+ * What a worker reads of a refusal's JSON: each field only if it is a string (cut at 1000
+ * characters), so any may be missing, since a proxy may answer instead of the server. The server
+ * sends `{error}` (http/openapi/common-schemas.ts), `{error, reason}` with a 409 on a job route
+ * (`reason`: a StopReason, remote-views.ts's StopReasonField), and `{error, code}` when a signed
+ * input could not be loaded (`code`: a job error code). Unchecked here: JobStopped reads `reason`,
+ * inputs.ts reads `code`.
+ */
+export interface ErrorBody {
+  readonly error?: string;
+  readonly reason?: string;
+  readonly code?: string;
+}
 
 /** How failed calls are retried: network errors, 429 and 5xx, with capped, jittered exponential backoff. */
 export interface RetryPolicy {
@@ -134,27 +148,27 @@ export class WorkerClient {
   }
 
   /** Long-polls for jobs; ends early when `signal` aborts (its reason is thrown). Not retried. */
-  async claim(req: ClaimRequest, signal: AbortSignal): Promise<readonly ClaimedJob[]> {
+  async claim(req: ClaimRequestBody, signal: AbortSignal): Promise<readonly ClaimedJobView[]> {
     const timeoutMs = (req.wait_ms ?? 20_000) + this.#timeoutMs;
-    const res = await this.#json<ClaimResponse>('claim', 'POST', `${this.#base}${REMOTE_PATH_PREFIX}/claim`, req, { signal, timeoutMs, retry: false });
+    const res = await this.#json<ClaimAnswerView>('claim', 'POST', `${this.#base}${REMOTE_PATH_PREFIX}/claim`, req, { signal, timeoutMs, retry: false });
     if (!isPlainObject(res) || !Array.isArray(res.jobs)) throw new ProtocolError(200, { error: 'the claim answer has no jobs list' }, 'claim');
     return res.jobs;
   }
 
-  progress(jobId: string, req: ProgressRequest): Promise<ProgressResponse> {
+  progress(jobId: string, req: ProgressRequestBody): Promise<ProgressAnswerView> {
     return this.#json('progress', 'POST', this.#jobUrl(jobId, 'progress'), req, { retry: true });
   }
 
-  complete(jobId: string, req: CompleteRequest): Promise<{ status: string }> {
+  complete(jobId: string, req: CompleteRequestBody): Promise<CompleteAnswerView> {
     return this.#json('complete', 'POST', this.#jobUrl(jobId, 'complete'), req, { retry: true });
   }
 
-  fail(jobId: string, req: FailRequest): Promise<FailResponse> {
+  fail(jobId: string, req: FailRequestBody): Promise<FailAnswerView> {
     return this.#json('fail', 'POST', this.#jobUrl(jobId, 'fail'), req, { retry: true });
   }
 
   /** PUTs a file to `<upload_url><name>?lease_id=…`, streamed from disk (a fresh stream per try). */
-  async upload(job: Pick<ClaimedJob, 'upload_url' | 'lease_id'>, name: string, path: string, contentType: string, signal: AbortSignal): Promise<UploadResponse> {
+  async upload(job: Pick<ClaimedJobView, 'upload_url' | 'lease_id'>, name: string, path: string, contentType: string, signal: AbortSignal): Promise<UploadAnswerView> {
     const url = `${this.rebase(job.upload_url)}${encodeURIComponent(name)}?lease_id=${encodeURIComponent(job.lease_id)}`;
     const body = async () => {
       const { size } = await stat(path);
@@ -162,7 +176,7 @@ export class WorkerClient {
       return { body: stream, headers: { 'content-type': contentType, 'content-length': String(size) } };
     };
     const res = await this.#send(`upload ${name}`, { method: 'PUT', url, body, signal, retry: true, auth: true });
-    return (await this.#answer(`upload ${name}`, res)) as UploadResponse;
+    return (await this.#answer(`upload ${name}`, res)) as UploadAnswerView;
   }
 
   /**
