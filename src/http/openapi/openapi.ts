@@ -1,5 +1,6 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { Job } from '../../services/common/job-view.js';
+import { REMOTE_PATH_PREFIX } from '../../services/remote/remote-constants.js';
 import { ErrorBody } from './common-schemas.js';
 import { exampleOf } from './openapi-examples.js';
 import { isPlainObject } from '../../lib/plain-object.js';
@@ -31,7 +32,7 @@ export const BODY_COMPONENT = 'x-body-component';
 export const RESULT_URLS = 'x-result-urls';
 
 
-/** The security of the worker protocol's operations (/worker/v1): a worker token, not an API token. */
+/** The security of the worker protocol's operations (REMOTE_PATH_PREFIX): a worker token, not an API token. */
 export const WORKER_SECURITY = [{ workerToken: [] }];
 
 /** Collects components while route schemas are rewritten to reference them. */
@@ -182,7 +183,7 @@ export function swaggerOptions(): FastifyDynamicSwaggerOptions {
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token: `Authorization: Bearer <API_TOKEN>`' },
-          workerToken: { type: 'http', scheme: 'bearer', description: 'A worker token (`mgw_...`, docs/workers.md): `Authorization: Bearer <WORKER_TOKEN>`; only the /worker/v1 routes take it' },
+          workerToken: { type: 'http', scheme: 'bearer', description: 'A worker token (`mgw_...`, docs/workers.md): `Authorization: Bearer <WORKER_TOKEN>`; only the ' + REMOTE_PATH_PREFIX + ' routes take it' },
         },
       },
       security: [{ bearerAuth: [] }],

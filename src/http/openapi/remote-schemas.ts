@@ -1,9 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { StringEnum } from '../../models/schema-kit.js';
+import { StopReasonField } from '../../services/remote/remote-views.js';
 import { ErrorBody, errorResponses } from './common-schemas.js';
-
-/** Where the worker protocol lives (docs/workers.md). */
-export const WORKER_PREFIX = '/worker/v1';
 
 /** An `{error}` answer of the worker protocol, described for its route. */
 export const workerBody = (description: string) => ({ ...ErrorBody, description });
@@ -12,13 +9,7 @@ export const workerBody = (description: string) => ({ ...ErrorBody, description 
 export const WorkerConflict = Type.Object(
   {
     error: ErrorBody.properties.error,
-    reason: Type.Optional(
-      StringEnum(['cancelled', 'completed', 'deleted', 'lease_lost', 'timeout'], {
-        description:
-          "Why the worker must stop: the job was cancelled, has completed (a repeated complete), was deleted, its lease is no longer this worker's (requeued, reclaimed or failed), or it passed its deadline and failed",
-        examples: ['cancelled'],
-      }),
-    ),
+    reason: Type.Optional(StopReasonField),
   },
   {
     $id: 'WorkerConflict',

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { RemoteProtocol } from '../../services/remote/remote-protocol.js';
+import { REMOTE_PATH_PREFIX } from '../../services/remote/remote-constants.js';
 import { tooLargeOutput } from '../../services/remote/remote-upload.js';
 import {
   ClaimAnswer,
@@ -18,7 +19,7 @@ import type { HeldRequests } from '../request/held-requests.js';
 import { BODY_COMPONENT, WORKER_SECURITY } from '../openapi/openapi.js';
 import { requireWorker } from '../plugins/remote-auth.js';
 import { NoQuery, errorResponses } from '../openapi/common-schemas.js';
-import { WORKER_PREFIX, WorkerErrors, workerBody } from '../openapi/remote-schemas.js';
+import { WorkerErrors, workerBody } from '../openapi/remote-schemas.js';
 
 const TAGS = ['workers'];
 
@@ -40,7 +41,7 @@ function hangUp(reply: FastifyReply): AbortSignal {
 }
 
 /**
- * The worker protocol (docs/workers.md) under /worker/v1: remote GPU workers claim jobs of the
+ * The worker protocol (docs/workers.md) under REMOTE_PATH_PREFIX (/worker/v1): remote GPU workers claim jobs of the
  * models bound to `remote:<pool>`, report progress, upload outputs and complete or fail them,
  * authenticated with a worker token (never an API token). Routes only translate; the use cases
  * (services/remote-*.ts) check bodies, tokens, leases and deadlines.
@@ -52,7 +53,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
   const held = { worker: true, storesInside: true } as const;
 
   typed.post(
-    `${WORKER_PREFIX}/claim`,
+    `${REMOTE_PATH_PREFIX}/claim`,
     {
       bodyLimit: CLAIM_BODY_BYTES,
       config: { worker: true, stores: 'hand out jobs' },
@@ -84,7 +85,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
   );
 
   typed.post(
-    `${WORKER_PREFIX}/jobs/:id/progress`,
+    `${REMOTE_PATH_PREFIX}/jobs/:id/progress`,
     {
       bodyLimit: PROGRESS_BODY_BYTES,
       config: held,
@@ -112,7 +113,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     const maxBytes = remote.uploads.maxBytes;
     scope.withTypeProvider<TypeBoxTypeProvider>().put(
-      `${WORKER_PREFIX}/jobs/:id/outputs/:name`,
+      `${REMOTE_PATH_PREFIX}/jobs/:id/outputs/:name`,
       {
         // Refused (503, Retry-After) while the data dir cannot take writes, before a byte is read.
         config: { worker: true, stores: 'store uploaded outputs' },
@@ -152,7 +153,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
   });
 
   typed.post(
-    `${WORKER_PREFIX}/jobs/:id/complete`,
+    `${REMOTE_PATH_PREFIX}/jobs/:id/complete`,
     {
       bodyLimit: COMPLETE_BODY_BYTES,
       config: held,
@@ -175,7 +176,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
   );
 
   typed.post(
-    `${WORKER_PREFIX}/jobs/:id/fail`,
+    `${REMOTE_PATH_PREFIX}/jobs/:id/fail`,
     {
       bodyLimit: FAIL_BODY_BYTES,
       config: held,
@@ -199,7 +200,7 @@ export function registerWorkerRoutes(app: FastifyInstance, remote: RemoteProtoco
 
   // A signed URL, handed out with the claim: no Authorization, and out of the document like /outputs.
   // No automatic HEAD: it would load the whole input to answer headers; HEAD is 405.
-  const inputPath = `${WORKER_PREFIX}/jobs/:id/inputs/:n`;
+  const inputPath = `${REMOTE_PATH_PREFIX}/jobs/:id/inputs/:n`;
   app.head(inputPath, { config: { public: true }, schema: { hide: true } }, (_request, reply) => reply.code(405).header('allow', 'GET').send());
   app.get<{ Params: { id: string; n: string }; Querystring: Record<string, string | string[] | undefined> }>(
     inputPath,

@@ -11,6 +11,7 @@ import type { ClaimedJob } from '../jobs/job-runs.js';
 import type { JobSignals } from '../jobs/job-signals.js';
 import { HeldJobs, claimTypes, jobFields } from './remote-jobs.js';
 import type { RemoteDeps } from './remote-jobs.js';
+import { REMOTE_PATH_PREFIX } from './remote-constants.js';
 import { signedInputs } from './remote-inputs.js';
 import { ClaimRequest } from './remote-views.js';
 import type { ClaimAnswerView, ClaimRequestBody, ClaimedJobView } from './remote-views.js';
@@ -165,7 +166,8 @@ export class RemoteClaims {
       deadline: formatMicros(runs.deadline(job)),
       inputs: signedInputs(this.#deps.catalog, job, worker, publicUrl, clock.nowMs()),
       styles,
-      upload_url: resolveUrl(`worker/v1/jobs/${job.id}/outputs/`, publicUrl),
+      // Relative to the public URL, so that its own path prefix (https://host/api/) is kept.
+      upload_url: resolveUrl(`${REMOTE_PATH_PREFIX.slice(1)}/jobs/${job.id}/outputs/`, publicUrl),
     };
   }
 

@@ -11,6 +11,7 @@ import { resolveUrl } from '../../lib/urls.js';
 import { contentTypeOf } from '../../outputs/output-store.js';
 import type { JobRecord } from '../../store/store.js';
 import type { ClaimedJob, JobRuns } from '../jobs/job-runs.js';
+import { REMOTE_PATH_PREFIX } from './remote-constants.js';
 import { assertMayWork } from './remote-jobs.js';
 import type { WorkerPrincipal, WorkerTokenService } from './remote-tokens.js';
 
@@ -54,7 +55,8 @@ export function signedInputs(catalog: Pick<Catalog, 'get'>, job: ClaimedJob, wor
   inputsOf(catalog, job).forEach(({ field }, n) => {
     const sig = inputSignature(worker.tokenHash, job.id, job.leaseId, n, exp);
     const query = new URLSearchParams({ exp: String(exp), lease: job.leaseId, tok: worker.tokenId, sig });
-    out[field] = resolveUrl(`worker/v1/jobs/${job.id}/inputs/${n}?${query.toString()}`, publicUrl);
+    // Relative to the public URL, so that its own path prefix (https://host/api/) is kept.
+    out[field] = resolveUrl(`${REMOTE_PATH_PREFIX.slice(1)}/jobs/${job.id}/inputs/${n}?${query.toString()}`, publicUrl);
   });
   return out;
 }

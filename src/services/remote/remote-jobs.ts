@@ -9,6 +9,7 @@ import type { JobRecord } from '../../store/store.js';
 import { timeoutError } from '../jobs/job-runs.js';
 import type { ClaimedJob, JobError, JobRuns } from '../jobs/job-runs.js';
 import { removeOrLeaveToJanitor } from '../common/removal.js';
+import type { StopReason } from './remote-constants.js';
 import { matchesModel } from './remote-tokens.js';
 import type { WorkerPrincipal } from './remote-tokens.js';
 
@@ -17,9 +18,6 @@ import type { WorkerPrincipal } from './remote-tokens.js';
  * touch, the job a call names as the worker holds it, and why a worker must stop. Every state move
  * goes through JobRuns, so guards, leases, billing and webhooks are those of in-process runs.
  */
-
-/** Why a worker must stop working on a job: the `reason` of its 409. */
-export type StopReason = 'cancelled' | 'completed' | 'deleted' | 'lease_lost' | 'timeout';
 
 const STOP_WORDS: Readonly<Record<StopReason, string>> = {
   cancelled: 'the job was cancelled',

@@ -1,14 +1,16 @@
 import { Type } from '@sinclair/typebox';
-import type { Static } from '@sinclair/typebox';
-import { JOB_ERROR_CODES } from '../../engines/engine.js';
+import type { ObjectOptions, Static } from '@sinclair/typebox';
 import { MAX_STYLE_ARTIFACT_BYTES } from '../../engines/engine.js';
 import { StringEnum, closed } from '../../models/schema-kit.js';
+import { FAIL_MESSAGE_MAX, REMOTE_PATH_PREFIX, STOP_REASONS, WORKER_FAIL_CODES } from './remote-constants.js';
 import { PATTERN_MAX_LENGTH, PATTERNS_MAX } from './remote-patterns.js';
 
 /**
  * The worker protocol's bodies and answers (docs/workers.md), declared once: the routes' schemas
  * (OpenAPI, tag `workers`), the use cases' validation (models/validation.ts) and, by `Static`,
- * their types. Requests carry no `$id`; the routes name their components.
+ * their types, which the remote worker (src/worker/remote/) sends and reads too. It imports them
+ * with `import type` only, so it never loads TypeBox or this module; what it needs at run time is
+ * in remote-constants.ts. Requests carry no `$id`; the routes name their components.
  */
 /** 24 hours in microseconds: longer than any output a job makes. */
 export const MAX_DURATION_US = 86_400_000_000;
@@ -17,16 +19,19 @@ const JOB_ID = '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69';
 const LEASE_ID = '5d1c9a7e-2b3f-4e8d-9a6c-1f0e2d3c4b5a';
 const MODEL = 'image/vendor-a/model-a-2/medium';
 const BASE = 'https://mediagen.example';
-const INPUT_URL = `${BASE}/worker/v1/jobs/${JOB_ID}/inputs/0?exp=1795435804&lease=${LEASE_ID}&tok=7c0e9a52-1d3b-4f6e-8a2c-9b4d5e6f7a8b&sig=9f2c6b1e0a7d3c5b8e4f1a2d6c9b0e3f7a5d8c1b4e2f6a9d0c3b7e5f1a8d2c4b`;
-const UPLOAD_URL = `${BASE}/worker/v1/jobs/${JOB_ID}/outputs/`;
+const INPUT_URL = `${BASE}${REMOTE_PATH_PREFIX}/jobs/${JOB_ID}/inputs/0?exp=1795435804&lease=${LEASE_ID}&tok=7c0e9a52-1d3b-4f6e-8a2c-9b4d5e6f7a8b&sig=9f2c6b1e0a7d3c5b8e4f1a2d6c9b0e3f7a5d8c1b4e2f6a9d0c3b7e5f1a8d2c4b`;
+const UPLOAD_URL = `${BASE}${REMOTE_PATH_PREFIX}/jobs/${JOB_ID}/outputs/`;
 const AT = '2026-11-22T12:00:30.000000Z';
 const DEADLINE = '2026-11-22T12:03:00.000000Z';
 
-/** The job error codes a remote worker may fail a job with: the server's own two are not its to give. */
-export const WORKER_FAIL_CODES = Object.keys(JOB_ERROR_CODES).filter((c) => c !== 'worker_lost' && c !== 'server_unavailable');
-
 /** Progress a remote worker reports, in order; each is what the matching engine stage means. */
 export const WORKER_STAGES = ['processing', 'sampling', 'intermediate-complete'] as const;
+
+/**
+ * A JSON object of any fields (a request, a style artifact), typed as one: TypeBox's Static of an
+ * open `Type.Object({})` is `{}`, which any value but null satisfies. The schema is that object's.
+ */
+const OpenObject = (options: ObjectOptions) => Type.Unsafe<Record<string, unknown>>(Type.Object({}, { additionalProperties: true, ...options }));
 
 const LeaseId = Type.String({ minLength: 1, maxLength: 100, description: 'The lease of the claim this worker holds (its `lease_id`)', examples: [LEASE_ID] });
 
@@ -69,7 +74,7 @@ export const ClaimedJob = Type.Object(
   {
     id: Type.String({ format: 'uuid', description: 'The job', examples: [JOB_ID] }),
     model: Type.String({ description: 'The model path (the job type)', examples: [MODEL] }),
-    request: Type.Object({}, { additionalProperties: true, description: 'The validated request body, defaults applied', examples: [CLAIMED_EXAMPLE.request] }),
+    request: OpenObject({ description: 'The validated request body, defaults applied', examples: [CLAIMED_EXAMPLE.request] }),
     attempt: Type.Integer({ minimum: 1, description: 'Which claim of the job this is, from 1', examples: [1] }),
     lease_id: Type.String({ description: 'Send it with every call about this job', examples: [LEASE_ID] }),
     lease_expires_at: Type.String({ format: 'date-time', description: 'When the claim lapses without a progress call (renew every third of the lease)', examples: [AT] }),
@@ -78,7 +83,7 @@ export const ClaimedJob = Type.Object(
       description: 'For every http(s) URL field of `request` (by its path, e.g. `image_url` or `styles[0].url`): a signed URL to GET the input from, valid 10 minutes, no Authorization. data: URIs stay inline in `request`.',
       examples: [CLAIMED_EXAMPLE.inputs],
     }),
-    styles: Type.Record(Type.String(), Type.Object({}, { additionalProperties: true }), {
+    styles: Type.Record(Type.String(), OpenObject({}), {
       description: "The artifact of each trained style the request names (`styles[].id`), by style id",
       examples: [{}],
     }),
@@ -144,23 +149,25 @@ export const CompleteRequest = Type.Object(
       { minItems: 1, maxItems: 32, description: 'The uploaded files the result lists, main output first', examples: [COMPLETE_EXAMPLE.outputs] },
     ),
     style: Type.Optional(
-      Type.Object({}, { additionalProperties: true, description: `A training job's style artifact (JSON, at most ${MAX_STYLE_ARTIFACT_BYTES} bytes): required exactly for models that train styles`, examples: [{ format: 'lora', weights: 'base64...' }] }),
+      OpenObject({ description: `A training job's style artifact (JSON, at most ${MAX_STYLE_ARTIFACT_BYTES} bytes): required exactly for models that train styles`, examples: [{ format: 'lora', weights: 'base64...' }] }),
     ),
   },
   { ...closed, description: 'The job is done', examples: [COMPLETE_EXAMPLE] },
 );
 export type CompleteRequestBody = Static<typeof CompleteRequest>;
+export type CompletedOutputBody = CompleteRequestBody['outputs'][number];
 
 export const CompleteAnswer = Type.Object(
   { status: Type.Literal('completed', { description: 'Always `completed`' }) },
   { $id: 'WorkerComplete', description: 'The job is completed and charged', examples: [{ status: 'completed' }] },
 );
+export type CompleteAnswerView = Static<typeof CompleteAnswer>;
 
 export const FailRequest = Type.Object(
   {
     lease_id: LeaseId,
     code: StringEnum(WORKER_FAIL_CODES, { description: "The job's error code (docs/errors.md)", examples: ['engine_failed'] }),
-    message: Type.String({ minLength: 1, maxLength: 500, description: 'What went wrong, shown to the client: no paths, hosts or secrets', examples: ['the model ran out of GPU memory'] }),
+    message: Type.String({ minLength: 1, maxLength: FAIL_MESSAGE_MAX, description: 'What went wrong, shown to the client: no paths, hosts or secrets', examples: ['the model ran out of GPU memory'] }),
     retryable: Type.Optional(Type.Boolean({ default: false, description: 'Another attempt may succeed: the job goes back to the queue while it has attempts left', examples: [false] })),
   },
   { ...closed, description: 'The run failed', examples: [{ lease_id: LEASE_ID, code: 'engine_failed', message: 'the model ran out of GPU memory', retryable: true }] },
@@ -171,3 +178,11 @@ export const FailAnswer = Type.Object(
   { status: StringEnum(['failed', 'queued'], { description: '`failed`, or `queued` when it went back to the queue for another attempt', examples: ['queued'] }) },
   { $id: 'WorkerFail', description: 'What became of the job', examples: [{ status: 'queued' }] },
 );
+export type FailAnswerView = Static<typeof FailAnswer>;
+
+/** The `reason` of a 409 on a job route (the WorkerConflict answer, http/openapi/remote-schemas.ts). */
+export const StopReasonField = StringEnum(STOP_REASONS, {
+  description:
+    "Why the worker must stop: the job was cancelled, has completed (a repeated complete), was deleted, its lease is no longer this worker's (requeued, reclaimed or failed), or it passed its deadline and failed",
+  examples: ['cancelled'],
+});

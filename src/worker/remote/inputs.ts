@@ -2,9 +2,9 @@ import { EngineError, JOB_ERROR_CODES } from '../../engines/engine.js';
 import type { JobErrorCode } from '../../engines/engine.js';
 import { DataUriError, decodeDataUri, formatBytes } from '../../lib/data-uri.js';
 import { isPlainObject } from '../../lib/plain-object.js';
+import type { ClaimedJobView } from '../../services/remote/remote-views.js';
 import { ServerUnreachable, TooLarge } from './protocol-client.js';
 import type { WorkerClient } from './protocol-client.js';
-import type { ClaimedJob } from './protocol.js';
 
 export interface RemoteInputLimits {
   /** The largest input read, decoded or downloaded (input_max_bytes). */
@@ -23,7 +23,7 @@ const named = (field: string, message: string) => (message.startsWith(field) ? m
  * read through the signed URL the claim gave for its field (the server fetches it with its own
  * guard and limits), within the same size cap. Failures are EngineErrors naming the field.
  */
-export function remoteInputLoader(client: WorkerClient, job: Pick<ClaimedJob, 'request' | 'inputs'>, limits: RemoteInputLimits) {
+export function remoteInputLoader(client: WorkerClient, job: Pick<ClaimedJobView, 'request' | 'inputs'>, limits: RemoteInputLimits) {
   return async (url: string, field: string, signal: AbortSignal): Promise<Buffer> => {
     if (/^data:/i.test(url)) {
       try {
@@ -58,7 +58,7 @@ export function remoteInputLoader(client: WorkerClient, job: Pick<ClaimedJob, 'r
  * The signed URL for an input: by the field the engine names, else by the field of the request
  * whose value is this URL (an engine may name a field its own way).
  */
-function signedUrlOf(job: Pick<ClaimedJob, 'request' | 'inputs'>, url: string, field: string): string | undefined {
+function signedUrlOf(job: Pick<ClaimedJobView, 'request' | 'inputs'>, url: string, field: string): string | undefined {
   const inputs = isPlainObject(job.inputs) ? job.inputs : {};
   const direct = inputs[field];
   if (typeof direct === 'string') return direct;

@@ -4,20 +4,34 @@ import { Readable } from 'node:stream';
 import type { Clock } from '../../lib/clock.js';
 import { parseRetryAfter } from '../../lib/backoff.js';
 import { isPlainObject } from '../../lib/plain-object.js';
-import { WORKER_API } from './protocol.js';
+import { REMOTE_PATH_PREFIX, STOP_REASONS } from '../../services/remote/remote-constants.js';
+import type { StopReason } from '../../services/remote/remote-constants.js';
 import type {
-  ClaimRequest,
-  ClaimResponse,
-  ClaimedJob,
-  CompleteRequest,
-  ErrorBody,
-  FailRequest,
-  FailResponse,
-  ProgressRequest,
-  ProgressResponse,
-  StopReason,
-  UploadResponse,
-} from './protocol.js';
+  ClaimAnswerView,
+  ClaimRequestBody,
+  ClaimedJobView,
+  CompleteAnswerView,
+  CompleteRequestBody,
+  FailAnswerView,
+  FailRequestBody,
+  ProgressAnswerView,
+  ProgressRequestBody,
+  UploadAnswerView,
+} from '../../services/remote/remote-views.js';
+
+/**
+ * What a worker reads of a refusal's JSON: each field only if it is a string (cut at 1000
+ * characters), so any may be missing, since a proxy may answer instead of the server. The server
+ * sends `{error}` (http/openapi/common-schemas.ts), `{error, reason}` with a 409 on a job route
+ * (`reason`: a StopReason, remote-views.ts's StopReasonField), and `{error, code}` when a signed
+ * input could not be loaded (`code`: a job error code). Unchecked here: JobStopped reads `reason`,
+ * inputs.ts reads `code`.
+ */
+export interface ErrorBody {
+  readonly error?: string;
+  readonly reason?: string;
+  readonly code?: string;
+}
 
 /** How failed calls are retried: network errors, 429 and 5xx, with capped, jittered exponential backoff. */
 export interface RetryPolicy {
@@ -62,7 +76,7 @@ export class JobStopped extends ProtocolError {
   constructor(body: ErrorBody, what: string) {
     super(409, body, what);
     const r = body.reason;
-    this.reason = r === 'cancelled' || r === 'deleted' || r === 'timeout' || r === 'completed' ? r : 'lease_lost';
+    this.reason = STOP_REASONS.find((known) => known === r) ?? 'lease_lost';
   }
 }
 
@@ -97,7 +111,7 @@ interface Call {
 const isRetryStatus = (status: number) => status === 429 || status >= 500;
 
 /**
- * The worker's side of `/worker/v1/`: typed calls, JSON in and out, the bearer token on every call
+ * The worker's side of the protocol (REMOTE_PATH_PREFIX, `/worker/v1/`): typed calls, JSON in and out, the bearer token on every call
  * to the server. Every job call is safe to repeat (the server guards each by the lease), so
  * network errors, 429 and 5xx are retried with backoff; a claim is not (its caller paces it).
  */
@@ -129,32 +143,32 @@ export class WorkerClient {
    */
   rebase(url: string): string {
     const u = new URL(url);
-    const at = u.pathname.indexOf(`${WORKER_API}/`);
+    const at = u.pathname.indexOf(`${REMOTE_PATH_PREFIX}/`);
     return at < 0 ? u.href : `${this.#base}${u.pathname.slice(at)}${u.search}`;
   }
 
   /** Long-polls for jobs; ends early when `signal` aborts (its reason is thrown). Not retried. */
-  async claim(req: ClaimRequest, signal: AbortSignal): Promise<readonly ClaimedJob[]> {
+  async claim(req: ClaimRequestBody, signal: AbortSignal): Promise<readonly ClaimedJobView[]> {
     const timeoutMs = (req.wait_ms ?? 20_000) + this.#timeoutMs;
-    const res = await this.#json<ClaimResponse>('claim', 'POST', `${this.#base}${WORKER_API}/claim`, req, { signal, timeoutMs, retry: false });
+    const res = await this.#json<ClaimAnswerView>('claim', 'POST', `${this.#base}${REMOTE_PATH_PREFIX}/claim`, req, { signal, timeoutMs, retry: false });
     if (!isPlainObject(res) || !Array.isArray(res.jobs)) throw new ProtocolError(200, { error: 'the claim answer has no jobs list' }, 'claim');
     return res.jobs;
   }
 
-  progress(jobId: string, req: ProgressRequest): Promise<ProgressResponse> {
+  progress(jobId: string, req: ProgressRequestBody): Promise<ProgressAnswerView> {
     return this.#json('progress', 'POST', this.#jobUrl(jobId, 'progress'), req, { retry: true });
   }
 
-  complete(jobId: string, req: CompleteRequest): Promise<{ status: string }> {
+  complete(jobId: string, req: CompleteRequestBody): Promise<CompleteAnswerView> {
     return this.#json('complete', 'POST', this.#jobUrl(jobId, 'complete'), req, { retry: true });
   }
 
-  fail(jobId: string, req: FailRequest): Promise<FailResponse> {
+  fail(jobId: string, req: FailRequestBody): Promise<FailAnswerView> {
     return this.#json('fail', 'POST', this.#jobUrl(jobId, 'fail'), req, { retry: true });
   }
 
   /** PUTs a file to `<upload_url><name>?lease_id=…`, streamed from disk (a fresh stream per try). */
-  async upload(job: Pick<ClaimedJob, 'upload_url' | 'lease_id'>, name: string, path: string, contentType: string, signal: AbortSignal): Promise<UploadResponse> {
+  async upload(job: Pick<ClaimedJobView, 'upload_url' | 'lease_id'>, name: string, path: string, contentType: string, signal: AbortSignal): Promise<UploadAnswerView> {
     const url = `${this.rebase(job.upload_url)}${encodeURIComponent(name)}?lease_id=${encodeURIComponent(job.lease_id)}`;
     const body = async () => {
       const { size } = await stat(path);
@@ -162,7 +176,7 @@ export class WorkerClient {
       return { body: stream, headers: { 'content-type': contentType, 'content-length': String(size) } };
     };
     const res = await this.#send(`upload ${name}`, { method: 'PUT', url, body, signal, retry: true, auth: true });
-    return (await this.#answer(`upload ${name}`, res)) as UploadResponse;
+    return (await this.#answer(`upload ${name}`, res)) as UploadAnswerView;
   }
 
   /**
@@ -190,7 +204,7 @@ export class WorkerClient {
   }
 
   #jobUrl(jobId: string, action: string): string {
-    return `${this.#base}${WORKER_API}/jobs/${encodeURIComponent(jobId)}/${action}`;
+    return `${this.#base}${REMOTE_PATH_PREFIX}/jobs/${encodeURIComponent(jobId)}/${action}`;
   }
 
   async #json<T>(what: string, method: 'POST', url: string, payload: unknown, opts: { signal?: AbortSignal; timeoutMs?: number; retry: boolean }): Promise<T> {

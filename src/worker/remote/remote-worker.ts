@@ -1,11 +1,11 @@
 import type { Engine } from '../../engines/engine.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Log } from '../../lib/log.js';
+import type { ClaimedJobView } from '../../services/remote/remote-views.js';
 import { SlotLoop } from '../slot-loop.js';
 import { ProtocolError } from './protocol-client.js';
 import type { WorkerClient } from './protocol-client.js';
 import type { RemoteInputLimits } from './inputs.js';
-import type { ClaimedJob } from './protocol.js';
 import { runRemoteJob } from './run-remote-job.js';
 
 export interface RemoteWorkerOptions {
@@ -37,7 +37,7 @@ export interface RemoteWorkerOptions {
  */
 export class RemoteWorker {
   readonly #opts: RemoteWorkerOptions;
-  readonly #loop: SlotLoop<ClaimedJob>;
+  readonly #loop: SlotLoop<ClaimedJobView>;
   /** Aborted by stop(): the pending long-poll ends and no claim follows. */
   readonly #stopping = new AbortController();
   #failures = 0;
@@ -55,7 +55,7 @@ export class RemoteWorker {
     // Whoever waits on `done` sees the refusal; nobody waiting is not an unhandled rejection.
     this.done.catch(() => undefined);
     const deps = { client: opts.client, engine: opts.engine, clock: opts.clock, log, inputs: opts.inputs, ...(opts.scratchRoot ? { scratchRoot: opts.scratchRoot } : {}) };
-    this.#loop = new SlotLoop<ClaimedJob>(
+    this.#loop = new SlotLoop<ClaimedJobView>(
       {
         batch: 32,
         claim: (max) => this.#claim(max),
@@ -82,7 +82,7 @@ export class RemoteWorker {
     this.#resolveDone?.();
   }
 
-  async #claim(max: number): Promise<readonly ClaimedJob[]> {
+  async #claim(max: number): Promise<readonly ClaimedJobView[]> {
     const { client, clock, log } = this.#opts;
     const signal = this.#stopping.signal;
     if (signal.aborted) return [];
@@ -92,7 +92,8 @@ export class RemoteWorker {
         {
           max,
           wait_ms: this.#opts.waitMs ?? 20_000,
-          ...(this.#opts.models?.length ? { models: this.#opts.models } : {}),
+          // A copy: the claim's body type (remote-views.ts's Static) has mutable arrays.
+          ...(this.#opts.models?.length ? { models: [...this.#opts.models] } : {}),
           ...(this.#opts.pool ? { pool: this.#opts.pool } : {}),
           ...(this.#opts.workerId ? { worker_id: this.#opts.workerId } : {}),
         },

@@ -2,18 +2,19 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Engine, EngineContext, EngineStage, OutputFile, StyleArtifact } from '../../engines/engine.js';
-import { EngineError, JOB_ERROR_CODES } from '../../engines/engine.js';
+import { EngineError } from '../../engines/engine.js';
 import type { Clock } from '../../lib/clock.js';
 import { infraFault } from '../../lib/infra-fault.js';
 import type { Log } from '../../lib/log.js';
+import { FAIL_MESSAGE_MAX, WORKER_FAIL_CODES } from '../../services/remote/remote-constants.js';
+import type { StopReason } from '../../services/remote/remote-constants.js';
+import type { ClaimedJobView, CompletedOutputBody, FailRequestBody } from '../../services/remote/remote-views.js';
 import { ENGINE_FAILED_MESSAGE, clientJobError, errorDetail } from '../job-errors.js';
 import { styleOf } from '../reported-style.js';
 import { JobStopped, ServerUnreachable } from './protocol-client.js';
 import type { WorkerClient } from './protocol-client.js';
 import { remoteInputLoader } from './inputs.js';
 import type { RemoteInputLimits } from './inputs.js';
-import { MAX_FAIL_MESSAGE } from './protocol.js';
-import type { ClaimedJob, CompletedOutput, FailRequest, StopReason, WorkerFailCode } from './protocol.js';
 
 export interface RemoteRunDeps {
   readonly client: WorkerClient;
@@ -48,7 +49,7 @@ const MAX_BEAT_MS = 60_000;
  * delete, lost lease, timeout) stops the engine and ends the run without a word back; `hardStop`
  * (the worker's shutdown grace is over) hands the job back with `fail … retryable: true`.
  */
-export async function runRemoteJob(job: ClaimedJob, deps: RemoteRunDeps, hardStop: AbortSignal): Promise<void> {
+export async function runRemoteJob(job: ClaimedJobView, deps: RemoteRunDeps, hardStop: AbortSignal): Promise<void> {
   const { client, log } = deps;
   const meta = { jobId: job.id, model: job.model, attempt: job.attempt };
   const run = new AbortController();
@@ -120,7 +121,7 @@ async function guarded<T>(call: () => Promise<T>, stop: (why: StopReason) => voi
   }
 }
 
-function completedOutput(f: OutputFile): CompletedOutput {
+function completedOutput(f: OutputFile): CompletedOutputBody {
   const measured = f.durationUs;
   return {
     name: f.name,
@@ -130,7 +131,7 @@ function completedOutput(f: OutputFile): CompletedOutput {
   };
 }
 
-function styleFor(job: ClaimedJob, id: string): Promise<StyleArtifact> {
+function styleFor(job: ClaimedJobView, id: string): Promise<StyleArtifact> {
   const artifact = Object.hasOwn(job.styles ?? {}, id) ? job.styles[id] : undefined;
   if (!artifact) return Promise.reject(new EngineError('input_invalid', `style '${id}' not found`));
   return Promise.resolve(artifact);
@@ -145,7 +146,7 @@ class Heartbeat {
   readonly #deadline: number;
 
   constructor(
-    private readonly job: ClaimedJob,
+    private readonly job: ClaimedJobView,
     private readonly deps: RemoteRunDeps,
     private readonly signal: AbortSignal,
     private readonly stop: (why: StopReason) => void,
@@ -184,7 +185,7 @@ class Heartbeat {
 }
 
 /** The one report of a run that did not complete. */
-async function settle(job: ClaimedJob, deps: RemoteRunDeps, reason: unknown): Promise<void> {
+async function settle(job: ClaimedJobView, deps: RemoteRunDeps, reason: unknown): Promise<void> {
   const { log } = deps;
   const meta = { jobId: job.id, model: job.model, attempt: job.attempt };
   if (reason instanceof RemoteRunStopped && reason.why !== 'shutdown') {
@@ -192,7 +193,7 @@ async function settle(job: ClaimedJob, deps: RemoteRunDeps, reason: unknown): Pr
     log.info({ ...meta, why: reason.why }, 'job run stopped by the server');
     return;
   }
-  let report: Omit<FailRequest, 'lease_id'>;
+  let report: Omit<FailRequestBody, 'lease_id'>;
   if (reason instanceof RemoteRunStopped) {
     report = { code: 'engine_failed', message: SHUTDOWN_MESSAGE, retryable: true };
     log.info(meta, 'job handed back at shutdown');
@@ -203,8 +204,8 @@ async function settle(job: ClaimedJob, deps: RemoteRunDeps, reason: unknown): Pr
   } else {
     const error = clientJobError(reason);
     if (error.code === 'engine_failed') log.error({ ...meta, err: errorDetail(reason) }, 'engine failed');
-    const code: WorkerFailCode = error.code in JOB_ERROR_CODES && error.code !== 'worker_lost' && error.code !== 'server_unavailable' ? (error.code as WorkerFailCode) : 'engine_failed';
-    report = { code, message: error.message.slice(0, MAX_FAIL_MESSAGE), retryable: false };
+    const code = WORKER_FAIL_CODES.find((c) => c === error.code) ?? 'engine_failed';
+    report = { code, message: error.message.slice(0, FAIL_MESSAGE_MAX), retryable: false };
   }
   try {
     const answer = await deps.client.fail(job.id, { lease_id: job.lease_id, ...report });
