@@ -40,11 +40,8 @@ export interface UsageQuery {
   readonly limit: number;
 }
 
-export interface UsageSummaryQuery {
-  /** Window start, inclusive; default 30 days before `end` (or before now). */
-  readonly start?: Micros;
-  /** Window end, exclusive; default none (everything completed until now). */
-  readonly end?: Micros;
+/** The same window as the usage report's. */
+export interface UsageSummaryQuery extends Pick<UsageQuery, 'start' | 'end'> {
   /** Each grouping at most once; none: the total only. */
   readonly groupBy: readonly UsageGrouping[];
   /** Where days start, in minutes east of UTC (-14:00 to +14:00); default 0, UTC days. */
