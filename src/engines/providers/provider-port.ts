@@ -1,0 +1,160 @@
+/**
+ * The contract between the provider engine (provider-engine.ts: templates, media inputs, polling,
+ * retries, outputs, the stored upstream state) and one hosted provider's API (an adapter per
+ * type: replicate, fal, openai, krea). An adapter speaks only its provider's HTTP: it builds the
+ * requests its provider's documentation describes and maps the answers onto the few shapes below.
+ * Everything a job needs beyond that (deadlines, backoff, cancel on abort, downloads, billing) is
+ * the engine's, once for every provider.
+ */
+
+export const PROVIDER_TYPES = ['replicate', 'fal', 'openai', 'krea'] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+
+/** One entry of the config file's `providers`, read and checked (src/config/provider-settings.ts). */
+export interface ProviderSettings {
+  /** Its key in `providers`: models bind to it as `provider:<name>`. */
+  readonly name: string;
+  readonly type: ProviderType;
+  /** As configured (or the type's default), without a trailing slash. Adapters normalise `/v1`. */
+  readonly baseUrl: string;
+  /** The environment variable holding the secret: named in messages, never the secret itself. */
+  readonly apiKeyEnv: string;
+  /** The secret, read from the environment at start. A function, so no JSON.stringify or log of the settings carries it. */
+  readonly apiKey: () => string;
+  /** fal only: where its webhook signing keys are published (JWKS). */
+  readonly webhookJwksUrl?: string;
+  /** fal only: the storage API's base URL for uploads. */
+  readonly storageUrl?: string;
+  /** How long one HTTP call to the provider may take, in ms (a synchronous OpenAI call included). */
+  readonly requestTimeoutMs: number;
+}
+
+/**
+ * The provider's job, as stored with ours (`jobs.upstream`, via EngineContext.upstream) as soon
+ * as the provider answered the submission: a restarted run resumes it instead of submitting again.
+ */
+export interface UpstreamHandle {
+  /** The provider's id for the job: a Replicate prediction id, a fal request id, a krea job id. */
+  readonly id: string;
+  /** URLs the provider's answer gave for this job (fal's status_url, response_url, cancel_url). */
+  readonly urls?: Readonly<Record<string, string>>;
+}
+
+/** A provider's job status, mapped onto what the engine acts on. */
+export type UpstreamStatus =
+  | { readonly state: 'queued'; readonly raw: string }
+  /** `sampling`: generation itself has started (not only setup); `progress` in [0, 1] where the provider reports it. */
+  | { readonly state: 'running'; readonly raw: string; readonly sampling?: boolean; readonly progress?: number }
+  /** `output`: the provider's answer, which the model's `outputs` paths are read from. */
+  | { readonly state: 'succeeded'; readonly raw: string; readonly output: unknown; readonly usage?: UpstreamUsage }
+  | { readonly state: 'failed'; readonly raw: string; readonly message: string; readonly usage?: UpstreamUsage }
+  | { readonly state: 'cancelled'; readonly raw: string };
+
+/**
+ * What the provider reported it cost or used, kept for reconciling invoices (GET /jobs/{id}/details):
+ * Replicate's `metrics.predict_time`, OpenAI's `usage` tokens, a krea upstream's `cost_usd`. Small, flat JSON.
+ */
+export type UpstreamUsage = Readonly<Record<string, number | string>>;
+
+export interface SubmitRequest {
+  /** The binding's `upstream.model`: `owner/name[:version]`, `fal-ai/flux/dev`, `gpt-image-1`, a krea path. */
+  readonly model: string;
+  /** The provider input, built from the template, media inputs already in a form the provider reads. */
+  readonly input: Readonly<Record<string, unknown>>;
+  /** Our job id: an idempotency key where the provider honours one (krea). */
+  readonly jobId: string;
+  /** Where the provider may call back (Replicate, fal), when `public_url` is set; else polling only. */
+  readonly webhookUrl?: string;
+}
+
+/** What a submission gave: the handle to store, and the status the answer already told. */
+export interface Submitted {
+  readonly handle: UpstreamHandle;
+  readonly status: UpstreamStatus;
+}
+
+/** A webhook whose signature checked out: the provider job it is about. Its body is never trusted further: the engine polls. */
+export interface VerifiedWebhook {
+  readonly upstreamId: string;
+}
+
+/** The one HTTP client adapters use: the provider's base URL, auth, timeout and metrics are applied by the engine's caller. */
+export interface ProviderHttp {
+  /**
+   * Calls `pathOrUrl` (a path joined to the base URL, or an absolute URL the provider gave, which
+   * must be on the base URL's origin or a host the adapter names as the provider's). Answers with
+   * a status >= 400 throw UpstreamError (rejected for 4xx but 408/409/425/429; unavailable for
+   * those and 5xx, with Retry-After); so do network errors and timeouts (unavailable). A JSON answer
+   * larger than the cap or not JSON throws UpstreamError `malformed`.
+   */
+  json(method: string, pathOrUrl: string, body?: unknown, headers?: Readonly<Record<string, string>>): Promise<unknown>;
+  /** A raw request for uploads (multipart or bytes); answers JSON as `json` does. */
+  send(method: string, pathOrUrl: string, body: Uint8Array | FormData, headers?: Readonly<Record<string, string>>): Promise<unknown>;
+}
+
+export interface ProviderAdapter {
+  readonly type: ProviderType;
+  /** Where this provider's answer holds the files when the binding names no `outputs` (docs/providers.md). */
+  readonly defaultOutputs: readonly string[];
+  /** Whether the answer to `submit` is final (OpenAI's synchronous call): then `status` is never asked. */
+  readonly synchronous: boolean;
+  submit(req: SubmitRequest): Promise<Submitted>;
+  status(handle: UpstreamHandle): Promise<UpstreamStatus>;
+  /** Asks the provider to stop the job; a job already ended there is not an error. */
+  cancel(handle: UpstreamHandle): Promise<void>;
+  /** Puts a file where the provider can read it, answering the URL to give it; absent when the provider has no file API. */
+  upload?(bytes: Buffer, contentType: string, name: string): Promise<string>;
+  /**
+   * Checks a webhook's signature (Standard Webhooks for Replicate, ED25519 for fal): the provider
+   * job it names, or undefined when the signature, timestamp or body does not check out.
+   */
+  verifyWebhook?(headers: Readonly<Record<string, string | undefined>>, rawBody: Buffer, nowMs: number): Promise<VerifiedWebhook | undefined>;
+}
+
+/**
+ * Why a provider call failed, as the engine acts on it:
+ * - `rejected`: the provider refused the request (a 4xx on submit): the job fails `upstream_rejected`.
+ * - `failed`: the provider took the job and failed it: `upstream_failed`.
+ * - `unavailable`: 429, 5xx, timeouts, lost connections: retried with backoff, then `upstream_unavailable`.
+ * - `malformed`: an answer not as documented (not JSON, too large, missing fields, wrong media): `upstream_malformed`.
+ * The message is for the client: the provider's own words, cleaned of secrets and URLs (cleanUpstreamMessage).
+ */
+export type UpstreamErrorClass = 'rejected' | 'failed' | 'unavailable' | 'malformed';
+
+export class UpstreamError extends Error {
+  readonly kind: UpstreamErrorClass;
+  /** The provider's HTTP status, where there was one. */
+  readonly status: number | undefined;
+  /** From `Retry-After`, in ms, where the provider sent one. */
+  readonly retryAfterMs: number | undefined;
+  constructor(kind: UpstreamErrorClass, message: string, options: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'UpstreamError';
+    this.kind = kind;
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+const URL_RE = /\b(?:https?|wss?|ftp|data):[^\s'"<>)]*/gi;
+// Bearer tokens, `Key ...` headers and the shapes of common provider keys (r8_, sk-, fal key ids).
+const SECRET_RE = /\b(?:Bearer|Key|Token)\s+[A-Za-z0-9._:~+/=-]{8,}|\b(?:r8_|sk-|sk_)[A-Za-z0-9_-]{8,}|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{16,}\b/gi;
+
+/**
+ * A provider's message as a client may read it: URLs (which may carry signed tokens or our base
+ * URL) and anything shaped like a key become placeholders, `secret` itself (the configured key)
+ * is removed wherever it appears, whitespace is folded and the length capped.
+ */
+export function cleanUpstreamMessage(message: string, secret?: string): string {
+  let text = String(message);
+  if (secret && secret.length >= 4) text = text.split(secret).join('<secret>');
+  text = text.replace(URL_RE, '<url>').replace(SECRET_RE, '<secret>');
+  text = text.replace(/\s+/g, ' ').trim();
+  return text.length > 500 ? `${text.slice(0, 497)}...` : text || 'no message';
+}
+
+/**
+ * Makes a type's adapter for one run (or one webhook check): `http` is bound to the run's signal
+ * and knows the base URL and the key, so an adapter never touches the secret itself.
+ */
+export type AdapterFactory = (settings: ProviderSettings, http: ProviderHttp) => ProviderAdapter;
