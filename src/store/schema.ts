@@ -292,6 +292,16 @@ export interface StylesTable {
   updated_at: number;
 }
 
+/** A job's counterpart at a hosted provider (0017; store/upstream-store.ts). */
+export interface JobUpstreamsTable {
+  job_id: string;
+  provider: string;
+  upstream_id: string;
+  /** JSON object as text. */
+  state: string;
+  updated_at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   members: MembersTable;
@@ -312,4 +322,5 @@ export interface Database {
   health_probes: HealthProbesTable;
   worker_tokens: WorkerTokensTable;
   remote_workers: RemoteWorkersTable;
+  job_upstreams: JobUpstreamsTable;
 }

@@ -11,6 +11,7 @@ import type { RetentionStore } from './retention-store.js';
 import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
 import type { WorkerTokenStore } from './remote-token-store.js';
+import type { UpstreamStore } from './upstream-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
 export type { ClaimTypes, JobMove, JobPatch, NewClaim, OverdueCutoff } from './queue-inputs.js';
@@ -53,6 +54,7 @@ export interface StoreTx {
   readonly assets: AssetStore;
   readonly styles: StyleStore;
   readonly workerTokens: WorkerTokenStore;
+  readonly upstreams: UpstreamStore;
 }
 
 export interface Store extends StoreTx {

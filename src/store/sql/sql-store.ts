@@ -17,6 +17,7 @@ import type { EventSender, QueueCaps } from './queue-queries.js';
 import { SqlWebhookStore } from './webhook-queries.js';
 import type { Transact } from './transact.js';
 import { SqlWorkerTokenStore } from './remote-token-queries.js';
+import { SqlUpstreamStore } from './upstream-queries.js';
 
 export interface SqlBackend {
   readonly db: Kysely<Database>;
@@ -64,6 +65,7 @@ function bind(trx: Kysely<Database>, caps: BoundCaps, pending: JobEvent[]): Stor
     assets: new SqlAssetStore(trx, joined, caps.rowLocks),
     styles: new SqlStyleStore(trx, joined, caps.rowLocks),
     workerTokens: new SqlWorkerTokenStore(trx),
+    upstreams: new SqlUpstreamStore(trx),
   };
 }
 
@@ -101,6 +103,7 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
     assets: new SqlAssetStore(db, transact, caps.rowLocks),
     styles: new SqlStyleStore(db, transact, caps.rowLocks),
     workerTokens: new SqlWorkerTokenStore(db),
+    upstreams: new SqlUpstreamStore(db),
     stats: new SqlQueueStatsStore(db),
     retention: new SqlRetentionStore(db, transact, caps.skipLocked),
     async transaction(fn) {

@@ -15,6 +15,7 @@ import { STYLES_MIGRATION } from './0013-styles.js';
 import { REMOTE_WORKERS_MIGRATION } from './0014-remote-workers.js';
 import { TRANSITIONS_MIGRATION } from './0015-job-transitions.js';
 import { RETENTION_MIGRATION } from './0016-retention.js';
+import { JOB_UPSTREAMS_MIGRATION } from './0017-job-upstreams.js';
 
 /**
  * Numbered migrations, written with Kysely's schema builder so every backend runs the same ones.
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0014_remote_workers': REMOTE_WORKERS_MIGRATION,
   '0015_job_transitions': TRANSITIONS_MIGRATION,
   '0016_retention': RETENTION_MIGRATION,
+  '0017_job_upstreams': JOB_UPSTREAMS_MIGRATION,
 };
 
 /** The names of every migration this code knows, in order (readiness compares them with the store's). */
