@@ -12,7 +12,18 @@ import { invalid } from './error-catalogue.js';
  * (src/engines/engine.ts) but `timeout`, which has a marker of its own that goes through the run's
  * real timeout. A test checks that every job error code is here or in SANDBOX_OTHER_CODES.
  */
-export const SANDBOX_FAIL_CODES = ['input_fetch_failed', 'input_invalid', 'input_too_large', 'engine_failed', 'worker_lost', 'server_unavailable'] as const;
+export const SANDBOX_FAIL_CODES = [
+  'input_fetch_failed',
+  'input_invalid',
+  'input_too_large',
+  'engine_failed',
+  'worker_lost',
+  'server_unavailable',
+  'upstream_rejected',
+  'upstream_failed',
+  'upstream_unavailable',
+  'upstream_malformed',
+] as const;
 export type SandboxFailCode = (typeof SANDBOX_FAIL_CODES)[number];
 
 /** Job error codes `fail=` refuses, each with where to go instead. */

@@ -66,6 +66,42 @@ export interface EngineContext {
    * Throws an EngineError `input_invalid` if it no longer exists.
    */
   loadStyle(id: string): Promise<StyleArtifact>;
+  /**
+   * When the job's timeout ends it (epoch ms): the run is then aborted. An engine that retries
+   * a third party stops retrying before it, so such a job ends as the third party's fault.
+   */
+  readonly deadlineMs: number;
+  /** Reports how far the work is, 0 to 1: shown as the job's progress with the next heartbeat. */
+  progress(fraction: number): void;
+  /**
+   * The job's counterpart at a hosted provider (provider engines): `load` reads what an earlier run
+   * of this job stored (undefined on a first run; read only when asked, so other engines cost no
+   * query), and `save` stores it under the run's lease, rejecting with the run's stop reason when
+   * the job is no longer this run's.
+   */
+  readonly upstream: {
+    load(): Promise<UpstreamState | undefined>;
+    save(state: UpstreamState): Promise<void>;
+  };
+}
+
+/** A provider job as stored with ours: the provider's name, its id there, and the engine's small JSON state. */
+export interface UpstreamState {
+  readonly provider: string;
+  readonly upstreamId: string;
+  readonly state: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Why a run was stopped from outside the engine: the signal's reason. An engine that holds work
+ * elsewhere (a provider job) cancels it there on `cancelled` and `timeout`, and leaves it running
+ * on `lost` and `shutdown`, when the job's next run resumes it.
+ */
+export class RunStopped extends Error {
+  constructor(readonly why: 'cancelled' | 'lost' | 'timeout' | 'shutdown') {
+    super(`run stopped: ${why}`);
+    this.name = 'RunStopped';
+  }
 }
 
 /** A trained style as an engine stores and reads it: opaque JSON to everything but engines. */
@@ -101,6 +137,10 @@ export const JOB_ERROR_CODES = Object.freeze({
   worker_lost: 'the job was reclaimed after its worker stopped too many times',
   engine_failed: 'the engine failed for a reason of its own',
   server_unavailable: "the server's storage or database kept failing while it ran the job (disk full, too many open files, read-only, database lost); not billed, submit again later",
+  upstream_rejected: 'the hosted provider the model runs on refused the request (its message says why)',
+  upstream_failed: 'the hosted provider took the job and failed it (its message says why)',
+  upstream_unavailable: 'the hosted provider could not be reached or kept answering with errors until the job ran out of time or attempts; not billed, submit again later',
+  upstream_malformed: "the hosted provider's answer could not be used: not as documented, too large, not the model's media type, or outputs at a refused address",
 } as const);
 
 export type JobErrorCode = keyof typeof JOB_ERROR_CODES;

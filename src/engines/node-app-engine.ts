@@ -141,6 +141,12 @@ class GraphRun {
       outDir: dir,
       loadInput: (url, field) => this.#load(url, field),
       loadStyle: (id) => this.#ctx.loadStyle(id),
+      deadlineMs: this.#ctx.deadlineMs,
+      // A step's progress is not the job's; the job's stages say how far the graph is.
+      progress: () => undefined,
+      // A step has no row of its own to keep a provider job in: a provider-bound step of a
+      // restarted graph is submitted again (docs/providers.md).
+      upstream: { load: async () => undefined, save: async () => undefined },
       // A step's own preview is not the job's: the job shows a finished step's output instead.
       stage: async (stage: EngineStage) => {
         signal.throwIfAborted();

@@ -2,6 +2,7 @@ import { SANDBOX_DWELL_MS, sandboxMarkersOf } from '../domain/sandbox-markers.js
 import type { SandboxFailCode, SandboxMarkers } from '../domain/sandbox-markers.js';
 import type { Clock } from '../lib/clock.js';
 import { describeFault } from '../lib/infra-fault.js';
+import { UPSTREAM_MESSAGES } from './providers/upstream-errors.js';
 import { EngineError } from './engine.js';
 import type { Engine, EngineContext, EngineJob, EngineStage, OutputFile } from './engine.js';
 import { DEFAULT_MEDIA_LIMITS, count, tooLarge } from './media/media-limits.js';
@@ -83,6 +84,14 @@ export function sandboxFailure(code: SandboxFailCode, request: Readonly<Record<s
       return new EngineError(code, "the job's worker stopped 3 times; giving up", detail);
     case 'server_unavailable':
       return new EngineError(code, `the server could not run the job because ${describeFault('disk_full')}; you were not billed, submit it again later`, detail);
+    case 'upstream_rejected':
+      return new EngineError(code, UPSTREAM_MESSAGES.rejected('422: the input is not valid for this model'), detail);
+    case 'upstream_failed':
+      return new EngineError(code, UPSTREAM_MESSAGES.failed('the model raised an error'), detail);
+    case 'upstream_unavailable':
+      return new EngineError(code, UPSTREAM_MESSAGES.unavailable('503: service unavailable'), detail);
+    case 'upstream_malformed':
+      return new EngineError(code, UPSTREAM_MESSAGES.malformed('its answer names no output file'), detail);
   }
 }
 

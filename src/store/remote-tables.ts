@@ -1,4 +1,5 @@
-// The tables of migration 0014 (remote workers), apart to keep schema.ts short; times in microseconds.
+// The tables of migrations 0014 (remote workers) and 0017 (provider jobs): the engines that run
+// outside this process, apart to keep schema.ts short; times in microseconds.
 
 /** Credentials of remote GPU workers (docs/workers.md): not API tokens, and of no workspace. */
 export interface WorkerTokensTable {
@@ -25,4 +26,14 @@ export interface RemoteWorkersTable {
   /** A JSON array of the model patterns its claims asked for; empty: all its token allows. */
   models: string;
   last_seen_at: number;
+}
+
+/** A job's counterpart at a hosted provider (0017; store/upstream-store.ts). */
+export interface JobUpstreamsTable {
+  job_id: string;
+  provider: string;
+  upstream_id: string;
+  /** A JSON object as text. */
+  state: string;
+  updated_at: number;
 }

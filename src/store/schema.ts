@@ -1,8 +1,8 @@
 import type { Generated } from 'kysely';
 import type { JobStatus } from '../domain/states.js';
-import type { RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
+import type { JobUpstreamsTable, RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
 
-export type { RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
+export type { JobUpstreamsTable, RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
 
 /**
  * Table shapes shared by every backend. Times are integer microseconds since the epoch; booleans
@@ -289,16 +289,6 @@ export interface StylesTable {
   share_link_at: number | null;
   /** Strictly increasing per workspace, so a time cursor over styles is exact. */
   created_at: number;
-  updated_at: number;
-}
-
-/** A job's counterpart at a hosted provider (0017; store/upstream-store.ts). */
-export interface JobUpstreamsTable {
-  job_id: string;
-  provider: string;
-  upstream_id: string;
-  /** JSON object as text. */
-  state: string;
   updated_at: number;
 }
 

@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Engine, EngineContext, EngineStage, OutputFile, StyleArtifact } from '../engines/engine.js';
-import { EngineError } from '../engines/engine.js';
+import { EngineError, RunStopped } from '../engines/engine.js';
 import type { Clock } from '../lib/clock.js';
 import type { Log } from '../lib/log.js';
 import { withFields } from '../lib/log.js';
@@ -33,13 +33,7 @@ export interface RunDeps {
   readonly readiness?: { canStore(): Promise<boolean> };
 }
 
-/** Why a run was stopped from outside the engine. */
-export class RunStopped extends Error {
-  constructor(readonly why: 'cancelled' | 'lost' | 'timeout' | 'shutdown') {
-    super(`run stopped: ${why}`);
-    this.name = 'RunStopped';
-  }
-}
+export { RunStopped };
 
 /**
  * Runs one claimed job to its end: heartbeats keep the lease, a timer enforces the model's
@@ -61,6 +55,8 @@ export async function runJob(job: ClaimedJob, given: RunDeps, shutdown: AbortSig
   shutdown.addEventListener('abort', onShutdown, { once: true });
 
   let status: JobStatus = 'scheduled';
+  // What the engine last reported of its progress; the next heartbeat stores it.
+  const progress: { value: number | undefined } = { value: undefined };
   let preview: string | undefined;
   let scratch: OutputScratch | undefined;
   // Once the completion has committed, nothing the run does may remove the job's outputs.
@@ -70,7 +66,7 @@ export async function runJob(job: ClaimedJob, given: RunDeps, shutdown: AbortSig
     if (left <= 0) throw new RunStopped('timeout');
     if (shutdown.aborted) throw new RunStopped('shutdown');
     clock.sleep(left, background.signal).then(() => stop('timeout'), () => undefined);
-    void heartbeat(job, deps, background.signal, () => stop('lost'));
+    void heartbeat(job, deps, background.signal, () => stop('lost'), progress);
 
     scratch = await outputs.scratch(job.outputKey);
     const outDir = scratch.dir;
@@ -79,6 +75,18 @@ export async function runJob(job: ClaimedJob, given: RunDeps, shutdown: AbortSig
       outDir,
       loadInput: (url, field) => deps.loadInput(url, field, run.signal),
       loadStyle: (id) => deps.loadStyle(id),
+      deadlineMs: runs.deadline(job) / 1000,
+      progress: (fraction) => {
+        if (Number.isFinite(fraction)) progress.value = Math.min(1, Math.max(0, fraction));
+      },
+      upstream: {
+        load: () => runs.upstreamOf(job),
+        save: async (state) => {
+          run.signal.throwIfAborted();
+          if (!(await runs.saveUpstream(job, state))) stop('lost');
+          run.signal.throwIfAborted();
+        },
+      },
       stage: async (stage: EngineStage, file?: OutputFile) => {
         run.signal.throwIfAborted();
         // The preview is stored before the status that shows its URL.
@@ -149,11 +157,11 @@ const inDir = (dir: string, name: string): Promise<boolean> =>
     () => false,
   );
 
-async function heartbeat(job: ClaimedJob, deps: RunDeps, signal: AbortSignal, lost: () => void): Promise<void> {
+async function heartbeat(job: ClaimedJob, deps: RunDeps, signal: AbortSignal, lost: () => void, progress: { readonly value: number | undefined }): Promise<void> {
   try {
     for (;;) {
       await deps.clock.sleep(deps.runs.policy.leaseMs / 3, signal);
-      if (!(await deps.runs.heartbeat(job))) return lost();
+      if (!(await deps.runs.heartbeat(job, progress.value))) return lost();
     }
   } catch {
     // The run ended (its signal aborted) or the store failed; a missed beat only risks a reclaim.

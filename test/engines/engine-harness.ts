@@ -41,6 +41,9 @@ export function fakeContext(
     controller,
     stages,
     loaded,
+    deadlineMs: Date.now() + 3_600_000,
+    progress: () => undefined,
+    upstream: { load: async () => undefined, save: async () => undefined },
     async loadInput(url: string, field: string) {
       loaded.push(field);
       const data = /^data:[^;,]*;base64,(.*)$/.exec(url);

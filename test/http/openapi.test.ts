@@ -2,6 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JOB_ERROR_CODES } from '../../src/engines/engine.js';
 import { MODELS } from '../../src/models/registry.js';
 import { createTestApp } from '../helpers/app.js';
 import { CUSTOM_MODELS } from '../helpers/custom-models.js';
@@ -51,6 +52,12 @@ describe('GET /openapi.json', () => {
     const result = await new Validator().validate(structuredClone(doc));
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
+  });
+
+  it('names every job error code, the upstream ones included, in the JobError schema', () => {
+    const code = doc.components.schemas.JobError!.properties!.code as { description: string };
+    for (const c of Object.keys(JOB_ERROR_CODES)) expect(code.description, c).toContain(`\`${c}\``);
+    expect(code.description).toContain('`upstream_unavailable`');
   });
 
   it('has every path of spec section 4 with its methods', () => {

@@ -70,6 +70,7 @@ function cuttableBackend(inner: Backend, cut: { down: boolean }): Backend {
             assets: store.assets,
             styles: store.styles,
             workerTokens: store.workerTokens,
+            upstreams: store.upstreams,
             stats: guard(store.stats),
             retention: store.retention,
             queue: guard(store.queue),

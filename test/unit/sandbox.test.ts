@@ -56,7 +56,7 @@ describe('sandbox markers', () => {
 
   it('refuses an unknown fail code, naming every code it takes', () => {
     expect(refusal('a fox [mediagen:fail=card_declined]')).toBe(
-      "'prompt' ends with [mediagen:fail=card_declined]: [mediagen:fail=<code>] takes one of input_fetch_failed, input_invalid, input_too_large, engine_failed, worker_lost, server_unavailable",
+      "'prompt' ends with [mediagen:fail=card_declined]: [mediagen:fail=<code>] takes one of input_fetch_failed, input_invalid, input_too_large, engine_failed, worker_lost, server_unavailable, upstream_rejected, upstream_failed, upstream_unavailable, upstream_malformed",
     );
     expect(refusal('a fox [mediagen:fail]')).toMatch(/takes one of input_fetch_failed/);
     expect(refusal('a fox [mediagen:fail=timeout]')).toBe("'prompt' ends with [mediagen:fail=timeout]: use [mediagen:timeout], which times the job out through the real timeout");

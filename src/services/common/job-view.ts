@@ -7,6 +7,7 @@ import { formatMicros } from '../../lib/time.js';
 import { storedUrlAt } from '../../lib/urls.js';
 import { StringEnum } from '../../models/schema-kit.js';
 import { JOB_STATUSES } from '../../domain/states.js';
+import { JOB_ERROR_CODES } from '../../engines/engine.js';
 import type { JobSummary } from '../../store/store.js';
 import { Cursor } from './paging.js';
 
@@ -60,7 +61,13 @@ export const JobResult = Type.Object(
 
 export const JobError = Type.Object(
   {
-    code: Type.String({ description: 'Why the job failed, as a stable code', examples: ['engine_failed'] }),
+    code: Type.String({
+      // Not an enum: a client must not break on a code a newer server adds. docs/errors.md says when each is given.
+      description: `Why the job failed, as a stable code: ${Object.entries(JOB_ERROR_CODES)
+        .map(([code, when]) => `\`${code}\` (${when})`)
+        .join('; ')}`,
+      examples: ['engine_failed'],
+    }),
     message: Type.Optional(Type.String({ description: 'The same, in words', examples: ['the engine could not render the request'] })),
   },
   { $id: 'JobError', description: 'Why a job failed (spec 2.3)', examples: [{ code: 'engine_failed', message: 'the engine could not render the request' }] },

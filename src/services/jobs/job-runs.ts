@@ -6,7 +6,7 @@ import { newId } from '../../lib/ids.js';
 import { msToMicros } from '../../lib/time.js';
 import type { Micros } from '../../lib/time.js';
 import { newOutputKey } from '../../outputs/output-store.js';
-import type { EngineStage, StyleArtifact } from '../../engines/engine.js';
+import type { EngineStage, StyleArtifact, UpstreamState } from '../../engines/engine.js';
 import type { Catalog } from '../../models/catalog.js';
 import { mainOutputTypes } from '../../models/model.js';
 import type { ClaimTypes, JobPatch, JobRecord, Store } from '../../store/store.js';
@@ -124,6 +124,17 @@ export class JobRuns {
   /** Renews the lease (and stores a remote worker's `progress`); false when the worker lost the job. */
   heartbeat(job: ClaimedJob, progress?: number): Promise<boolean> {
     return this.#store.queue.extendLease(job.id, job.leaseId, this.leaseEnd(), progress);
+  }
+
+  /** What an earlier run of the job stored of its provider job (provider engines); undefined: none. */
+  async upstreamOf(job: ClaimedJob): Promise<UpstreamState | undefined> {
+    const rec = await this.#store.upstreams.find(job.id);
+    return rec && { provider: rec.provider, upstreamId: rec.upstreamId, state: rec.state };
+  }
+
+  /** Stores the run's provider job with its job while the run holds the lease; false when it lost the job. */
+  saveUpstream(job: ClaimedJob, state: UpstreamState): Promise<boolean> {
+    return this.#store.upstreams.save({ jobId: job.id, ...state, updatedAt: this.#now() }, job.leaseId);
   }
 
   /** When a lease taken or renewed now runs out. */

@@ -82,6 +82,10 @@ export async function runRemoteJob(job: ClaimedJobView, deps: RemoteRunDeps, har
       outDir: dir,
       loadInput: (url, field) => loadInput(url, field, run.signal),
       loadStyle: (id) => styleFor(job, id),
+      deadlineMs: Date.parse(job.deadline),
+      progress: (fraction) => beats.progress(fraction),
+      // The worker protocol keeps no engine state: an engine run here starts afresh after a reclaim.
+      upstream: { load: async () => undefined, save: async () => undefined },
       stage: async (stage: EngineStage, preview?: OutputFile) => {
         run.signal.throwIfAborted();
         if (preview) await upload(preview);
@@ -144,6 +148,8 @@ function styleFor(job: ClaimedJobView, id: string): Promise<StyleArtifact> {
 class Heartbeat {
   #expiresAt: number;
   readonly #deadline: number;
+  /** The engine's last reported fraction, sent with the next beat. */
+  #fraction: number | undefined;
 
   constructor(
     private readonly job: ClaimedJobView,
@@ -153,6 +159,10 @@ class Heartbeat {
   ) {
     this.#expiresAt = Date.parse(job.lease_expires_at);
     this.#deadline = Date.parse(job.deadline);
+  }
+
+  progress(fraction: number): void {
+    if (Number.isFinite(fraction)) this.#fraction = Math.min(1, Math.max(0, fraction));
   }
 
   extended(leaseExpiresAt: string): void {
@@ -170,7 +180,8 @@ class Heartbeat {
         if (Number.isFinite(this.#deadline) && this.#deadline >= now) wait = Math.min(wait, this.#deadline - now + MIN_BEAT_MS);
         await clock.sleep(wait, this.signal);
         try {
-          this.extended((await client.progress(this.job.id, { lease_id: this.job.lease_id })).lease_expires_at);
+          const fraction = this.#fraction;
+          this.extended((await client.progress(this.job.id, { lease_id: this.job.lease_id, ...(fraction === undefined ? {} : { fraction }) })).lease_expires_at);
         } catch (err) {
           if (this.signal.aborted) return;
           if (err instanceof JobStopped) return this.stop(err.reason);
