@@ -11,6 +11,8 @@ import type { CustomModelDecl } from './custom-model-settings.js';
 import { ConfigError } from './readers.js';
 import { readOutputStore } from './storage.js';
 import { readModelEngines, readPrices } from './model-sections.js';
+import { readProviders, readUpstreams } from './provider-settings.js';
+import type { ProviderSettings, UpstreamBinding } from './provider-settings.js';
 import type { OutputStoreConfig, RetentionConfig } from './storage.js';
 
 export { ConfigError } from './readers.js';
@@ -92,6 +94,10 @@ export interface Config {
   readonly modelEngines: ModelEngines;
   /** The config file's `models`: models declared by the operator, served by remote workers (src/models/custom-models.ts). */
   readonly models: readonly CustomModelDecl[];
+  /** The config file's `providers`: hosted services models are bound to as `provider:<name>` (docs/providers.md). */
+  readonly providers: readonly ProviderSettings[];
+  /** The config file's `upstream`: built-in model path or pattern -> how it maps onto its provider. */
+  readonly upstreams: Readonly<Record<string, UpstreamBinding>>;
 }
 
 type Value = string | number | boolean;
@@ -191,6 +197,8 @@ export function loadConfig(opts: {
   let prices: Record<string, Record<string, MicroUsd>> = {};
   let modelEngines: Record<string, string> = {};
   let models: CustomModelDecl[] = [];
+  let providers: ProviderSettings[] = [];
+  let upstreams: Record<string, UpstreamBinding> = {};
 
   const file = opts.configFile ?? env.MEDIAGEN_CONFIG;
   if (file) {
@@ -218,6 +226,14 @@ export function loadConfig(opts: {
       }
       if (key === 'models') {
         models = readCustomModels(raw, file);
+        continue;
+      }
+      if (key === 'providers') {
+        providers = readProviders(raw, file, env);
+        continue;
+      }
+      if (key === 'upstream') {
+        upstreams = readUpstreams(raw, file);
         continue;
       }
       if (key === 'job_timeouts_ms') {
@@ -302,6 +318,8 @@ export function loadConfig(opts: {
     prices: Object.freeze(prices),
     modelEngines: Object.freeze(modelEngines),
     models: Object.freeze(models),
+    providers: Object.freeze(providers),
+    upstreams: Object.freeze(upstreams),
   });
 }
 

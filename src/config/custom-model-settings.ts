@@ -2,6 +2,8 @@ import type { MicroUsd } from '../domain/money.js';
 import { isPlainObject } from '../lib/plain-object.js';
 import { parseDateOnly } from '../lib/time.js';
 import { OPTIONS } from './options.js';
+import { readUpstreamBinding } from './provider-settings.js';
+import type { UpstreamBinding } from './provider-settings.js';
 import { ConfigError, readUsd } from './readers.js';
 
 /**
@@ -31,8 +33,10 @@ export interface CustomModelDecl {
   readonly price: CustomPriceDecl;
   /** The media types its main output may have; absent: any of its kind. */
   readonly outputTypes?: readonly string[];
-  /** Its binding: `remote:<pool>` (src/engines/bindings.ts). */
+  /** Its binding: `remote:<pool>` or `provider:<name>` (src/engines/bindings.ts). */
   readonly engine: string;
+  /** How it maps onto its provider, when bound to one (docs/providers.md). */
+  readonly upstream?: UpstreamBinding;
   readonly deprecation?: { readonly sunsetDate: string; readonly replacement?: string; readonly migrationUrl?: string };
   readonly timeoutMs?: number;
   readonly zeroDataRetention: boolean;
@@ -43,7 +47,7 @@ const PATH_RE = /^[a-z0-9][a-z0-9._-]*(?:\/[a-z0-9][a-z0-9._-]*){2,3}$/;
 const PATH_MAX = 200;
 const SUMMARY_MAX = 200;
 
-const KEYS = ['path', 'kind', 'summary', 'request', 'price', 'output', 'engine', 'deprecation', 'timeout_ms', 'zero_data_retention'];
+const KEYS = ['path', 'kind', 'summary', 'request', 'price', 'output', 'engine', 'upstream', 'deprecation', 'timeout_ms', 'zero_data_retention'];
 
 /** Each rule: the rate's key (also the rate's name) and the field keys it takes, required or not. */
 const PRICE_RULES: Readonly<Record<PriceRuleName, { readonly fields: readonly string[]; readonly optional: readonly string[] }>> = {
@@ -162,6 +166,7 @@ function readModel(raw: unknown, i: number, file: string): CustomModelDecl {
     price: Object.freeze(readPrice(raw.price, `${where}.price`)),
     ...(raw.output !== undefined ? { outputTypes: readOutput(raw.output, `${where}.output`) } : {}),
     engine,
+    ...(raw.upstream !== undefined ? { upstream: readUpstreamBinding(raw.upstream, `${where}.upstream`) } : {}),
     ...(raw.deprecation !== undefined ? { deprecation: Object.freeze(readDeprecation(raw.deprecation, `${where}.deprecation`)) } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     zeroDataRetention: raw.zero_data_retention === true,

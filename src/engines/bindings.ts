@@ -12,12 +12,17 @@ import { GLOB_SYNTAX, globSpecificity, isGlob, isGlobPattern, matchesGlob } from
 export type EngineBinding = { readonly kind: 'engine'; readonly engine: string } | { readonly kind: 'remote'; readonly pool: string };
 
 export const REMOTE_PREFIX = 'remote:';
+/** A hosted provider of the config's `providers` (src/engines/providers/): an in-process engine named `provider:<name>`. */
+export const PROVIDER_PREFIX = 'provider:';
 /** The built-in engine's id (src/engines/local/): it renders the built-in models only. */
 export const LOCAL_ENGINE = 'local';
 const POOL_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
-/** `local` -> an in-process engine; `remote:<pool>` -> a remote pool. Throws a ConfigError naming `where`. */
+/** `local` or `provider:<name>` -> an in-process engine; `remote:<pool>` -> a remote pool. Throws a ConfigError naming `where`. */
 export function parseBinding(id: string, where: string): EngineBinding {
+  if (id.startsWith(PROVIDER_PREFIX) && !POOL_RE.test(id.slice(PROVIDER_PREFIX.length))) {
+    throw new ConfigError(`${where}: '${id}' names no provider; a provider name is 1 to 63 of a-z, 0-9, _ and -, e.g. provider:replicate`);
+  }
   if (!id.startsWith(REMOTE_PREFIX)) return { kind: 'engine', engine: id };
   const pool = id.slice(REMOTE_PREFIX.length);
   if (!POOL_RE.test(pool)) throw new ConfigError(`${where}: '${id}' names no pool; a pool is 1 to 63 of a-z, 0-9, _ and -, e.g. remote:gpu-a`);
@@ -112,7 +117,7 @@ export function buildBindings(models: readonly BindableModel[], overrides: Model
 
 function localRefusal(path: string, where: string, key: string | undefined): ConfigError {
   const why = `'${LOCAL_ENGINE}' is the built-in engine, which renders only the built-in models`;
-  if (key === undefined) return new ConfigError(`${where}.engine: ${why}; bind a custom model to a pool of remote workers, e.g. "remote:gpu"`);
-  if (key === path) return new ConfigError(`model_engines.${path}: ${why}, and ${path} is a custom model (${where}); bind it to a remote pool, e.g. "remote:gpu"`);
-  return new ConfigError(`model_engines '${key}' binds the custom model ${where} to ${why}; bind it to a remote pool with an entry of its own, e.g. "${path}": "remote:gpu"`);
+  if (key === undefined) return new ConfigError(`${where}.engine: ${why}; bind a custom model to a pool of remote workers, e.g. "remote:gpu", or to a provider, e.g. "provider:replicate"`);
+  if (key === path) return new ConfigError(`model_engines.${path}: ${why}, and ${path} is a custom model (${where}); bind it to a remote pool, e.g. "remote:gpu", or to a provider, e.g. "provider:replicate"`);
+  return new ConfigError(`model_engines '${key}' binds the custom model ${where} to ${why}; bind it to a remote pool or a provider with an entry of its own, e.g. "${path}": "remote:gpu"`);
 }

@@ -41,6 +41,8 @@ import type { RequestMeter } from './plugins/request-metrics.js';
 import { registerMetricsRoute } from './routes/metrics-routes.js';
 import type { MetricsEndpoint } from './routes/metrics-routes.js';
 import { registerConsoleRoutes } from './routes/console-routes.js';
+import { registerProviderWebhookRoute } from './routes/provider-webhook-routes.js';
+import type { ProviderWebhookReceiver } from './routes/provider-webhook-routes.js';
 import type { ConsoleOptions } from './routes/console-routes.js';
 
 /** Something that runs as long as the app: started when it is ready, stopped when it closes. */
@@ -95,6 +97,8 @@ export interface AppDeps extends AppServices {
   readonly metrics?: MetricsEndpoint;
   /** The web console at /console (docs/console.md); absent: not served. */
   readonly console?: ConsoleOptions;
+  /** Webhooks from hosted providers (docs/providers.md); absent (no provider takes webhooks): no such route. */
+  readonly providerWebhooks?: ProviderWebhookReceiver;
 }
 
 /** The HTTP API as an un-listened Fastify instance: main.ts listens, tests use inject(). */
@@ -156,6 +160,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.remote) registerWorkerRoutes(app, deps.remote, deps.publicUrl, held);
   if (deps.metrics) registerMetricsRoute(app, deps.metrics);
   if (deps.console) registerConsoleRoutes(app, deps.console);
+  if (deps.providerWebhooks) registerProviderWebhookRoute(app, deps.providerWebhooks);
   const background = deps.background ?? [];
   app.addHook('onReady', async () => background.forEach((task) => task.start()));
   app.addHook('onClose', async () => {

@@ -5,8 +5,10 @@ import type { MicroUsd } from '../domain/money.js';
 import type { RequestMeter } from '../http/plugins/request-metrics.js';
 import type { MetricsScrape } from '../http/routes/metrics-routes.js';
 import type { Clock } from '../lib/clock.js';
+import type { ProviderCallOutcome } from '../engines/providers/provider-http.js';
 import { modelLabel } from '../services/common/meter.js';
 import type { Meter, WebhookAttemptOutcome } from '../services/common/meter.js';
+import type { ProviderMeter } from '../engines/providers/provider-engine.js';
 import type { JobRecord } from '../store/store.js';
 import { CachedReading } from './cached-reading.js';
 
@@ -32,7 +34,7 @@ const seconds = (fromMicros: number, toMicros: number): number => Math.max(0, to
  * what this process did; the gauges read the database at scrape time and show the whole cluster
  * (docs/operations.md: alert on their max() over processes, never their sum).
  */
-export class PromMetrics implements Meter, RequestMeter {
+export class PromMetrics implements Meter, RequestMeter, ProviderMeter {
   readonly registry = new Registry();
   readonly #requests = new Counter({
     name: 'mediagen_http_requests_total',
@@ -77,6 +79,19 @@ export class PromMetrics implements Meter, RequestMeter {
     name: 'mediagen_webhook_attempts_total',
     help: 'Webhook POST attempts, by outcome: delivered, retry (another attempt follows), exhausted, gone (410), refused (a URL not allowed)',
     labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly #providerCalls = new Counter({
+    name: 'mediagen_provider_requests_total',
+    help: 'HTTP calls to hosted providers, by provider name, type, method and outcome (ok, rejected, unavailable, malformed)',
+    labelNames: ['provider', 'type', 'method', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly #providerSeconds = new Histogram({
+    name: 'mediagen_provider_request_duration_seconds',
+    help: 'Time a call to a hosted provider took, by provider name and method (a synchronous generation included)',
+    labelNames: ['provider', 'method'] as const,
+    buckets: HTTP_BUCKETS,
     registers: [this.registry],
   });
   readonly #charges = new Counter({
@@ -132,6 +147,11 @@ export class PromMetrics implements Meter, RequestMeter {
     if (job.startedAt !== null && job.completedAt !== null && job.status !== 'cancelled') {
       this.#run.observe({ model, status: job.status }, seconds(job.startedAt, job.completedAt));
     }
+  }
+
+  providerCall(provider: string, type: string, call: ProviderCallOutcome): void {
+    this.#providerCalls.inc({ provider, type, method: call.method, outcome: call.outcome });
+    this.#providerSeconds.observe({ provider, method: call.method }, Math.max(0, call.ms) / 1000);
   }
 
   webhookAttempt(outcome: WebhookAttemptOutcome): void {

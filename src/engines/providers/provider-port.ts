@@ -7,27 +7,11 @@
  * the engine's, once for every provider.
  */
 
-export const PROVIDER_TYPES = ['replicate', 'fal', 'openai', 'krea'] as const;
-export type ProviderType = (typeof PROVIDER_TYPES)[number];
+import type { ProviderSettings } from '../../config/provider-settings.js';
 
-/** One entry of the config file's `providers`, read and checked (src/config/provider-settings.ts). */
-export interface ProviderSettings {
-  /** Its key in `providers`: models bind to it as `provider:<name>`. */
-  readonly name: string;
-  readonly type: ProviderType;
-  /** As configured (or the type's default), without a trailing slash. Adapters normalise `/v1`. */
-  readonly baseUrl: string;
-  /** The environment variable holding the secret: named in messages, never the secret itself. */
-  readonly apiKeyEnv: string;
-  /** The secret, read from the environment at start. A function, so no JSON.stringify or log of the settings carries it. */
-  readonly apiKey: () => string;
-  /** fal only: where its webhook signing keys are published (JWKS). */
-  readonly webhookJwksUrl?: string;
-  /** fal only: the storage API's base URL for uploads. */
-  readonly storageUrl?: string;
-  /** How long one HTTP call to the provider may take, in ms (a synchronous OpenAI call included). */
-  readonly requestTimeoutMs: number;
-}
+export { PROVIDER_TYPES } from '../../config/provider-settings.js';
+export type { ProviderSettings, ProviderType } from '../../config/provider-settings.js';
+import type { ProviderType } from '../../config/provider-settings.js';
 
 /**
  * The provider's job, as stored with ours (`jobs.upstream`, via EngineContext.upstream) as soon
