@@ -66,6 +66,14 @@ describe('openai adapter: a generation', () => {
     if (status.state !== 'succeeded') throw new Error(status.state);
     expect(status.output).toMatchObject({ data: [{ url: `${fake.url}/files/1.png` }] });
     expect(status.usage).toBeUndefined();
+    // The fake can point its URLs anywhere (a private address, an oversized file): the engine's download checks them.
+    fake.outputUrls = ['http://10.0.0.1/secret.png'];
+    try {
+      const again = await adapter().submit({ model: 'dall-e-2', input: { prompt: 'a fox' }, jobId: JOB });
+      expect(again.status).toMatchObject({ state: 'succeeded', output: { data: [{ url: 'http://10.0.0.1/secret.png' }] } });
+    } finally {
+      fake.outputUrls = undefined;
+    }
   });
 
   it('calls /v1/... whether base_url is given with /v1 or without (a LocalAI root)', async () => {

@@ -52,6 +52,8 @@ export interface FakeKrea {
   readonly requests: FakeKreaRequest[];
   /** The statuses jobs go through, one per poll (options.statuses); replace it to move jobs on (e.g. hold in `processing`, then complete). */
   statuses: readonly string[];
+  /** A completed job's `result.urls` (options.outputUrls; default the fake's own PNG); settable between polls. */
+  outputUrls: unknown;
   /** POSTs that created a job (a replayed Idempotency-Key does not count). */
   submissions: number;
   /** Job ids DELETEd while they existed. */
@@ -88,7 +90,7 @@ export async function startFakeKrea(options: FakeKreaOptions = {}): Promise<Fake
       status,
       created_at: created,
       ...(ended ? { completed_at: new Date().toISOString() } : {}),
-      ...(status === 'completed' ? { result: { urls: options.outputUrls ?? [`${fake.url}/files/1.png`] }, ...(options.costUsd ? { cost_usd: options.costUsd } : {}) } : {}),
+      ...(status === 'completed' ? { result: { urls: fake.outputUrls ?? [`${fake.url}/files/1.png`] }, ...(options.costUsd ? { cost_usd: options.costUsd } : {}) } : {}),
       ...(status === 'failed' ? { error: options.error ?? { code: 'engine_failed', message: 'the engine failed unexpectedly' } } : {}),
     };
   };
@@ -152,6 +154,7 @@ export async function startFakeKrea(options: FakeKreaOptions = {}): Promise<Fake
     token,
     png,
     statuses: options.statuses ?? ['queued', 'processing', 'completed'],
+    outputUrls: options.outputUrls,
     requests: [],
     submissions: 0,
     cancels: [],

@@ -59,6 +59,8 @@ export interface FakeOpenAi {
   /** The PNG the fake answers, and serves at `${url}/files/<n>.png`. */
   readonly png: Buffer;
   readonly requests: FakeOpenAiRequest[];
+  /** Output URLs answered instead of the fake's own (options.outputUrls); settable between calls. */
+  outputUrls: readonly string[] | undefined;
   /** Image calls received (generations and edits), whatever their answer. */
   submissions: number;
   /** Image calls whose client went away before the answer (the engine's abort: its only "cancel"). */
@@ -119,9 +121,10 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     }
     const model = typeof body.model === 'string' ? body.model : 'dall-e-2';
     const n = Math.max(1, Math.min(10, Number(body.n ?? 1) || 1));
-    const format = body.response_format ?? (options.outputUrls ? 'url' : (options.answer ?? 'b64_json'));
+    const urls = fake.outputUrls;
+    const format = body.response_format ?? (urls ? 'url' : (options.answer ?? 'b64_json'));
     const data = Array.from({ length: n }, (_, i) =>
-      format === 'url' ? { url: options.outputUrls?.[i % options.outputUrls.length] ?? `${fake.url}/files/${i + 1}.png` } : { b64_json: png.toString('base64') },
+      format === 'url' ? { url: urls?.[i % urls.length] ?? `${fake.url}/files/${i + 1}.png` } : { b64_json: png.toString('base64') },
     );
     const usage =
       (options.usage ?? model.startsWith('gpt-image'))
@@ -158,6 +161,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     apiKey,
     png,
     requests: [],
+    outputUrls: options.outputUrls,
     submissions: 0,
     aborted: 0,
     fail429(n = 1, retryAfterSeconds = 1) {
