@@ -2,7 +2,10 @@ import { join } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ConfigError } from '../config/config.js';
 import type { Config } from '../config/config.js';
-import type { Engine } from '../engines/engine.js';
+import type { BindableEngine, Engine } from '../engines/engine.js';
+import { resolveProviderRoutes } from '../engines/providers/provider-bindings.js';
+import type { ProviderEngine } from '../engines/providers/provider-engine.js';
+import { UpstreamNudges } from '../engines/providers/upstream-nudges.js';
 import type { MediaTools } from '../engines/media/media-tools.js';
 import type { AppDeps } from '../http/app.js';
 import { systemClock } from '../lib/clock.js';
@@ -67,7 +70,7 @@ export interface Runtime {
    * engines. Throws a ConfigError naming a model no engine here can run, so `serve` asks for it
    * before listening and such a server never starts; `admin` and API-only processes never ask.
    */
-  engine(): Promise<Engine>;
+  engine(log?: Log): Promise<Engine>;
   /** The HTTP API, un-listened. */
   buildHttp(opts: HttpOptions): Promise<FastifyInstance>;
   /** One job worker, not started (tests run one without the webhook sender and janitor). */
@@ -94,6 +97,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const catalog = buildCatalog({ deprecations: config.deprecations, models: modelsWith(config.models) });
   const bindings = buildBindings(catalog.entries, config.modelEngines);
   checkSandboxBindings(config, bindings);
+  // Every process refuses a model bound to an undeclared provider or without its mapping, an API-only one too.
+  const customUpstreams = new Map(config.models.flatMap((m) => (m.upstream ? [[m.path, m.upstream] as const] : [])));
+  const providerRoutes = resolveProviderRoutes(catalog.entries, bindings, config.providers, config.upstreams, customUpstreams);
   const runPolicy = sandboxRunPolicy(config, { ...runPolicyFor(config, catalog), ...overrides.runPolicy });
   const prices = priceTableFor(config, catalog);
   const disk = new DiskCheck(config.dataDir, config.minFreeDiskBytes, clock);
@@ -132,7 +138,16 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // The HTTP app, the workers and the engines are loaded on first use: `mediagen admin` starts in
   // a fraction of the time without Fastify, undici, sharp and ffmpeg's wrappers.
   let engine: Promise<Engine> | undefined;
-  const engineOf = () => (engine ??= overrides.engine ? Promise.resolve(overrides.engine) : buildEngine(config, catalog, bindings, clock));
+  // Verified provider webhooks wake the runs of this process that poll those jobs.
+  const nudges = new UpstreamNudges();
+  let providerEngines: Promise<ProviderEngine[]> | undefined;
+  const providersOf = (log?: Log) =>
+    (providerEngines ??= import('./provider-engines.js').then((m) =>
+      m.buildProviderEngines(config, catalog, providerRoutes, { clock, nudges, ...(metrics ? { meter: metrics } : {}), ...(log ? { log } : {}) }),
+    ));
+  const providerWebhooksOf = async (log?: Log) => new (await import('../engines/providers/provider-webhooks.js')).ProviderWebhooks(await providersOf(log), nudges, clock);
+  const engineOf = (log?: Log) =>
+    (engine ??= overrides.engine ? Promise.resolve(overrides.engine) : providersOf(log).then((providers) => buildEngine(config, catalog, bindings, clock, providers)));
   const parts = async (given?: Engine): Promise<WorkerParts> => ({ config, store, services, outputs, engine: given ?? (await engineOf()) });
   return {
     config,
@@ -157,6 +172,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         ...(metrics ? { requestMeter: metrics } : {}),
         ...(metrics && config.metricsToken !== undefined ? { metrics: { token: config.metricsToken, scrape: () => metrics.scrape() } } : {}),
         console: { mediaOrigins: () => mediaOrigins(opts.publicUrl(), outputs) },
+        ...(providerRoutes.size > 0 ? { providerWebhooks: await providerWebhooksOf(opts.logger) } : {}),
       });
     },
     createJobWorker: async (log, opts) => (await import('./workers.js')).createJobWorker(await parts(opts?.engine), log, opts),
@@ -174,10 +190,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
  * The one place a process's engines are built: each model's job goes to the engine its binding
  * names (its module's `engine`, or the config's `model_engines`: bindings.ts). Adding an engine is adding it to this list.
  */
-async function buildEngine(config: Config, catalog: Catalog, bindings: EngineBindings, clock: Clock): Promise<Engine> {
+async function buildEngine(config: Config, catalog: Catalog, bindings: EngineBindings, clock: Clock, providers: readonly BindableEngine[]): Promise<Engine> {
   const [{ LocalEngine }, { EngineRouter }] = await Promise.all([import('../engines/local/local-engine.js'), import('../engines/router.js')]);
   const local = new LocalEngine({ clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
-  return EngineRouter.build(catalog.entries, [local], bindings);
+  return EngineRouter.build(catalog.entries, [local, ...providers], bindings);
 }
 
 async function openS3Outputs(config: Config, s3: S3StoreConfig, clock: Clock, disk: DiskCheck): Promise<S3Parts> {

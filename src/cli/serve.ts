@@ -72,7 +72,7 @@ export async function serve(argv: string[]): Promise<void> {
   // stdout is for the operator (the banner); the JSON log goes to stderr.
   const log = pino({ level: config.logLevel, serializers: logSerializers }, process.stderr);
   // Before listening: a model no engine here can run stops the start, naming the model.
-  if (config.role !== 'api') await runtime.engine();
+  if (config.role !== 'api') await runtime.engine(log);
   // So does an ffmpeg_path or ffprobe_path that cannot be run (every role decodes uploads or renders).
   const tools = await runtime.mediaTools().catch(async (err: unknown) => {
     await runtime.close();

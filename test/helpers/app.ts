@@ -16,6 +16,7 @@ import type { RunPolicy } from '../../src/services/jobs/job-runs.js';
 import type { JobWaitOptions } from '../../src/services/jobs/job-waits.js';
 import { loadConfig } from '../../src/config/config.js';
 import { readCustomModels } from '../../src/config/custom-model-settings.js';
+import { readProviders, readUpstreams } from '../../src/config/provider-settings.js';
 import type { Log } from '../../src/lib/log.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { sqliteBackend } from './backends.js';
@@ -36,6 +37,8 @@ export interface TestApp {
   readonly outputs: DiskOutputStore;
   /** The job runner, when the app was made with `worker`; started already. */
   readonly worker: Worker | undefined;
+  /** Starts another job worker on the same runtime (a process restarted); closed with the app. */
+  startWorker(opts?: { concurrency?: number; pollMs?: number }): Promise<Worker>;
   /** A bearer token of workspace `default` (owner owner@localhost). */
   readonly token: string;
   /** With `metrics.port`: where the metrics server listens (`http://127.0.0.1:<port>`). */
@@ -91,8 +94,18 @@ export async function createTestApp(
     modelEngines?: Record<string, string>;
     /** `worker_output_max_bytes`: the largest file a remote worker may upload (default 2 GiB). */
     workerOutputMaxBytes?: number;
-    /** Runs jobs in this process with this engine (default: none, jobs stay queued); `log` gets the worker's lines. */
-    worker?: { engine: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean; log?: Log };
+    /**
+     * Runs jobs in this process with this engine (default: none, jobs stay queued); without `engine`,
+     * the runtime's own (the local engine and the providers' engines); `log` gets the worker's lines.
+     */
+    worker?: { engine?: Engine; concurrency?: number; pollMs?: number; allowPrivateUrls?: boolean; log?: Log };
+    /**
+     * The config file's `providers` and `upstream` (docs/providers.md), read with `env` as the
+     * process environment (where the keys are), and `public_url` (the providers' webhook base).
+     */
+    providers?: { providers: unknown; upstream?: unknown; env: Record<string, string>; publicUrl?: string };
+    /** The runtime's clock is the system's (provider runs poll in real time); `clock` then moves nothing. */
+    realClock?: boolean;
     /** The HTTP app's logger (default: none). */
     logger?: FastifyBaseLogger;
     /** The job waiters' settings (stream cap, heartbeat). */
@@ -121,6 +134,13 @@ export async function createTestApp(
     sandbox: opts.sandbox ?? false,
     models: readCustomModels(opts.models ?? [], 'test.json'),
     modelEngines: opts.modelEngines ?? {},
+    ...(opts.providers
+      ? {
+          providers: readProviders(opts.providers.providers, 'test.json', opts.providers.env),
+          upstreams: opts.providers.upstream === undefined ? {} : readUpstreams(opts.providers.upstream, 'test.json'),
+          ...(opts.providers.publicUrl ? { publicUrl: opts.providers.publicUrl } : {}),
+        }
+      : {}),
     // The remote-input loader reads the config; the HTTP app and the worker take theirs below.
     ...(opts.allowPrivateUrls ? { allowPrivateUrls: true } : {}),
     ...(opts.workerOutputMaxBytes !== undefined ? { workerOutputMaxBytes: opts.workerOutputMaxBytes } : {}),
@@ -131,7 +151,7 @@ export async function createTestApp(
     ...(opts.idempotencyKeyHours !== undefined ? { idempotencyKeyHours: opts.idempotencyKeyHours } : {}),
   };
   const runtime = await createRuntime(config, {
-    clock,
+    ...(opts.realClock ? {} : { clock }),
     store,
     outputs,
     ...(opts.runPolicy ? { runPolicy: opts.runPolicy } : {}),
@@ -152,7 +172,7 @@ export async function createTestApp(
   let jobs: JobWorker | undefined;
   if (opts.worker) {
     jobs = await runtime.createJobWorker(opts.worker.log ?? silentLog, {
-      engine: opts.worker.engine,
+      ...(opts.worker.engine ? { engine: opts.worker.engine } : {}),
       concurrency: opts.worker.concurrency ?? 2,
       pollMs: opts.worker.pollMs ?? 1000,
       allowPrivateUrls: opts.worker.allowPrivateUrls ?? false,
@@ -161,6 +181,7 @@ export async function createTestApp(
   }
   const worker = jobs?.worker;
   const metricsServer = await runtime.serveMetrics();
+  const extra: JobWorker[] = [];
   return {
     app,
     store,
@@ -172,6 +193,12 @@ export async function createTestApp(
     token: boot.secret,
     workspaceId: boot.workspace.id,
     metricsUrl: metricsServer?.url,
+    async startWorker(more = {}) {
+      const w = await runtime.createJobWorker(opts.worker?.log ?? silentLog, { concurrency: 2, pollMs: 1000, allowPrivateUrls: opts.worker?.allowPrivateUrls ?? false, ...more });
+      extra.push(w);
+      w.worker.start();
+      return w.worker;
+    },
     async newWorkspace(name: string) {
       const owner = `owner@${name}.test`;
       const ws = await services.identity.createWorkspace(name, owner);
@@ -182,6 +209,10 @@ export async function createTestApp(
     async close() {
       await worker?.stop(0);
       await jobs?.close();
+      for (const w of extra) {
+        await w.worker.stop(0);
+        await w.close();
+      }
       await metricsServer?.close();
       await app.close();
       await store.close();

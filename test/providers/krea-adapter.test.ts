@@ -18,7 +18,7 @@ import type { FakeKrea } from './fakes/fake-krea.js';
  * 500, malformed answers), against a fake written from the spec.
  */
 function adapterAt(baseUrl: string, token: string): ProviderAdapter {
-  const settings = { name: 'up', type: 'krea' as const, baseUrl, apiKeyEnv: 'UPSTREAM_TOKEN', apiKey: () => token, requestTimeoutMs: 10_000 };
+  const settings = { name: 'up', type: 'krea' as const, baseUrl, apiKeyEnv: 'UPSTREAM_TOKEN', apiKey: () => token, requestTimeoutMs: 10_000, maxAttempts: 5, pollIntervalMs: 100, inlineMaxBytes: 1024 };
   return kreaAdapter(settings, createProviderHttp({ type: 'krea', baseUrl, apiKey: () => token, timeoutMs: settings.requestTimeoutMs, clock: systemClock }));
 }
 

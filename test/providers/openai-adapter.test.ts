@@ -21,7 +21,7 @@ beforeEach(() => {
 
 function adapterAt(baseUrl: string, opts: { key?: string; timeoutMs?: number } = {}): ProviderAdapter {
   const key = opts.key ?? fake.apiKey;
-  const settings: ProviderSettings = { name: 'oai', type: 'openai', baseUrl, apiKeyEnv: 'OPENAI_API_KEY', apiKey: () => key, requestTimeoutMs: opts.timeoutMs ?? 5000 };
+  const settings: ProviderSettings = { name: 'oai', type: 'openai', baseUrl, apiKeyEnv: 'OPENAI_API_KEY', apiKey: () => key, requestTimeoutMs: opts.timeoutMs ?? 5000, maxAttempts: 5, pollIntervalMs: 100, inlineMaxBytes: 1024 };
   return openaiAdapter(settings, createProviderHttp({ type: 'openai', baseUrl, apiKey: () => key, timeoutMs: settings.requestTimeoutMs, clock: systemClock }));
 }
 

@@ -125,7 +125,8 @@ export class ProviderEngine implements BindableEngine {
         status = submitted.status;
         await this.#save(ctx, handle, status);
       }
-      status = await this.#follow(ctx, adapter, handle, status);
+      // A synchronous call staged `sampling` before it; a resumed one starts again at `processing`.
+      status = await this.#follow(ctx, adapter, handle, status, adapter.synchronous && !resumed?.handle?.id);
       if (status.state === 'failed') throw upstreamJobError(new UpstreamError('failed', status.message));
       if (status.state === 'cancelled') throw upstreamJobError(new UpstreamError('failed', 'the provider cancelled the job'));
       if (status.state !== 'succeeded') throw new EngineError('engine_failed', `unexpected provider state ${status.state}`);
@@ -157,18 +158,19 @@ export class ProviderEngine implements BindableEngine {
   }
 
   /** Polls until the provider's job ends, moving ours to `sampling` and reporting progress on the way. */
-  async #follow(ctx: EngineContext, adapter: ProviderAdapter, handle: UpstreamHandle, first: UpstreamStatus): Promise<UpstreamStatus> {
+  async #follow(ctx: EngineContext, adapter: ProviderAdapter, handle: UpstreamHandle, first: UpstreamStatus, sampled: boolean): Promise<UpstreamStatus> {
     let status = first;
-    let sampling = false;
+    let sampling = sampled;
     let saved = first.raw;
     const { clock, nudges, provider } = this.#deps;
     for (let polls = 1; ; polls++) {
-      if (status.state === 'running') {
+      // A job done before we saw it run still passes `sampling`: the state machine completes only from there.
+      if (status.state === 'running' || (status.state === 'succeeded' && !sampling)) {
         if (!sampling) {
           await ctx.stage('sampling');
           sampling = true;
         }
-        if (status.progress !== undefined) ctx.progress(status.progress);
+        if (status.state === 'running' && status.progress !== undefined) ctx.progress(status.progress);
       }
       if (status.state === 'succeeded' || status.state === 'failed' || status.state === 'cancelled') {
         await this.#save(ctx, handle, status);

@@ -121,8 +121,9 @@ export class UpstreamError extends Error {
 }
 
 const URL_RE = /\b(?:https?|wss?|ftp|data):[^\s'"<>)]*/gi;
-// Bearer tokens, `Key ...` headers and the shapes of common provider keys (r8_, sk-, fal key ids).
-const SECRET_RE = /\b(?:Bearer|Key|Token)\s+[A-Za-z0-9._:~+/=-]{8,}|\b(?:r8_|sk-|sk_)[A-Za-z0-9_-]{8,}|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{16,}\b/gi;
+// Bearer tokens and `Key ...` headers (the scheme's capital, a digit in the token, so "API key
+// provided" stays words), and the shapes of common provider keys (r8_, sk-, fal's id:secret).
+const SECRET_RE = /\b(?:Bearer|Key|Token)\s+(?=[A-Za-z0-9._:~+/=-]*\d)[A-Za-z0-9._:~+/=-]{8,}|\b(?:r8_|sk-|sk_)[A-Za-z0-9_-]{8,}|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{16,}\b/g;
 
 /**
  * A provider's message as a client may read it: URLs (which may carry signed tokens or our base

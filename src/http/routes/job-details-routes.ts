@@ -18,7 +18,8 @@ export function registerJobDetailsRoute(app: FastifyInstance, details: JobDetail
         description:
           'The job exactly as GET /jobs/{id} shows it, with the request body it was created with (validated, defaults filled ' +
           'in; null once a zero-data-retention job ended), the X-Request-Id of its creation, every status it has taken with ' +
-          'the time, the price held at admission and what it was charged once completed. 404 as GET /jobs/{id}.',
+          'the time, the price held at admission and what it was charged once completed; for owners and admins, a job run at a ' +
+          'hosted provider also shows the provider, its id and status there and the usage it reported (docs/providers.md). 404 as GET /jobs/{id}.',
         tags: ['jobs'],
         params: Type.Object({ id: Type.String({ description: 'Job identifier (UUID)', examples: ['0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69'] }) }),
         querystring: NoQuery,

@@ -65,6 +65,26 @@ export const JobDetails = Type.Object(
     cost_usd: Nullable(Type.String({ ...USD, description: 'What the completed job was charged', examples: [DETAILS_EXAMPLE.cost_usd] }), {
       description: 'What the job was charged once it completed (a metered job: what it made, at most its price); null otherwise',
     }),
+    upstream: Type.Optional(
+      Nullable(
+        Type.Object(
+          {
+            provider: Type.String({ description: 'The `providers` name the job ran on', examples: ['replicate'] }),
+            id: Type.String({ description: "The provider's id for the job (a Replicate prediction, a fal request, a krea job)", examples: ['ufawqhfynnddngldkgtslldrkq'] }),
+            status: Nullable(Type.String({ description: "The provider's last status as it spelt it", examples: ['succeeded'] })),
+            usage: Nullable(
+              Type.Record(Type.String(), Type.Union([Type.Number(), Type.String()]), {
+                description: "What the provider reported it used or cost: Replicate's predict_time, OpenAI's tokens, a krea upstream's cost_usd",
+                examples: [{ predict_time: 2.31 }],
+              }),
+              { description: 'What the provider reported it used or cost; null when it reported nothing' },
+            ),
+          },
+          { additionalProperties: false, description: "The job's counterpart at a hosted provider", examples: [{ provider: 'replicate', id: 'ufawqhfynnddngldkgtslldrkq', status: 'succeeded', usage: { predict_time: 2.31 } }] },
+        ),
+        { description: 'For owners and admins, a job run at a hosted provider: which, its id there, its status and usage, for reconciling invoices; null when the job has none' },
+      ),
+    ),
     billing: StringEnum(BILLING_STATES, {
       description: 'held: the price is held while the job runs; charged: it completed and was charged; released: it failed or was cancelled, nothing charged; none: no ledger entry',
       examples: ['charged'],
@@ -109,6 +129,9 @@ export class JobDetailsService {
     const { billing, cost } = billingOf(job.status, entries);
     // A zero-data-retention request is erased by the move that ends the job.
     const erased = record.zeroDataRetention && isTerminal(record.status);
+    // The provider's side (its ids, its costs) is the operator's business: owners and admins see it.
+    const member = await this.#store.identity.getMember(auth.workspace.id, auth.memberEmail);
+    const upstream = member?.role === 'owner' || member?.role === 'admin' ? await this.#upstreamOf(jobId) : undefined;
     return {
       job: toJobView(job),
       request: erased ? null : { ...record.request },
@@ -117,6 +140,15 @@ export class JobDetailsService {
       price_usd: hold ? formatUsd(hold.amountMicros) : null,
       cost_usd: cost === null ? null : formatUsd(cost),
       billing,
+      ...(upstream === undefined ? {} : { upstream }),
     };
+  }
+
+  async #upstreamOf(jobId: string): Promise<JobDetailsView['upstream']> {
+    const rec = await this.#store.upstreams.find(jobId);
+    if (!rec) return null;
+    const state = rec.state as { status?: unknown; usage?: unknown };
+    const usage = state.usage && typeof state.usage === 'object' ? (state.usage as Record<string, number | string>) : null;
+    return { provider: rec.provider, id: rec.upstreamId, status: typeof state.status === 'string' ? state.status : null, usage };
   }
 }

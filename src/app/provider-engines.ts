@@ -1,0 +1,53 @@
+import { ConfigError } from '../config/config.js';
+import type { Config } from '../config/config.js';
+import type { ProviderRoute } from '../engines/providers/provider-bindings.js';
+import { ProviderEngine } from '../engines/providers/provider-engine.js';
+import type { ProviderMeter, ProviderModel } from '../engines/providers/provider-engine.js';
+import type { UpstreamNudges } from '../engines/providers/upstream-nudges.js';
+import { ADAPTERS } from '../engines/providers/adapters.js';
+import type { Clock } from '../lib/clock.js';
+import type { Log } from '../lib/log.js';
+import { createGuardedDispatcher } from '../lib/safe-fetch.js';
+import type { Catalog } from '../models/catalog.js';
+import { mainOutputTypes } from '../models/model.js';
+
+export interface ProviderEngineOptions {
+  readonly clock: Clock;
+  readonly nudges: UpstreamNudges;
+  readonly meter?: ProviderMeter;
+  readonly log?: Log;
+}
+
+/**
+ * One engine per provider that some model is bound to (docs/providers.md), each knowing its
+ * models' mappings, media fields and output types. Webhooks are asked for only where `public_url`
+ * says how the provider can reach this server.
+ */
+export function buildProviderEngines(config: Config, catalog: Catalog, routes: ReadonlyMap<string, ProviderRoute>, opts: ProviderEngineOptions): ProviderEngine[] {
+  const guarded = createGuardedDispatcher({ allowPrivate: config.allowPrivateUrls });
+  return config.providers.flatMap((provider) => {
+    const models = new Map<string, ProviderModel>();
+    for (const [path, route] of routes) {
+      const entry = catalog.get(path);
+      if (route.provider.name !== provider.name || !entry) continue;
+      models.set(path, { route, endpoint: entry.route ?? `/generate/${path}`, schema: entry.request, outputTypes: mainOutputTypes(entry) });
+    }
+    if (models.size === 0) return [];
+    const adapter = ADAPTERS[provider.type];
+    if (!adapter) throw new ConfigError(`providers.${provider.name}: type ${provider.type} has no adapter in this build`);
+    return [
+      new ProviderEngine({
+        provider,
+        adapter,
+        models,
+        clock: opts.clock,
+        guarded,
+        outputMaxBytes: config.workerOutputMaxBytes,
+        ...(config.publicUrl ? { webhookUrl: `${config.publicUrl}/providers/${provider.name}/webhook` } : {}),
+        nudges: opts.nudges,
+        ...(opts.meter ? { meter: opts.meter } : {}),
+        ...(opts.log ? { log: opts.log } : {}),
+      }),
+    ];
+  });
+}
