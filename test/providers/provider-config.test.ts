@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -82,6 +82,21 @@ describe('providers in the config file', () => {
     const providers = { rep: { type: 'replicate', api_key_env: 'REPLICATE_API_TOKEN' } };
     await expect(start({ providers, models: [{ ...model, engine: 'provider:rep', upstream: { model: 'black-forest-labs/flux-dev' } }] })).resolves.toBeUndefined();
     await expect(start({ providers, models: [{ ...model, engine: 'remote:gpu', upstream: { model: 'x/y' } }] })).rejects.toThrow('models[0] (image/acme/flux-v1).upstream: the model is not bound to a provider');
+  });
+});
+
+describe('the configurations of docs/providers.md', () => {
+  const doc = readFileSync(new URL('../../docs/providers.md', import.meta.url), 'utf8');
+  const blocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!) as Record<string, unknown>).filter((b) => 'providers' in b);
+  const keys = { REPLICATE_API_TOKEN: 'r8_0123456789abcdefghij', FAL_KEY: 'key-id:0123456789abcdef', OPENAI_API_KEY: 'sk-0123456789', KREA_API_TOKEN: 'k-0123456789' };
+
+  it('has a worked configuration for each provider type', () => {
+    const types = new Set(blocks.flatMap((b) => Object.values(b.providers as Record<string, { type: string }>).map((p) => p.type)));
+    expect([...types].sort()).toEqual(['fal', 'krea', 'openai', 'replicate']);
+  });
+
+  it.each(blocks.map((b, i) => [i, b] as const))('starts a server with configuration %i as it is written', async (_i, block) => {
+    await expect(start(block, keys)).resolves.toBeUndefined();
   });
 });
 
