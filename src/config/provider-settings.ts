@@ -44,6 +44,12 @@ export interface UpstreamBinding {
   readonly input?: unknown;
   /** Where the provider's answer holds the files; absent: the provider type's default. */
   readonly outputs?: readonly string[];
+  /** ComfyUI bindings (`comfyui:<name>`): the API-format workflow, inline or a path relative to the config file, as written; checked by the ComfyUI engine. */
+  readonly workflow?: unknown;
+  /** ComfyUI bindings: request field -> `{node, input}` (or an array of them), as written. */
+  readonly inputs?: unknown;
+  /** ComfyUI bindings: the output node ids whose files are the job's, as written. */
+  readonly outputNodes?: unknown;
 }
 
 /** Each type's base URL when none is given: the one its own SDK uses. */
@@ -141,8 +147,9 @@ export function readProviders(raw: unknown, file: string, env: Readonly<Record<s
 /** One `upstream` block: `where` names it in messages (`upstream.image/*`, `models[0] (image/acme/x).upstream`). */
 export function readUpstreamBinding(raw: unknown, where: string): UpstreamBinding {
   if (!isPlainObject(raw)) throw new ConfigError(`${where} must be an object such as {"model": "black-forest-labs/flux-schnell", "input": {"prompt": "{{prompt}}"}}`);
-  const extra = Object.keys(raw).find((k) => !['model', 'input', 'outputs'].includes(k));
-  if (extra !== undefined) throw new ConfigError(`${where}: unknown key '${extra}'; the keys are model, input, outputs`);
+  const keys = ['model', 'input', 'outputs', 'workflow', 'inputs', 'output_nodes'];
+  const extra = Object.keys(raw).find((k) => !keys.includes(k));
+  if (extra !== undefined) throw new ConfigError(`${where}: unknown key '${extra}'; the keys are ${keys.join(', ')}`);
   if (raw.model !== undefined && (typeof raw.model !== 'string' || raw.model.trim() === '' || raw.model.length > 300)) throw new ConfigError(`${where}.model must be the provider's model, e.g. "owner/name"`);
   if (raw.input !== undefined && !isPlainObject(raw.input)) throw new ConfigError(`${where}.input must be a JSON object: the provider's input, with "{{field}}" where a request field goes`);
   let outputs: string[] | undefined;
@@ -157,6 +164,9 @@ export function readUpstreamBinding(raw: unknown, where: string): UpstreamBindin
     ...(raw.model !== undefined ? { model: (raw.model as string).trim() } : {}),
     ...(raw.input !== undefined ? { input: structuredClone(raw.input) } : {}),
     ...(outputs ? { outputs: Object.freeze(outputs) } : {}),
+    ...(raw.workflow !== undefined ? { workflow: structuredClone(raw.workflow) } : {}),
+    ...(raw.inputs !== undefined ? { inputs: structuredClone(raw.inputs) } : {}),
+    ...(raw.output_nodes !== undefined ? { outputNodes: structuredClone(raw.output_nodes) } : {}),
   });
 }
 

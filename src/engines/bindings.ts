@@ -14,14 +14,17 @@ export type EngineBinding = { readonly kind: 'engine'; readonly engine: string }
 export const REMOTE_PREFIX = 'remote:';
 /** A hosted provider of the config's `providers` (src/engines/providers/): an in-process engine named `provider:<name>`. */
 export const PROVIDER_PREFIX = 'provider:';
+/** Engines the config file names instances of: `provider:<name>`, `comfyui:<name>`, `command:<name>`. */
+const NAMED_ENGINE_PREFIXES = [PROVIDER_PREFIX, 'comfyui:', 'command:'] as const;
 /** The built-in engine's id (src/engines/local/): it renders the built-in models only. */
 export const LOCAL_ENGINE = 'local';
 const POOL_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /** `local` or `provider:<name>` -> an in-process engine; `remote:<pool>` -> a remote pool. Throws a ConfigError naming `where`. */
 export function parseBinding(id: string, where: string): EngineBinding {
-  if (id.startsWith(PROVIDER_PREFIX) && !POOL_RE.test(id.slice(PROVIDER_PREFIX.length))) {
-    throw new ConfigError(`${where}: '${id}' names no provider; a provider name is 1 to 63 of a-z, 0-9, _ and -, e.g. provider:replicate`);
+  const named = NAMED_ENGINE_PREFIXES.find((p) => id.startsWith(p));
+  if (named && !POOL_RE.test(id.slice(named.length))) {
+    throw new ConfigError(`${where}: '${id}' names no ${named.slice(0, -1)}; a name is 1 to 63 of a-z, 0-9, _ and -, e.g. ${named}main`);
   }
   if (!id.startsWith(REMOTE_PREFIX)) return { kind: 'engine', engine: id };
   const pool = id.slice(REMOTE_PREFIX.length);

@@ -49,7 +49,10 @@ export function resolveProviderRoutes(
     const name = bound(m.path);
     const own = customUpstreams.get(m.path);
     if (name === undefined) {
-      if (own) throw new ConfigError(`${m.custom?.where ?? m.path}.upstream: the model is not bound to a provider; its engine must be "provider:<name>"`);
+      // ComfyUI and command engines read `upstream` too (their workflow, inputs and templates).
+      const b = bindings.of(m.path);
+      const readsUpstream = b?.kind === 'engine' && (b.engine.startsWith('comfyui:') || b.engine.startsWith('command:'));
+      if (own && !readsUpstream) throw new ConfigError(`${m.custom?.where ?? m.path}.upstream: the model is not bound to a provider; its engine must be "provider:<name>"`);
       continue;
     }
     const origin = bindings.origin(m.path);
