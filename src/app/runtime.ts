@@ -140,15 +140,15 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   let engine: Promise<Engine> | undefined;
   // Verified provider webhooks wake the runs of this process that poll those jobs.
   const nudges = new UpstreamNudges();
-  let providerEngines: Promise<ProviderEngine[]> | undefined;
+  // Built for the worker's engine and again for the API's webhook receiver, each with its log; they share `nudges`.
   const providersOf = (log?: Log) =>
-    (providerEngines ??= import('./provider-engines.js').then((m) =>
+    import('./provider-engines.js').then((m) =>
       m.buildProviderEngines(config, catalog, providerRoutes, { clock, nudges, ...(metrics ? { meter: metrics } : {}), ...(log ? { log } : {}) }),
-    ));
+    );
   const providerWebhooksOf = async (log?: Log) => new (await import('../engines/providers/provider-webhooks.js')).ProviderWebhooks(await providersOf(log), nudges, clock);
   const engineOf = (log?: Log) =>
     (engine ??= overrides.engine ? Promise.resolve(overrides.engine) : providersOf(log).then((providers) => buildEngine(config, catalog, bindings, clock, providers)));
-  const parts = async (given?: Engine): Promise<WorkerParts> => ({ config, store, services, outputs, engine: given ?? (await engineOf()) });
+  const parts = async (given?: Engine, log?: Log): Promise<WorkerParts> => ({ config, store, services, outputs, engine: given ?? (await engineOf(log)) });
   return {
     config,
     clock,
@@ -175,8 +175,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         ...(providerRoutes.size > 0 ? { providerWebhooks: await providerWebhooksOf(opts.logger) } : {}),
       });
     },
-    createJobWorker: async (log, opts) => (await import('./workers.js')).createJobWorker(await parts(opts?.engine), log, opts),
-    startWorkers: async (log, publicUrl) => (await import('./workers.js')).startWorkers(await parts(), log, publicUrl),
+    createJobWorker: async (log, opts) => (await import('./workers.js')).createJobWorker(await parts(opts?.engine, log), log, opts),
+    startWorkers: async (log, publicUrl) => (await import('./workers.js')).startWorkers(await parts(undefined, log), log, publicUrl),
     serveMetrics: async (log) => {
       if (!metrics || config.metricsPort === undefined) return undefined;
       return (await import('../metrics/metrics-server.js')).listenMetrics(() => metrics.scrape(), config.metricsHost, config.metricsPort, log);

@@ -24,8 +24,9 @@ function recordingLog(lines: string[]): Log {
   return { info: put('info'), warn: put('warn'), error: put('error') };
 }
 
-async function appFor(provider: Json, opts: { upstream?: Json; env: Record<string, string>; log?: string[]; backend?: (typeof backends)[number]; timeoutMs?: number; outputMax?: number }) {
+async function appFor(provider: Json, opts: { upstream?: Json; env: Record<string, string>; log?: string[]; backend?: (typeof backends)[number]; timeoutMs?: number; outputMax?: number; metricsToken?: string }) {
   return createTestApp({
+    ...(opts.metricsToken ? { metrics: { token: opts.metricsToken } } : {}),
     realClock: true,
     ...(opts.backend ? { backend: opts.backend } : {}),
     modelEngines: { [MODEL]: 'provider:up' },
@@ -183,6 +184,22 @@ describe('provider runs: failures and cancels', () => {
     expect(job.status, JSON.stringify(job)).toBe('completed');
     // Retried after at least the 2 s asked, not after the 20 ms backoff.
     expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
+  });
+
+  it('counts each provider call in /metrics by outcome, and logs a provider that keeps failing by name, never its key', async () => {
+    const lines: string[] = [];
+    t = await openai({ max_attempts: 2 }, { env: {}, metricsToken: 'metrics-secret-1', log: lines });
+    oai.fail500(2);
+    await ended(t, await create(t));
+    await ended(t, await create(t));
+    const scrape = await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer metrics-secret-1' } });
+    expect(scrape.statusCode).toBe(200);
+    expect(scrape.body).toMatch(/mediagen_provider_requests_total\{provider="up",type="openai",method="POST",outcome="unavailable"\} 2/);
+    expect(scrape.body).toMatch(/mediagen_provider_requests_total\{provider="up",type="openai",method="POST",outcome="ok"\} 1/);
+    expect(scrape.body).toMatch(/mediagen_provider_request_duration_seconds_count\{provider="up",method="POST"\} 3/);
+    const giveUp = lines.map((l) => JSON.parse(l) as Json).find((l) => l.msg === 'provider keeps failing; giving up on the job');
+    expect(giveUp).toMatchObject({ level: 'warn', provider: 'up', type: 'openai', status: 500, failures: 2 });
+    expect(lines.join('\n')).not.toContain(oai.apiKey);
   });
 
   it('fails upstream_unavailable, unbilled, once 500s reach the attempt limit', async () => {
