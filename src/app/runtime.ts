@@ -4,7 +4,6 @@ import { ConfigError } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import type { BindableEngine, Engine } from '../engines/engine.js';
 import { resolveProviderRoutes } from '../engines/providers/provider-bindings.js';
-import type { ProviderEngine } from '../engines/providers/provider-engine.js';
 import { UpstreamNudges } from '../engines/providers/upstream-nudges.js';
 import type { MediaTools } from '../engines/media/media-tools.js';
 import type { AppDeps } from '../http/app.js';
