@@ -27,7 +27,8 @@ const JobParam = Type.Object({ id: Type.String({ description: 'The job (its `id`
 
 /** Bodies of the JSON calls; a completion may carry a style artifact of 64 KiB, escapes and all. */
 const CLAIM_BODY_BYTES = 16 * 1024;
-const PROGRESS_BODY_BYTES = 4 * 1024;
+// A progress call may carry an engine's state (16 KiB of JSON at most), escapes and all.
+const PROGRESS_BODY_BYTES = 48 * 1024;
 const COMPLETE_BODY_BYTES = 512 * 1024;
 const FAIL_BODY_BYTES = 8 * 1024;
 

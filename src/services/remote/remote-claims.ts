@@ -155,6 +155,7 @@ export class RemoteClaims {
       return undefined;
     }
     await (await outputs.scratch(job.outputKey)).dispose();
+    const upstream = await runs.upstreamOf(job);
     log.info({ ...jobFields(job), model: job.type, attempt: job.attempts, workerToken: worker.tokenId }, 'remote job claimed');
     return {
       id: job.id,
@@ -168,6 +169,7 @@ export class RemoteClaims {
       styles,
       // Relative to the public URL, so that its own path prefix (https://host/api/) is kept.
       upload_url: resolveUrl(`${REMOTE_PATH_PREFIX.slice(1)}/jobs/${job.id}/outputs/`, publicUrl),
+      ...(upstream ? { upstream: { engine: upstream.provider, id: upstream.upstreamId, state: { ...upstream.state } } } : {}),
     };
   }
 

@@ -12,7 +12,7 @@ import { resultUrls } from '../common/result-urls.js';
 import type { ResultFile } from '../common/result-urls.js';
 import { HeldJobs, jobFields } from './remote-jobs.js';
 import type { RemoteDeps } from './remote-jobs.js';
-import { CompleteRequest, FailRequest, ProgressRequest, WORKER_STAGES } from './remote-views.js';
+import { CompleteRequest, FailRequest, MAX_UPSTREAM_STATE_BYTES, ProgressRequest, WORKER_STAGES } from './remote-views.js';
 import type { CompleteRequestBody, FailRequestBody, ProgressAnswerView, ProgressRequestBody } from './remote-views.js';
 import type { WorkerPrincipal } from './remote-tokens.js';
 
@@ -52,6 +52,11 @@ export class RemoteRuns {
       status = await this.#advance(job, req.status, req.preview);
     } else if (req.preview !== undefined && status === 'intermediate-complete') {
       throw invalid('the job shows a preview already; send the next one with the final outputs');
+    }
+    if (req.upstream !== undefined) {
+      if (Buffer.byteLength(JSON.stringify(req.upstream.state)) > MAX_UPSTREAM_STATE_BYTES) throw invalid(`upstream.state is larger than ${MAX_UPSTREAM_STATE_BYTES} bytes of JSON`);
+      const { engine, id, state } = req.upstream;
+      if (!(await this.#deps.runs.saveUpstream(job, { provider: engine, upstreamId: id, state }))) throw await this.#held.lost(job.id);
     }
     if (!(await this.#deps.runs.heartbeat(job, req.fraction))) throw await this.#held.lost(job.id);
     return { lease_expires_at: formatMicros(this.#deps.runs.leaseEnd()), status: status as ProgressAnswerView['status'] };

@@ -70,6 +70,24 @@ const CLAIMED_EXAMPLE = {
   upload_url: UPLOAD_URL,
 };
 
+/** The largest engine state a worker may store with a job, in bytes of JSON. */
+export const MAX_UPSTREAM_STATE_BYTES = 16 * 1024;
+
+/**
+ * An engine's record of work it started elsewhere for the job (a provider's job, a ComfyUI prompt):
+ * stored with the job under the lease and handed to the next claim, so a restarted run resumes that
+ * work instead of starting it twice (docs/workers.md, "Engine state").
+ */
+export const UpstreamState = Type.Object(
+  {
+    engine: Type.String({ minLength: 1, maxLength: 100, description: 'Which engine instance holds the work: `comfyui:gpu`, `provider:replicate`', examples: ['comfyui:gpu'] }),
+    id: Type.String({ minLength: 1, maxLength: 200, description: "The work's id there: a ComfyUI prompt_id, a provider's job id", examples: ['5d1c2b4e-9f3a-4c8e-8a61-0e2f7d9b3c10'] }),
+    state: OpenObject({ description: `The engine's own small JSON (at most ${MAX_UPSTREAM_STATE_BYTES} bytes)`, examples: [{ client_id: 'b7c1', status: 'running' }] }),
+  },
+  { ...closed, description: 'Work an engine started elsewhere for the job', examples: [{ engine: 'comfyui:gpu', id: '5d1c2b4e-9f3a-4c8e-8a61-0e2f7d9b3c10', state: { client_id: 'b7c1' } }] },
+);
+export type UpstreamStateView = Static<typeof UpstreamState>;
+
 export const ClaimedJob = Type.Object(
   {
     id: Type.String({ format: 'uuid', description: 'The job', examples: [JOB_ID] }),
@@ -88,6 +106,7 @@ export const ClaimedJob = Type.Object(
       examples: [{}],
     }),
     upload_url: Type.String({ format: 'uri', description: 'PUT each output file to this prefix plus its name, with `?lease_id=`', examples: [UPLOAD_URL] }),
+    upstream: Type.Optional({ ...UpstreamState, description: 'What an earlier run of the job stored with it (`upstream` of a progress call); absent on a first run' }),
   },
   { $id: 'ClaimedJob', description: 'A job this worker now holds', examples: [CLAIMED_EXAMPLE] },
 );
@@ -105,6 +124,7 @@ export const ProgressRequest = Type.Object(
     status: Type.Optional(StringEnum(WORKER_STAGES, { description: 'The stage reached; the job moves forward to it (stages between are passed). The current one: a heartbeat', examples: ['sampling'] })),
     fraction: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'How much of the work is done, 0 to 1', examples: [0.4] })),
     preview: Type.Optional(outputName('An uploaded preview file, shown in the result while the job runs (with `intermediate-complete` only)', 'preview.jpg')),
+    upstream: Type.Optional({ ...UpstreamState, description: 'Stores the engine state with the job, replacing what was stored; the next claim of the job carries it' }),
   },
   { ...closed, description: 'A heartbeat, with progress', examples: [{ lease_id: LEASE_ID, status: 'sampling', fraction: 0.4 }] },
 );

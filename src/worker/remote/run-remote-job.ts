@@ -84,8 +84,16 @@ export async function runRemoteJob(job: ClaimedJobView, deps: RemoteRunDeps, har
       loadStyle: (id) => styleFor(job, id),
       deadlineMs: Date.parse(job.deadline),
       progress: (fraction) => beats.progress(fraction),
-      // The worker protocol keeps no engine state: an engine run here starts afresh after a reclaim.
-      upstream: { load: async () => undefined, save: async () => undefined },
+      // Kept by the server with the job (a progress call's `upstream`), handed to the next claim.
+      upstream: {
+        load: async () => (job.upstream ? { provider: job.upstream.engine, upstreamId: job.upstream.id, state: job.upstream.state } : undefined),
+        save: async (state) => {
+          run.signal.throwIfAborted();
+          const answer = await guarded(() => client.progress(job.id, { lease_id: job.lease_id, upstream: { engine: state.provider, id: state.upstreamId, state: { ...state.state } } }), stop);
+          beats.extended(answer.lease_expires_at);
+          run.signal.throwIfAborted();
+        },
+      },
       stage: async (stage: EngineStage, preview?: OutputFile) => {
         run.signal.throwIfAborted();
         if (preview) await upload(preview);
