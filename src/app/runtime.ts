@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ConfigError } from '../config/config.js';
 import type { Config } from '../config/config.js';
-import type { BindableEngine, Engine } from '../engines/engine.js';
+import type { Engine } from '../engines/engine.js';
 import { resolveProviderRoutes } from '../engines/providers/provider-bindings.js';
 import { UpstreamNudges } from '../engines/providers/upstream-nudges.js';
 import type { MediaTools } from '../engines/media/media-tools.js';
@@ -16,7 +16,6 @@ import type { OutputStore } from '../outputs/output-store.js';
 import type { S3Parts } from '../outputs/s3/open-s3.js';
 import type { S3StoreConfig } from '../outputs/s3/s3-client.js';
 import { buildBindings } from '../engines/bindings.js';
-import type { EngineBindings } from '../engines/bindings.js';
 import { buildCatalog } from '../models/catalog.js';
 import { modelsWith } from '../models/custom-models.js';
 import type { Catalog } from '../models/catalog.js';
@@ -146,7 +145,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     );
   const providerWebhooksOf = async (log?: Log) => new (await import('../engines/providers/provider-webhooks.js')).ProviderWebhooks(await providersOf(log), nudges, clock);
   const engineOf = (log?: Log) =>
-    (engine ??= overrides.engine ? Promise.resolve(overrides.engine) : providersOf(log).then((providers) => buildEngine(config, catalog, bindings, clock, providers)));
+    (engine ??= overrides.engine
+      ? Promise.resolve(overrides.engine)
+      : import('./engine-set.js').then(async (m) => (await m.buildEngineSet(config, { catalog, bindings, routes: providerRoutes }, { clock, nudges, ...(metrics ? { meter: metrics } : {}), ...(log ? { log } : {}) })).router));
   const parts = async (given?: Engine, log?: Log): Promise<WorkerParts> => ({ config, store, services, outputs, engine: given ?? (await engineOf(log)) });
   return {
     config,
@@ -183,16 +184,6 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     mediaTools,
     close: () => store.close().finally(() => s3?.close()),
   };
-}
-
-/**
- * The one place a process's engines are built: each model's job goes to the engine its binding
- * names (its module's `engine`, or the config's `model_engines`: bindings.ts). Adding an engine is adding it to this list.
- */
-async function buildEngine(config: Config, catalog: Catalog, bindings: EngineBindings, clock: Clock, providers: readonly BindableEngine[]): Promise<Engine> {
-  const [{ LocalEngine }, { EngineRouter }] = await Promise.all([import('../engines/local/local-engine.js'), import('../engines/router.js')]);
-  const local = new LocalEngine({ clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
-  return EngineRouter.build(catalog.entries, [local, ...providers], bindings);
 }
 
 async function openS3Outputs(config: Config, s3: S3StoreConfig, clock: Clock, disk: DiskCheck): Promise<S3Parts> {

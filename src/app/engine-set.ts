@@ -1,0 +1,66 @@
+import type { Config } from '../config/config.js';
+import type { EngineBindings } from '../engines/bindings.js';
+import { buildBindings } from '../engines/bindings.js';
+import type { BindableEngine } from '../engines/engine.js';
+import { resolveProviderRoutes } from '../engines/providers/provider-bindings.js';
+import type { ProviderRoute } from '../engines/providers/provider-bindings.js';
+import type { ProviderMeter } from '../engines/providers/provider-engine.js';
+import { UpstreamNudges } from '../engines/providers/upstream-nudges.js';
+import type { EngineRouter } from '../engines/router.js';
+import type { Clock } from '../lib/clock.js';
+import type { Log } from '../lib/log.js';
+import { buildCatalog } from '../models/catalog.js';
+import type { Catalog } from '../models/catalog.js';
+import { modelsWith } from '../models/custom-models.js';
+import { mediaLimits } from './settings.js';
+
+export interface EngineSetOptions {
+  readonly clock: Clock;
+  readonly nudges: UpstreamNudges;
+  readonly meter?: ProviderMeter;
+  readonly log?: Log;
+}
+
+/** The engines of one process behind the router that hands each job to its model's. */
+export interface EngineSet {
+  readonly router: EngineRouter;
+  readonly engines: readonly BindableEngine[];
+  /** Stops what the engines keep running (a command engine's processes). */
+  close(): Promise<void>;
+}
+
+/** What a config's models are bound to, checked: the catalog, the bindings and the provider routes. */
+export interface ModelWiring {
+  readonly catalog: Catalog;
+  readonly bindings: EngineBindings;
+  readonly routes: ReadonlyMap<string, ProviderRoute>;
+}
+
+/** The catalog, bindings and provider routes a config makes; throws a ConfigError naming a bad binding. */
+export function wireModels(config: Config): ModelWiring {
+  const catalog = buildCatalog({ deprecations: config.deprecations, models: modelsWith(config.models) });
+  const bindings = buildBindings(catalog.entries, config.modelEngines);
+  const customUpstreams = new Map(config.models.flatMap((m) => (m.upstream ? [[m.path, m.upstream] as const] : [])));
+  const routes = resolveProviderRoutes(catalog.entries, bindings, config.providers, config.upstreams, customUpstreams);
+  return { catalog, bindings, routes };
+}
+
+/**
+ * The one place a process's engines are built, for `serve`'s workers and `mediagen remote-worker`
+ * alike: the built-in engine and one engine per configured provider; each model's job goes to the
+ * engine its binding names (its module's `engine`, or the config's `model_engines`: bindings.ts).
+ * Adding an engine kind is adding it here.
+ */
+export async function buildEngineSet(config: Config, wiring: ModelWiring, opts: EngineSetOptions): Promise<EngineSet> {
+  const [{ LocalEngine }, { EngineRouter }, { buildProviderEngines }] = await Promise.all([
+    import('../engines/local/local-engine.js'),
+    import('../engines/router.js'),
+    import('./provider-engines.js'),
+  ]);
+  const local = new LocalEngine({ clock: opts.clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
+  const providers = buildProviderEngines(config, wiring.catalog, wiring.routes, opts);
+  const engines: BindableEngine[] = [local, ...providers];
+  return { router: EngineRouter.build(wiring.catalog.entries, engines, wiring.bindings), engines, close: async () => undefined };
+}
+
+export { UpstreamNudges };
