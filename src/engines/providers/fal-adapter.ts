@@ -13,6 +13,9 @@
  *   are used; without them they are built as fal-js does (libs/client/src/queue.ts and
  *   parseEndpointId in libs/client/src/utils.ts of fal-ai/fal-js: `owner/alias`, behind a
  *   `workflows/` or `comfy/` namespace when there is one).
+ *   fal has no FAILED status: a failed request goes COMPLETED, with `error` / `error_type` on the
+ *   status (fal-ai/fal pull 1143, `final_status.error`) and its response URL answering a 4xx with
+ *   `detail` (TanStack/ai pull 396, "fal.ai never returns a FAILED queue status").
  * - Auth: `Authorization: Key <key>` (createProviderHttp, type fal).
  * - Webhooks: the `fal_webhook` query parameter of the submission
  *   (https://docs.fal.ai/model-endpoints/webhooks); signatures: fal-webhook.ts.
@@ -112,15 +115,16 @@ export const falAdapter: AdapterFactory = (settings: ProviderSettings, http) => 
     try {
       output = await http.json('GET', handleUrl(handle, 'response_url'));
     } catch (err) {
-      // A request that failed on fal answers its response URL with a 4xx and fal's `detail`.
-      if (err instanceof UpstreamError && err.kind === 'rejected') return { state: 'failed', raw: 'COMPLETED', message: err.message, ...(usage ? { usage } : {}) };
+      // A request that failed on fal answers its response URL with a 4xx and fal's `detail` (422 for
+      // the model's validation); 401/403 are about our key, not the request, and stay rejections.
+      if (err instanceof UpstreamError && err.kind === 'rejected' && err.status !== 401 && err.status !== 403) return { state: 'failed', raw: 'COMPLETED', message: err.message, ...(usage ? { usage } : {}) };
       throw err;
     }
     if (!record(output)) throw new UpstreamError('malformed', 'fal answered a completed request with no result object');
     return { state: 'succeeded', raw: 'COMPLETED', output, ...(usage ? { usage } : {}) };
   }
 
-  function mapStatus(raw: string, status: Record<string, unknown>): UpstreamStatus | undefined {
+  function mapStatus(raw: string, status: Record<string, unknown>): UpstreamStatus {
     switch (raw) {
       case 'IN_QUEUE':
         return { state: 'queued', raw };
@@ -135,7 +139,9 @@ export const falAdapter: AdapterFactory = (settings: ProviderSettings, http) => 
       case 'CANCELLED':
         return { state: 'cancelled', raw };
       default:
-        return undefined;
+        // A status fal has not documented: still going, as far as we can tell (polling stays safe;
+        // the model's timeout_ms bounds it).
+        return { state: 'running', raw };
     }
   }
 
@@ -153,7 +159,7 @@ export const falAdapter: AdapterFactory = (settings: ProviderSettings, http) => 
       const handle: UpstreamHandle = { id, urls: urlsFor(req.model, id, answer) };
       // The answer is IN_QUEUE as documented; anything else (even COMPLETED) is read by the first poll.
       const raw = str(answer.status) ?? 'IN_QUEUE';
-      return { handle, status: mapStatus(raw, answer) ?? { state: 'queued', raw } };
+      return { handle, status: raw === 'IN_QUEUE' || raw === 'COMPLETED' ? { state: 'queued', raw } : mapStatus(raw, answer) };
     },
 
     async status(handle) {
@@ -161,9 +167,7 @@ export const falAdapter: AdapterFactory = (settings: ProviderSettings, http) => 
       const raw = str(answer?.status);
       if (!answer || !raw) throw new UpstreamError('malformed', 'fal answered a status request without a status');
       if (raw === 'COMPLETED') return completed(handle, answer);
-      const mapped = mapStatus(raw, answer);
-      if (!mapped) throw new UpstreamError('malformed', `fal answered an unknown status "${clean(raw).slice(0, 40)}"`);
-      return mapped;
+      return mapStatus(raw, answer);
     },
 
     async cancel(handle) {
