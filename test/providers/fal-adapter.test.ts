@@ -78,6 +78,8 @@ describe('fal submissions', () => {
     expect(falAppId('fal-ai/fast-sdxl')).toBe('fal-ai/fast-sdxl');
     expect(falAppId('workflows/someone/my-flow/sub')).toBe('workflows/someone/my-flow');
     expect(falAppId('comfy/someone/graph')).toBe('comfy/someone/graph');
+    expect(falAppId('fal-ai/flux-pro/v1.1-ultra')).toBe('fal-ai/flux-pro');
+    expect(falAppId('someone/my_app/sub_path')).toBe('someone/my_app');
   });
 
   it('refuses an endpoint id that is not owner/app[/path] without calling fal', async () => {
@@ -162,6 +164,16 @@ describe('fal statuses', () => {
   it('refuses a stored handle without its URLs as malformed', async () => {
     const adapter = await setup();
     expect((await rejection(adapter.status({ id: 'abc' }))).kind).toBe('malformed');
+  });
+});
+
+describe('the fake fal', () => {
+  it('serves an output of the size asked for, for download caps', async () => {
+    await setup();
+    const res = await fetch(`${fake.url}/outputs/big.png?bytes=300000`);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect(bytes.length).toBe(300_000);
+    expect(bytes.subarray(0, 8).equals(fake.png.subarray(0, 8))).toBe(true);
   });
 });
 

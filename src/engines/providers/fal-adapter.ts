@@ -55,7 +55,7 @@ export function falBaseUrl(configured?: string): string {
 /** An endpoint id as fal takes it: `owner/alias[/path...]`, each segment plain (no `..`, no query). */
 function checkEndpointId(model: string): string[] {
   const parts = model.split('/');
-  const ok = parts.length >= 2 && parts.every((p) => /^[A-Za-z0-9][A-Za-z0-9._~-]*$/.test(p) && p !== '..');
+  const ok = parts.length >= 2 && parts.every((p) => /^[A-Za-z0-9_][A-Za-z0-9_.~-]*$/.test(p) && p !== '..');
   if (!ok || (NAMESPACES.has(parts[0]!) && parts.length < 3)) {
     throw new UpstreamError('rejected', `"${cleanUpstreamMessage(model)}" is not a fal endpoint id (owner/app[/path])`);
   }

@@ -13,7 +13,8 @@
  *   body `{request_id, gateway_request_id, status: OK | ERROR, payload, error?}`; ED25519 over
  *   request id, user id, timestamp and the body's sha256 hex joined by newlines, hex in
  *   X-Fal-Webhook-Signature; keys as a JWKS at /.well-known/jwks.json).
- * One origin serves everything: queue, storage, uploaded files, the JWKS and the default output PNG.
+ * One origin serves everything: queue, storage, uploaded files, the JWKS, the default output PNG
+ * (`/outputs/image.png`, 8x8) and an oversized one (`/outputs/big.png?bytes=N`: a PNG's first bytes, then zeros).
  */
 import { createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -221,6 +222,18 @@ export async function startFakeFal(options: FakeFalOptions = {}): Promise<FakeFa
     // Unauthenticated, unfaulted: the JWKS, files, the output PNG and presigned uploads.
     if (req.method === 'GET' && u.pathname === '/.well-known/jwks.json') return json(200, { keys: [jwk] });
     if (req.method === 'GET' && u.pathname === '/outputs/image.png') return void res.writeHead(200, { 'content-type': 'image/png' }).end(png);
+    if (req.method === 'GET' && u.pathname === '/outputs/big.png') {
+      // The PNG's first bytes, then zeros up to ?bytes= (an oversized output for the download cap).
+      const size = Math.max(png.length, Number(u.searchParams.get('bytes') ?? 0));
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(size) });
+      res.write(png.subarray(0, 64));
+      const chunk = Buffer.alloc(64 * 1024);
+      for (let left = size - 64; left > 0; left -= chunk.length) {
+        if (!res.write(left >= chunk.length ? chunk : chunk.subarray(0, left))) await new Promise((r) => res.once('drain', r));
+        if (res.destroyed) return;
+      }
+      return void res.end();
+    }
     if (req.method === 'GET' && fake.files.has(u.pathname)) {
       const f = fake.files.get(u.pathname)!;
       return void res.writeHead(200, { 'content-type': f.contentType }).end(f.bytes);
