@@ -89,7 +89,9 @@ function httpUrl(raw: unknown, where: string): string {
 
 /** `https://api.replicate.com` and `https://api.replicate.com/v1` both name the same API. */
 export function baseUrlFor(type: ProviderType, configured: string | undefined): string {
-  const url = (configured ?? DEFAULT_BASE_URLS[type]).replace(/\/+$/, '');
+  let url = (configured ?? DEFAULT_BASE_URLS[type]).replace(/\/+$/, '');
+  // fal's synchronous host has no queue (and no webhooks): its queue API is the same path on queue.fal.run.
+  if (type === 'fal') url = url.replace(/^https:\/\/fal\.run(?=\/|$)/, 'https://queue.fal.run');
   return V1_TYPES.has(type) && !/\/v1$/.test(url) ? `${url}/v1` : url;
 }
 

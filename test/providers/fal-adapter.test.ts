@@ -24,6 +24,9 @@ async function setup(options: FakeFalOptions = {}): Promise<ProviderAdapter> {
     storageUrl: fake.url,
     webhookJwksUrl: `${fake.url}/.well-known/jwks.json`,
     requestTimeoutMs: 5_000,
+    maxAttempts: 5,
+    pollIntervalMs: 100,
+    inlineMaxBytes: 1024,
   };
   const http = createProviderHttp({ type: 'fal', baseUrl: falBaseUrl(settings.baseUrl), apiKey: settings.apiKey, timeoutMs: 5_000, clock: systemClock, trustedOrigins: [fake.url] });
   return falAdapter(settings, http);

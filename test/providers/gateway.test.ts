@@ -1,6 +1,3 @@
-import { once } from 'node:events';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/engines/local/local-engine.js';
@@ -9,21 +6,13 @@ import { uploadAsset } from '../helpers/asset-files.js';
 import { createTestApp, generate, get, silentLog } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
+import { freePort } from '../helpers/free-port.js';
 import { waitFor } from '../helpers/scripted-engine.js';
 import { startFakeOpenAi } from './fakes/fake-openai.js';
 import type { FakeOpenAi } from './fakes/fake-openai.js';
 
 const MODEL = 'image/vendor-b/model-b-1';
 
-/** A port nothing listens on now, so the upstream's public URL can be known before it listens. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const ended = (t: TestApp, id: string) =>
   waitFor(
