@@ -1,10 +1,8 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { mediaLimits } from '../app/settings.js';
 import { ConfigError } from '../config/config.js';
 import { MAX_REMOTE_CONCURRENCY, SHARED_OPTIONS, WORKER_TOKEN_ENV, WORKER_URL_ENV, remoteWorkerSettings } from '../config/remote-worker-settings.js';
 import { systemClock } from '../lib/clock.js';
-import { MODELS } from '../models/registry.js';
 import { firstSignal } from './graceful-shutdown.js';
 
 export const REMOTE_WORKER_HELP = `Usage: mediagen remote-worker --server URL [--token TOKEN] [--models PATTERN]...
@@ -12,8 +10,8 @@ export const REMOTE_WORKER_HELP = `Usage: mediagen remote-worker --server URL [-
 
 Runs jobs for a mediagen server from another machine, over the worker protocol
 (/worker/v1, docs/workers.md): it claims jobs of the models bound to a remote pool
-(config file model_engines: "remote:<pool>"), renders them with the built-in local
-engine, and uploads the results. Start as many as you have machines.
+(config file model_engines: "remote:<pool>"), runs them on its engines (the
+built-in one, or those --config names), and uploads the results.
 
 Options:
   --server URL                 the mediagen server, e.g. http://10.0.0.5:8080 (env ${WORKER_URL_ENV})
@@ -27,6 +25,9 @@ Options:
   --concurrency N              jobs run at once, 1 to ${MAX_REMOTE_CONCURRENCY} (default 1)
   --worker-id NAME             this instance's name in the server's presence list and
                                logs (default: the host name)
+  --config FILE                run the engines this config file names for its models
+                               (providers, model_engines, models, upstream; docs/engines.md,
+                               docs/providers.md); without it, the built-in engine
 ${SHARED_OPTIONS.map((o) => `  --${`${o.flag} VALUE`.padEnd(27)}${o.help} (env ${o.env})`).join('\n')}
   -h, --help                   show this help
 
@@ -44,6 +45,7 @@ export async function remoteWorker(argv: string[]): Promise<void> {
       pool: { type: 'string' },
       concurrency: { type: 'string' },
       'worker-id': { type: 'string' },
+      config: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       ...Object.fromEntries(SHARED_OPTIONS.map((o) => [o.flag, { type: 'string' } as const])),
     },
@@ -59,8 +61,8 @@ export async function remoteWorker(argv: string[]): Promise<void> {
   const { config } = settings;
   // stdout is for the operator; the JSON log goes to stderr. The token is in neither.
   const log = pino({ level: config.logLevel }, process.stderr);
-  const [{ LocalEngine }, { WorkerClient }, { RemoteWorker }, media] = await Promise.all([
-    import('../engines/local/local-engine.js'),
+  const [{ buildEngineSet, wireModels, UpstreamNudges }, { WorkerClient }, { RemoteWorker }, media] = await Promise.all([
+    import('../app/engine-set.js'),
     import('../worker/remote/protocol-client.js'),
     import('../worker/remote/remote-worker.js'),
     import('../engines/media/media-tools.js'),
@@ -70,8 +72,11 @@ export async function remoteWorker(argv: string[]): Promise<void> {
   const tools = await media.describeMediaTools().catch((err: unknown) => {
     throw new ConfigError((err as Error).message);
   });
-  const engine = new LocalEngine({ clock: systemClock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
-  const models = settings.models ?? MODELS.map((m) => m.path).filter((path) => engine.canRun(path));
+  // The engines the config file names (without one: the built-in engine), as serve builds them.
+  const wiring = wireModels(config);
+  const engines = await buildEngineSet(config, wiring, { clock: systemClock, nudges: new UpstreamNudges(), log });
+  const engine = engines.router;
+  const models = settings.models ?? wiring.catalog.entries.map((m) => m.path).filter((path) => engine.engineFor(path) !== undefined);
   const worker = new RemoteWorker({
     client: new WorkerClient({ server: settings.server, token: settings.token, clock: systemClock }),
     engine,
@@ -94,6 +99,7 @@ export async function remoteWorker(argv: string[]): Promise<void> {
   const outcome = await Promise.race([signal.then((s) => ({ signal: s })), worker.done.then(() => ({}), (err: unknown) => ({ refused: err as Error }))]);
   if ('signal' in outcome) log.info({ signal: outcome.signal, runningJobs: worker.running }, 'shutting down');
   await worker.stop(config.shutdownGraceMs);
+  await engines.close();
   if ('refused' in outcome && outcome.refused) {
     process.stderr.write(`mediagen: ${outcome.refused.message}\n`);
     process.exit(1);

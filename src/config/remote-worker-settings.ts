@@ -42,6 +42,8 @@ export interface RemoteWorkerFlags {
   readonly pool?: string | undefined;
   readonly 'worker-id'?: string | undefined;
   readonly concurrency?: string | undefined;
+  /** A config file whose engine sections (providers, upstream, model_engines, models) this worker runs. */
+  readonly config?: string | undefined;
   readonly [shared: string]: unknown;
 }
 
@@ -78,9 +80,11 @@ export function remoteWorkerSettings(flags: RemoteWorkerFlags, env: Readonly<Rec
   }
   const models = flags.models?.length ? flags.models : undefined;
   for (const m of models ?? []) if (m.trim() === '' || m.length > 200) throw new ConfigError(`--models must be a model path or pattern such as image/*, got '${m}'`);
-  // Only the shared settings' own variables: no config file, and nothing of serve's.
+  // Only the shared settings' own variables, and nothing of serve's. With --config, the file's engine
+  // sections too, and the environment for the key variables its providers name.
   const sharedEnv = Object.fromEntries(SHARED_OPTIONS.map((o) => [o.env, env[o.env]]));
   const sharedFlags = Object.fromEntries(SHARED_OPTIONS.map((o) => [o.flag, flags[o.flag]]).filter(([, v]) => v !== undefined));
+  const config = flags.config === undefined ? loadConfig({ flags: sharedFlags, env: sharedEnv }) : engineConfig(flags.config, sharedFlags, sharedEnv, env);
   return {
     server: serverUrl(url, flags.server !== undefined ? '--server' : WORKER_URL_ENV),
     token,
@@ -88,6 +92,20 @@ export function remoteWorkerSettings(flags: RemoteWorkerFlags, env: Readonly<Rec
     pool: name(flags.pool, '--pool'),
     workerId: name(flags['worker-id'], '--worker-id') ?? (hostname().replace(/[^\x21-\x7E]/g, '').slice(0, MAX_NAME) || 'remote-worker'),
     concurrency,
-    config: loadConfig({ flags: sharedFlags, env: sharedEnv }),
+    config,
   };
+}
+
+/**
+ * The config of a worker given `--config`: the file read as `serve` reads it (the worker uses its
+ * engine sections, `providers`, `upstream`, `model_engines` and `models`, and the shared settings;
+ * the rest is serve's and not used here), the flags over it.
+ */
+function engineConfig(file: string, flags: Record<string, unknown>, sharedEnv: Record<string, string | undefined>, env: Readonly<Record<string, string | undefined>>): Config {
+  return loadConfig({ configFile: file, flags, env: { ...sharedEnv, ...keyVariables(env, sharedEnv) } });
+}
+
+/** Every variable but MEDIAGEN_* ones (serve's settings): where providers' keys are named from. */
+function keyVariables(env: Readonly<Record<string, string | undefined>>, shared: Record<string, string | undefined>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('MEDIAGEN_') || k in shared));
 }

@@ -1,0 +1,59 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { isPng } from '../helpers/media.js';
+import { startFakeOpenAi } from '../providers/fakes/fake-openai.js';
+import type { FakeOpenAi } from '../providers/fakes/fake-openai.js';
+import { adminJson, api, cleanup, startServer, tempDir } from './binary.js';
+import { startRemoteWorker, stopProcesses } from './processes.js';
+
+const MODEL = 'image/vendor-b/model-b-1';
+
+/**
+ * `mediagen remote-worker --config FILE` runs the engines its file names (docs/engines.md): here a
+ * hosted provider (a fake OpenAI Images API) for a server that binds the model to a remote pool.
+ */
+describe('mediagen remote-worker --config (compiled binary)', { timeout: 90_000 }, () => {
+  let oai: FakeOpenAi;
+  beforeAll(async () => {
+    oai = await startFakeOpenAi();
+  });
+  afterAll(() => oai?.close());
+  afterEach(async () => {
+    await stopProcesses();
+    await cleanup();
+  });
+
+  it("runs a pool's job at the provider its own config binds the model to, the key from its environment", async () => {
+    const dir = tempDir();
+    const serverConfig = join(dir, 'server.json');
+    writeFileSync(serverConfig, JSON.stringify({ model_engines: { [MODEL]: 'remote:gpu-a' } }));
+    const server = await startServer(['--port', '0', '--data-dir', dir, '--config', serverConfig, '--poll-interval-ms', '100']);
+    const [, apiToken] = await server.waitForStdout(/^ {2}(mg_[A-Za-z0-9_-]+)\n/m);
+    const { token } = await adminJson<{ token: string }>(dir, ['worker-token', 'create', '--name', 'provider-box', '--models', 'image/*']);
+
+    const workerConfig = join(tempDir(), 'worker.json');
+    writeFileSync(
+      workerConfig,
+      JSON.stringify({
+        providers: { oai: { type: 'openai', base_url: oai.url, api_key_env: 'OAI_TEST_KEY', poll_interval_ms: 50 } },
+        model_engines: { [MODEL]: 'provider:oai' },
+        upstream: { [MODEL]: { model: 'gpt-image-1', input: { prompt: '{{prompt}}', size: '1024x1024' } } },
+      }),
+    );
+    const worker = await startRemoteWorker(['--server', server.url, '--pool', 'gpu-a', '--config', workerConfig, '--models', MODEL], token, { OAI_TEST_KEY: oai.apiKey });
+
+    const created = await api(server.url, `/generate/${MODEL}`, apiToken!, { method: 'POST', body: { prompt: 'a red fox' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const id = created.body.job_id as string;
+    let job: { status?: string; result?: { urls: string[] } } = {};
+    for (const until = Date.now() + 60_000; Date.now() < until && !['completed', 'failed'].includes(job.status ?? ''); await new Promise((r) => setTimeout(r, 100))) {
+      job = (await api(server.url, `/jobs/${id}`, apiToken!)).body as typeof job;
+    }
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    const file = await fetch(job.result!.urls[0]!);
+    expect(isPng(Buffer.from(await file.arrayBuffer()))).toBe(true);
+    expect(oai.requests.at(-1)!.body).toMatchObject({ model: 'gpt-image-1', prompt: 'a red fox', size: '1024x1024' });
+    expect(worker.stdout() + worker.stderr()).not.toContain(oai.apiKey);
+  });
+});
