@@ -1,4 +1,3 @@
-import { ConfigError } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import type { ProviderRoute } from '../engines/providers/provider-bindings.js';
 import { ProviderEngine } from '../engines/providers/provider-engine.js';
@@ -33,12 +32,10 @@ export function buildProviderEngines(config: Config, catalog: Catalog, routes: R
       models.set(path, { route, endpoint: entry.route ?? `/generate/${path}`, schema: entry.request, outputTypes: mainOutputTypes(entry) });
     }
     if (models.size === 0) return [];
-    const adapter = ADAPTERS[provider.type];
-    if (!adapter) throw new ConfigError(`providers.${provider.name}: type ${provider.type} has no adapter in this build`);
     return [
       new ProviderEngine({
         provider,
-        adapter,
+        adapter: ADAPTERS[provider.type],
         models,
         clock: opts.clock,
         guarded,

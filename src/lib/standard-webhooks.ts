@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Signing of webhook deliveries as Standard Webhooks (https://www.standardwebhooks.com/) defines
@@ -70,4 +70,26 @@ export function webhookHeaders(secrets: readonly string[], msgId: string, timest
     'webhook-timestamp': String(timestampSec),
     'webhook-signature': signWebhook(secrets, msgId, timestampSec, body),
   };
+}
+
+/** How far a webhook's timestamp may be from our clock, as the specification's libraries allow. */
+export const WEBHOOK_TOLERANCE_SEC = 5 * 60;
+
+/**
+ * Verifies a Standard Webhooks delivery (a provider's to us): the timestamp within the tolerance
+ * of `nowMs`, and one of the `v1,` signatures in the header the HMAC of id, timestamp and body
+ * under `secret`, compared in constant time. False for anything missing or malformed.
+ */
+export function verifyWebhook(secret: string, headers: Readonly<Record<string, string | undefined>>, body: string, nowMs: number): boolean {
+  const id = headers['webhook-id'];
+  const timestamp = headers['webhook-timestamp'];
+  const signatures = headers['webhook-signature'];
+  if (!id || !timestamp || !signatures || !/^\d{1,12}$/.test(timestamp) || !isWebhookSecret(secret) || !/^[\x21-\x7e]+$/.test(id)) return false;
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > WEBHOOK_TOLERANCE_SEC) return false;
+  const expected = Buffer.from(signWebhook([secret], id, Number(timestamp), body).slice('v1,'.length), 'base64');
+  return signatures.split(' ').some((s) => {
+    if (!s.startsWith('v1,')) return false;
+    const given = Buffer.from(s.slice(3), 'base64');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
 }

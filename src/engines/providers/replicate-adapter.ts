@@ -1,0 +1,139 @@
+/**
+ * Replicate's HTTP API, as its reference and its clients describe it:
+ * - https://replicate.com/docs/reference/http (predictions: `POST /v1/predictions` with `version`,
+ *   `POST /v1/models/{owner}/{name}/predictions` for official models, `GET /v1/predictions/{id}`,
+ *   `POST /v1/predictions/{id}/cancel`; statuses starting, processing, succeeded, failed, canceled;
+ *   `logs`, `output`, `error`, `metrics.predict_time`; `webhook` and `webhook_events_filter`)
+ * - replicate/replicate-javascript `lib/files.js` (`POST /v1/files`, multipart `content` and
+ *   `metadata` parts; the answer's `urls.get` is what a prediction takes as a file input) and
+ *   `lib/webhooks.js` (`GET /v1/webhooks/default/secret` answers `{key: "whsec_..."}`)
+ * - https://replicate.com/docs/topics/webhooks/verify-webhook (Standard Webhooks signatures).
+ */
+import { verifyWebhook as verifyStandardWebhook } from '../../lib/standard-webhooks.js';
+import { isPlainObject } from '../../lib/plain-object.js';
+import type { AdapterFactory, ProviderAdapter, ProviderHttp, UpstreamHandle, UpstreamStatus, UpstreamUsage } from './provider-port.js';
+import { UpstreamError, cleanUpstreamMessage } from './provider-port.js';
+
+export const REPLICATE_DEFAULT_OUTPUTS = ['output'] as const;
+
+/** `owner/name` (an official model, run by name) or `owner/name:version`. */
+const MODEL_RE = /^([A-Za-z0-9][A-Za-z0-9._-]*)\/([A-Za-z0-9][A-Za-z0-9._-]*)(?::([A-Za-z0-9]+))?$/;
+const ID_RE = /^[A-Za-z0-9_-]{1,100}$/;
+
+/** The account's webhook signing secret, per base URL and key: fetched once, as Replicate's docs advise. */
+const secrets = new Map<string, Promise<string>>();
+
+/** The last tqdm-style percentage in the logs (` 45%|####      | 23/50`), as a fraction. */
+export function progressOf(logs: unknown): number | undefined {
+  if (typeof logs !== 'string') return undefined;
+  const all = [...logs.slice(-4000).matchAll(/(\d{1,3})%\|/g)];
+  const last = all.at(-1);
+  if (!last) return undefined;
+  const pct = Number(last[1]);
+  return pct <= 100 ? pct / 100 : undefined;
+}
+
+function usageOf(p: Record<string, unknown>): UpstreamUsage | undefined {
+  const metrics = isPlainObject(p.metrics) ? p.metrics : {};
+  const usage = Object.fromEntries(['predict_time', 'total_time'].filter((k) => typeof metrics[k] === 'number').map((k) => [k, metrics[k] as number]));
+  return Object.keys(usage).length > 0 ? usage : undefined;
+}
+
+/** A prediction as our status; an answer without an id or a known status is malformed. */
+export function statusOf(p: unknown, secret?: string): UpstreamStatus {
+  if (!isPlainObject(p) || typeof p.status !== 'string') throw new UpstreamError('malformed', 'the prediction has no status');
+  const raw = p.status;
+  switch (raw) {
+    case 'starting':
+      return { state: 'queued', raw };
+    case 'processing': {
+      const progress = progressOf(p.logs);
+      return { state: 'running', raw, sampling: true, ...(progress === undefined ? {} : { progress }) };
+    }
+    case 'succeeded': {
+      const usage = usageOf(p);
+      return { state: 'succeeded', raw, output: p, ...(usage ? { usage } : {}) };
+    }
+    case 'failed': {
+      const usage = usageOf(p);
+      const message = typeof p.error === 'string' && p.error ? p.error : 'the prediction failed';
+      return { state: 'failed', raw, message: cleanUpstreamMessage(message.split('\n')[0]!, secret), ...(usage ? { usage } : {}) };
+    }
+    case 'canceled':
+    case 'aborted':
+      return { state: 'cancelled', raw };
+    default:
+      // A status newer than this code: still running, as far as we can tell; the deadline bounds it.
+      return { state: 'running', raw };
+  }
+}
+
+function handleOf(p: unknown): UpstreamHandle {
+  if (!isPlainObject(p) || typeof p.id !== 'string' || !ID_RE.test(p.id)) throw new UpstreamError('malformed', 'the prediction has no id');
+  return { id: p.id };
+}
+
+export const replicateAdapter: AdapterFactory = (settings, http: ProviderHttp): ProviderAdapter => ({
+  type: 'replicate',
+  defaultOutputs: REPLICATE_DEFAULT_OUTPUTS,
+  synchronous: false,
+
+  async submit(req) {
+    const m = MODEL_RE.exec(req.model);
+    if (!m) throw new UpstreamError('rejected', `'${req.model.slice(0, 100)}' is not a Replicate model (owner/name or owner/name:version)`);
+    const [, owner, name, version] = m;
+    const hooks = req.webhookUrl ? { webhook: req.webhookUrl, webhook_events_filter: ['start', 'completed'] } : {};
+    const answer = version
+      ? await http.json('POST', '/predictions', { version, input: req.input, ...hooks })
+      : await http.json('POST', `/models/${owner}/${name}/predictions`, { input: req.input, ...hooks });
+    return { handle: handleOf(answer), status: statusOf(answer, settings.apiKey()) };
+  },
+
+  async status(handle) {
+    return statusOf(await http.json('GET', `/predictions/${encodeURIComponent(handle.id)}`), settings.apiKey());
+  },
+
+  async cancel(handle) {
+    await http.json('POST', `/predictions/${encodeURIComponent(handle.id)}/cancel`).catch((err: unknown) => {
+      // An ended or unknown prediction is nothing left to cancel.
+      if (err instanceof UpstreamError && (err.status === 404 || err.status === 409 || err.status === 422)) return;
+      throw err;
+    });
+  },
+
+  async upload(bytes, contentType, name) {
+    const form = new FormData();
+    form.append('content', new Blob([new Uint8Array(bytes)], { type: contentType }), name);
+    form.append('metadata', new Blob(['{}'], { type: 'application/json' }));
+    const answer = await http.send('POST', '/files', form);
+    const url = isPlainObject(answer) && isPlainObject(answer.urls) ? answer.urls.get : undefined;
+    if (typeof url !== 'string' || !/^https?:\/\//.test(url)) throw new UpstreamError('malformed', 'the file upload answered no urls.get');
+    return url;
+  },
+
+  async verifyWebhook(headers, rawBody, nowMs) {
+    const key = `${settings.baseUrl}\n${settings.apiKey()}`;
+    let secret = secrets.get(key);
+    if (!secret) {
+      secret = http.json('GET', '/webhooks/default/secret').then((a) => {
+        if (!isPlainObject(a) || typeof a.key !== 'string') throw new UpstreamError('malformed', 'the webhook secret answer has no key');
+        return a.key;
+      });
+      secrets.set(key, secret);
+      // A failed fetch is tried again with the next webhook.
+      secret.catch(() => secrets.delete(key));
+    }
+    const body = rawBody.toString('utf8');
+    if (!verifyStandardWebhook(await secret, headers, body, nowMs)) return undefined;
+    try {
+      return { upstreamId: handleOf(JSON.parse(body)).id };
+    } catch {
+      return undefined;
+    }
+  },
+});
+
+/** Forgets cached webhook secrets (tests rotate them). */
+export function clearReplicateSecrets(): void {
+  secrets.clear();
+}
