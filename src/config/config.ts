@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import type { MicroUsd } from '../domain/money.js';
 import { parseDateOnly } from '../lib/time.js';
 import { DEFAULTS, OPTIONS } from './options.js';
-import type { DeprecationOverride, ModelEngines, OptionSpec } from './options.js';
+import type { DeprecationOverride, ModelEngines } from './options.js';
 import { sandboxRefusal } from './sandbox-settings.js';
 import { readCustomModels } from './custom-model-settings.js';
 import type { CustomModelDecl } from './custom-model-settings.js';
@@ -12,6 +12,8 @@ import { ConfigError } from './readers.js';
 import { readOutputStore } from './storage.js';
 import { readModelEngines, readPrices } from './model-sections.js';
 import { readProviders, readUpstreams } from './provider-settings.js';
+import { coerce } from './coerce.js';
+import type { Value } from './coerce.js';
 import type { ProviderSettings, UpstreamBinding } from './provider-settings.js';
 import type { OutputStoreConfig, RetentionConfig } from './storage.js';
 
@@ -98,43 +100,6 @@ export interface Config {
   readonly providers: readonly ProviderSettings[];
   /** The config file's `upstream`: built-in model path or pattern -> how it maps onto its provider. */
   readonly upstreams: Readonly<Record<string, UpstreamBinding>>;
-}
-
-type Value = string | number | boolean;
-
-function coerce(spec: OptionSpec, raw: unknown, where: string): Value {
-  switch (spec.type) {
-    case 'boolean':
-      if (typeof raw === 'boolean') return raw;
-      if (typeof raw === 'string' && /^(1|true|yes|on)$/i.test(raw)) return true;
-      if (typeof raw === 'string' && /^(0|false|no|off)$/i.test(raw)) return false;
-      throw new ConfigError(`${where} must be true or false, got ${JSON.stringify(raw)}`);
-    case 'integer': {
-      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
-      if (!Number.isSafeInteger(n) || (spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
-        throw new ConfigError(`${where} must be an integer from ${spec.min} to ${spec.max}, got ${JSON.stringify(raw)}`);
-      }
-      return n;
-    }
-    case 'url': {
-      if (typeof raw === 'string') {
-        try {
-          const u = new URL(raw);
-          if (u.protocol === 'http:' || u.protocol === 'https:') return raw.replace(/\/+$/, '');
-        } catch {
-          /* reported below */
-        }
-      }
-      throw new ConfigError(`${where} must be an absolute http(s) URL, got ${JSON.stringify(raw)}`);
-    }
-    case 'string':
-      if (typeof raw === 'string' && raw.length > 0) {
-        if (spec.oneOf && !spec.oneOf.includes(raw)) throw new ConfigError(`${where} must be one of ${spec.oneOf.join(', ')}`);
-        if (spec.pattern && !spec.pattern.re.test(raw)) throw new ConfigError(`${where} must be ${spec.pattern.says}`);
-        return raw;
-      }
-      throw new ConfigError(`${where} must be a non-empty string`);
-  }
 }
 
 /** How a URL-valued setting is checked; by type, not by position in OPTIONS, which grows. */
