@@ -9,8 +9,10 @@ the job's `output_dir`, or `error`. A `cancel` line interrupts the denoising loo
 Settings come from the environment (the `env` of the command's config):
   MODEL_PATH  the weights: a diffusers folder (with model_index.json) or one .safetensors file
               (SDXL). Required; nothing is downloaded.
-  DEVICE      cuda, mps or cpu; default: cuda if available, else mps, else cpu.
-  DTYPE       float16 or float32; default float16 on cuda, float32 elsewhere.
+  DEVICE      cuda, cuda:1, mps or cpu; default: a CUDA GPU if there is one (with several, the
+              process's MEDIAGEN_PROCESS_INDEX picks one, so `processes` spreads over them),
+              else mps, else cpu.
+  DTYPE       float16 or float32; default float16 on CUDA, float32 elsewhere.
   VARIANT     a weights variant of the folder, such as fp16; default none.
 
 Request fields read from `input`: prompt, negative_prompt, width, height, steps, guidance_scale,
@@ -59,12 +61,12 @@ def load_pipeline():
     if os.environ.get("DEVICE"):
         device = os.environ["DEVICE"]
     elif torch.cuda.is_available():
-        device = "cuda"
+        device = f"cuda:{int(os.environ.get('MEDIAGEN_PROCESS_INDEX', '0')) % torch.cuda.device_count()}"
     elif torch.backends.mps.is_available():
         device = "mps"
     else:
         device = "cpu"
-    dtype = getattr(torch, os.environ.get("DTYPE", "float16" if device == "cuda" else "float32"))
+    dtype = getattr(torch, os.environ.get("DTYPE", "float16" if device.startswith("cuda") else "float32"))
     if os.path.isfile(path):
         pipe = StableDiffusionXLPipeline.from_single_file(path, torch_dtype=dtype)
     else:

@@ -25,11 +25,11 @@ interface ExampleConfig {
   readonly models: readonly { readonly path: string; readonly request: object; readonly output: { content_types: string[] }; readonly engine: string }[];
 }
 
-async function example(env: Record<string, string> = {}): Promise<{ engine: CommandEngine; model: string }> {
+async function example(env: Record<string, string> = {}, more: Record<string, unknown> = {}): Promise<{ engine: CommandEngine; model: string }> {
   const config = JSON.parse(await readFile(join(EXAMPLE, 'mediagen.json'), 'utf8')) as ExampleConfig;
   const weights = await dirs.make();
   await writeFile(join(weights, 'model_index.json'), JSON.stringify({ _class_name: 'StableDiffusionXLPipeline' }));
-  const block = { ...config.commands.sdxl, env: { ...config.commands.sdxl.env, MODEL_PATH: weights, PYTHONPATH: join(FIXTURES, 'stand-ins'), ...env } };
+  const block = { ...config.commands.sdxl, ...more, env: { ...config.commands.sdxl.env, MODEL_PATH: weights, PYTHONPATH: join(FIXTURES, 'stand-ins'), ...env } };
   const [settings] = readCommandSettings({ sdxl: block }, join(EXAMPLE, 'mediagen.json'), EXAMPLE);
   const model = config.models[0]!;
   expect(model.engine).toBe(`command:${settings!.name}`);
@@ -98,6 +98,16 @@ describe('examples/diffusers/serve.py through the command engine', () => {
     // The process is still there for the next job.
     const [ok] = await engine.run({ id: 'ok', model, request: { prompt: 'x', width: 16, height: 16, steps: 1 } }, commandContext(await dirs.make()));
     expect(ok!.contentType).toBe('image/png');
+  });
+
+  it('spreads its processes over the GPUs, one each, in half precision', async () => {
+    const { engine, model } = await example({ STAND_IN_CUDA_DEVICES: '2' }, { processes: 2 });
+    const request = { prompt: 'x', width: 8, height: 8, steps: 1 };
+    await Promise.all([1, 2].map(async (n) => engine.run({ id: `g${n}`, model, request }, commandContext(await dirs.make()))));
+    // Both processes load their pipeline whichever ran the jobs.
+    const devices = () => log.lines.map((l) => String(l.obj.stderr ?? '')).filter((s) => s.startsWith('stand-in pipeline on'));
+    for (let i = 0; i < 100 && devices().length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(devices().sort()).toEqual(['stand-in pipeline on cuda:0, torch.float16', 'stand-in pipeline on cuda:1, torch.float16']);
   });
 
   it('hands jobs back when the weights are missing: the script cannot start', async () => {

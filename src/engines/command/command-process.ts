@@ -20,9 +20,12 @@ export type JobEvent = Exclude<FromProcess, { type: 'ready' }> | { readonly type
  */
 const INHERITED = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'SHELL', 'LD_LIBRARY_PATH', 'CUDA_VISIBLE_DEVICES', 'NVIDIA_VISIBLE_DEVICES', 'HIP_VISIBLE_DEVICES', 'SYSTEMROOT', 'WINDIR'];
 
-/** The environment of a command's process. Python writes its stdout unbuffered unless told otherwise. */
-export function processEnv(settings: CommandSettings, from: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env: Record<string, string> = { PYTHONUNBUFFERED: '1' };
+/**
+ * The environment of a command's process. Python writes its stdout unbuffered unless told
+ * otherwise; MEDIAGEN_PROCESS_INDEX (0 to processes - 1) lets each process pick its own GPU.
+ */
+export function processEnv(settings: CommandSettings, slot: number, from: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = { PYTHONUNBUFFERED: '1', MEDIAGEN_PROCESS_INDEX: String(slot) };
   for (const key of INHERITED) if (from[key] !== undefined) env[key] = from[key]!;
   return { ...env, ...settings.env };
 }
@@ -75,7 +78,7 @@ export class CommandProcess {
     this.#log = log;
     this.#child = spawn(settings.argv[0]!, settings.argv.slice(1), {
       cwd: settings.cwd,
-      env: processEnv(settings),
+      env: processEnv(settings, slot),
       stdio: ['pipe', 'pipe', 'pipe'],
       windowsHide: true,
     });
