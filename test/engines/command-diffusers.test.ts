@@ -29,7 +29,7 @@ async function example(env: Record<string, string> = {}, more: Record<string, un
   const config = JSON.parse(await readFile(join(EXAMPLE, 'mediagen.json'), 'utf8')) as ExampleConfig;
   const weights = await dirs.make();
   await writeFile(join(weights, 'model_index.json'), JSON.stringify({ _class_name: 'StableDiffusionXLPipeline' }));
-  const block = { ...config.commands.sdxl, ...more, env: { ...config.commands.sdxl.env, MODEL_PATH: weights, PYTHONPATH: join(FIXTURES, 'stand-ins'), ...env } };
+  const block = { ...config.commands.sdxl, ...more, env: { ...config.commands.sdxl.env, MODEL_PATH: weights, PYTHONPATH: join(FIXTURES, 'stand-ins'), PYTHONDONTWRITEBYTECODE: '1', ...env } };
   const [settings] = readCommandSettings({ sdxl: block }, join(EXAMPLE, 'mediagen.json'), EXAMPLE);
   const model = config.models[0]!;
   expect(model.engine).toBe(`command:${settings!.name}`);
