@@ -174,6 +174,19 @@ describe('command engine: outputs are checked', () => {
     });
   }
 
+  it('refuses a preview outside the output directory, stopping the job in its process, which stays', async () => {
+    const e = engine({ cancel_grace_ms: 5000 });
+    await run(e, { act: 'ok' });
+    const [pid] = e.pids;
+    const ctx = commandContext(await dirs.make());
+    const err = await failure(run(e, { act: 'bad-preview' }, ctx));
+    expect((err as EngineError).code).toBe('engine_failed');
+    expect((err as EngineError).detail).toContain('outside');
+    expect(ctx.stages.map((s) => s.stage)).toEqual(['processing', 'sampling']);
+    await run(e, { act: 'ok' });
+    expect(e.pids).toEqual([pid]);
+  });
+
   it('refuses an output whose bytes are not of a type the model makes', async () => {
     const e = engine();
     const err = await failure(run(e, { act: 'wrong-type' }));
@@ -207,6 +220,13 @@ describe('command engine: processes', () => {
     expect(err).toBeInstanceOf(CommandRetryable);
     expect((err as Error).message).toContain('keep failing to start');
     expect(log.lines.some((l) => l.obj.stderr === 'cannot load the model')).toBe(true);
+  }, 15_000);
+
+  it('hands waiting jobs back when the program does not exist, logging why', async () => {
+    const e = engine({ argv: ['./no-such-program'] });
+    const err = await failure(run(e, { act: 'ok' }));
+    expect(err).toBeInstanceOf(CommandRetryable);
+    expect(log.lines.some((l) => l.msg === 'command process could not be started' && (l.obj.err as { code?: string }).code === 'ENOENT')).toBe(true);
   }, 15_000);
 
   it('does not pass the server environment on: only the basics and its env', async () => {
