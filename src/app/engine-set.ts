@@ -2,8 +2,11 @@ import type { Config } from '../config/config.js';
 import type { EngineBindings } from '../engines/bindings.js';
 import { buildBindings } from '../engines/bindings.js';
 import type { BindableEngine } from '../engines/engine.js';
-import { resolveProviderRoutes } from '../engines/providers/provider-bindings.js';
-import type { ProviderRoute } from '../engines/providers/provider-bindings.js';
+import { namedBindings, resolveProviderRoutes } from '../engines/providers/provider-bindings.js';
+import type { NamedBinding, ProviderRoute } from '../engines/providers/provider-bindings.js';
+import { ConfigError } from '../config/config.js';
+import { mainOutputTypes } from '../models/model.js';
+import type { CatalogEntry } from '../models/catalog.js';
 import type { ProviderMeter } from '../engines/providers/provider-engine.js';
 import { UpstreamNudges } from '../engines/providers/upstream-nudges.js';
 import type { EngineRouter } from '../engines/router.js';
@@ -34,6 +37,8 @@ export interface ModelWiring {
   readonly catalog: Catalog;
   readonly bindings: EngineBindings;
   readonly routes: ReadonlyMap<string, ProviderRoute>;
+  /** Every model bound to a named engine (provider:, comfyui:, command:) with its `upstream` block. */
+  readonly named: ReadonlyMap<string, NamedBinding>;
 }
 
 /** The catalog, bindings and provider routes a config makes; throws a ConfigError naming a bad binding. */
@@ -42,7 +47,25 @@ export function wireModels(config: Config): ModelWiring {
   const bindings = buildBindings(catalog.entries, config.modelEngines);
   const customUpstreams = new Map(config.models.flatMap((m) => (m.upstream ? [[m.path, m.upstream] as const] : [])));
   const routes = resolveProviderRoutes(catalog.entries, bindings, config.providers, config.upstreams, customUpstreams);
-  return { catalog, bindings, routes };
+  const named = namedBindings(catalog.entries, bindings, config.upstreams, customUpstreams);
+  const declared = new Set([...config.commands.map((c) => `command:${c.name}`)]);
+  for (const [path, { engine }] of named) {
+    if (engine.startsWith('command:') && !declared.has(engine)) {
+      const origin = bindings.origin(path);
+      throw new ConfigError(`model ${path} is bound to ${engine}${origin ? ` (${origin})` : ''}, which commands does not declare; commands: ${config.commands.map((c) => c.name).join(', ') || 'none'}`);
+    }
+  }
+  return { catalog, bindings, routes, named };
+}
+
+/** The models bound to the named engine `engine`, as an engine of that kind takes them. */
+function modelsOf<T>(wiring: ModelWiring, engine: string, make: (entry: CatalogEntry, binding: NamedBinding) => T): Map<string, T> {
+  const out = new Map<string, T>();
+  for (const [path, binding] of wiring.named) {
+    const entry = wiring.catalog.get(path);
+    if (binding.engine === engine && entry) out.set(path, make(entry, binding));
+  }
+  return out;
 }
 
 /**
@@ -52,15 +75,33 @@ export function wireModels(config: Config): ModelWiring {
  * Adding an engine kind is adding it here.
  */
 export async function buildEngineSet(config: Config, wiring: ModelWiring, opts: EngineSetOptions): Promise<EngineSet> {
-  const [{ LocalEngine }, { EngineRouter }, { buildProviderEngines }] = await Promise.all([
+  const [{ LocalEngine }, { EngineRouter }, { buildProviderEngines }, { CommandEngine }] = await Promise.all([
     import('../engines/local/local-engine.js'),
     import('../engines/router.js'),
     import('./provider-engines.js'),
+    import('../engines/command/command-engine.js'),
   ]);
   const local = new LocalEngine({ clock: opts.clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
   const providers = buildProviderEngines(config, wiring.catalog, wiring.routes, opts);
-  const engines: BindableEngine[] = [local, ...providers];
-  return { router: EngineRouter.build(wiring.catalog.entries, engines, wiring.bindings), engines, close: async () => undefined };
+  // Processes start at their first job: a server whose command models get no job loads no model.
+  const commands = config.commands.map(
+    (settings) =>
+      new CommandEngine({
+        settings,
+        models: modelsOf(wiring, `command:${settings.name}`, (entry, b) => ({ schema: entry.request, outputTypes: mainOutputTypes(entry), ...(b.upstream?.input !== undefined ? { input: b.upstream.input } : {}) })),
+        clock: opts.clock,
+        outputMaxBytes: config.workerOutputMaxBytes,
+        ...(opts.log ? { log: opts.log } : {}),
+      }),
+  );
+  const engines: BindableEngine[] = [local, ...providers, ...commands];
+  return {
+    router: EngineRouter.build(wiring.catalog.entries, engines, wiring.bindings),
+    engines,
+    close: async () => {
+      await Promise.all(commands.map((c) => c.close()));
+    },
+  };
 }
 
 export { UpstreamNudges };

@@ -3,7 +3,6 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ConfigError } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import type { Engine } from '../engines/engine.js';
-import { resolveProviderRoutes } from '../engines/providers/provider-bindings.js';
 import { UpstreamNudges } from '../engines/providers/upstream-nudges.js';
 import type { MediaTools } from '../engines/media/media-tools.js';
 import type { AppDeps } from '../http/app.js';
@@ -15,14 +14,13 @@ import { DiskOutputStore } from '../outputs/disk/disk-output-store.js';
 import type { OutputStore } from '../outputs/output-store.js';
 import type { S3Parts } from '../outputs/s3/open-s3.js';
 import type { S3StoreConfig } from '../outputs/s3/s3-client.js';
-import { buildBindings } from '../engines/bindings.js';
-import { buildCatalog } from '../models/catalog.js';
-import { modelsWith } from '../models/custom-models.js';
 import type { Catalog } from '../models/catalog.js';
 import type { PriceTable } from '../models/prices.js';
 import type { RunPolicy } from '../services/jobs/job-runs.js';
 import type { JobWaitOptions } from '../services/jobs/job-waits.js';
 import { createServices } from '../services/services.js';
+import { buildEngineSet, wireModels } from './engine-set.js';
+import type { EngineSet } from './engine-set.js';
 import { assetInspector } from './asset-inspector.js';
 import { checkSandboxBindings, sandboxRunPolicy } from './sandbox-wiring.js';
 import type { Services } from '../services/services.js';
@@ -79,7 +77,9 @@ export interface Runtime {
   serveMetrics(log?: Log): Promise<MetricsServer | undefined>;
   /** The ffmpeg and ffprobe this process runs (the config's, PATH's or the bundled ones), each with its version. */
   mediaTools(): Promise<MediaTools>;
-  /** Closes the store. */
+  /** Stops what the engines keep running (command engines' model processes); `close` does it too. */
+  closeEngines(): Promise<void>;
+  /** Closes the engines and the store. */
   close(): Promise<void>;
 }
 
@@ -92,12 +92,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const clock = overrides.clock ?? systemClock;
   // Config mistakes first (unknown models, rates), before anything is opened.
   // The one list of models: the registry's and the config file's `models`; everything else reads the catalog.
-  const catalog = buildCatalog({ deprecations: config.deprecations, models: modelsWith(config.models) });
-  const bindings = buildBindings(catalog.entries, config.modelEngines);
+  const wiring = wireModels(config);
+  const { catalog, bindings, routes: providerRoutes } = wiring;
   checkSandboxBindings(config, bindings);
-  // Every process refuses a model bound to an undeclared provider or without its mapping, an API-only one too.
-  const customUpstreams = new Map(config.models.flatMap((m) => (m.upstream ? [[m.path, m.upstream] as const] : [])));
-  const providerRoutes = resolveProviderRoutes(catalog.entries, bindings, config.providers, config.upstreams, customUpstreams);
   const runPolicy = sandboxRunPolicy(config, { ...runPolicyFor(config, catalog), ...overrides.runPolicy });
   const prices = priceTableFor(config, catalog);
   const disk = new DiskCheck(config.dataDir, config.minFreeDiskBytes, clock);
@@ -144,10 +141,14 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       m.buildProviderEngines(config, catalog, providerRoutes, { clock, nudges, ...(metrics ? { meter: metrics } : {}), ...(log ? { log } : {}) }),
     );
   const providerWebhooksOf = async (log?: Log) => new (await import('../engines/providers/provider-webhooks.js')).ProviderWebhooks(await providersOf(log), nudges, clock);
+  let engineSet: Promise<EngineSet> | undefined;
+  const closeEngines = async () => {
+    await engineSet?.then((set) => set.close()).catch(() => undefined);
+  };
   const engineOf = (log?: Log) =>
     (engine ??= overrides.engine
       ? Promise.resolve(overrides.engine)
-      : import('./engine-set.js').then(async (m) => (await m.buildEngineSet(config, { catalog, bindings, routes: providerRoutes }, { clock, nudges, ...(metrics ? { meter: metrics } : {}), ...(log ? { log } : {}) })).router));
+      : (engineSet = buildEngineSet(config, wiring, { clock, nudges, ...(metrics ? { meter: metrics } : {}), ...(log ? { log } : {}) })).then((set) => set.router));
   const parts = async (given?: Engine, log?: Log): Promise<WorkerParts> => ({ config, store, services, outputs, engine: given ?? (await engineOf(log)) });
   return {
     config,
@@ -182,7 +183,12 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       return (await import('../metrics/metrics-server.js')).listenMetrics(() => metrics.scrape(), config.metricsHost, config.metricsPort, log);
     },
     mediaTools,
-    close: () => store.close().finally(() => s3?.close()),
+    closeEngines,
+    // The engines first: a command engine's model processes end with the process that started them.
+    close: () =>
+      closeEngines()
+        .then(() => store.close())
+        .finally(() => s3?.close()),
   };
 }
 

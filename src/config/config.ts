@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { MicroUsd } from '../domain/money.js';
 import { parseDateOnly } from '../lib/time.js';
 import { DEFAULTS, OPTIONS } from './options.js';
@@ -13,6 +13,8 @@ import { readOutputStore } from './storage.js';
 import { readModelEngines, readPrices } from './model-sections.js';
 import { readProviders, readUpstreams } from './provider-settings.js';
 import { coerce } from './coerce.js';
+import { readCommandSettings } from './command-settings.js';
+import type { CommandSettings } from './command-settings.js';
 import type { Value } from './coerce.js';
 import type { ProviderSettings, UpstreamBinding } from './provider-settings.js';
 import type { OutputStoreConfig, RetentionConfig } from './storage.js';
@@ -100,6 +102,8 @@ export interface Config {
   readonly providers: readonly ProviderSettings[];
   /** The config file's `upstream`: built-in model path or pattern -> how it maps onto its provider. */
   readonly upstreams: Readonly<Record<string, UpstreamBinding>>;
+  /** The config file's `commands`: model servers run as long-lived processes, bound as `command:<name>` (docs/engines.md). */
+  readonly commands: readonly CommandSettings[];
 }
 
 /** How a URL-valued setting is checked; by type, not by position in OPTIONS, which grows. */
@@ -164,6 +168,7 @@ export function loadConfig(opts: {
   let models: CustomModelDecl[] = [];
   let providers: ProviderSettings[] = [];
   let upstreams: Record<string, UpstreamBinding> = {};
+  let commands: CommandSettings[] = [];
 
   const file = opts.configFile ?? env.MEDIAGEN_CONFIG;
   if (file) {
@@ -199,6 +204,10 @@ export function loadConfig(opts: {
       }
       if (key === 'upstream') {
         upstreams = readUpstreams(raw, file);
+        continue;
+      }
+      if (key === 'commands') {
+        commands = readCommandSettings(raw, file, dirname(resolve(file)));
         continue;
       }
       if (key === 'job_timeouts_ms') {
@@ -285,6 +294,7 @@ export function loadConfig(opts: {
     models: Object.freeze(models),
     providers: Object.freeze(providers),
     upstreams: Object.freeze(upstreams),
+    commands: Object.freeze(commands),
   });
 }
 

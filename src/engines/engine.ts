@@ -93,6 +93,19 @@ export interface UpstreamState {
 }
 
 /**
+ * A failure of this attempt that another may not meet: a model process that died mid-job, a
+ * process that says the job may be retried. The job goes back to the queue while it has attempts
+ * left (the run policy's `maxAttempts`), then fails with `engine_failed`; it is not billed either way.
+ */
+export class RetryableEngineError extends Error {
+  readonly retryable = true;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RetryableEngineError';
+  }
+}
+
+/**
  * Why a run was stopped from outside the engine: the signal's reason. An engine that holds work
  * elsewhere (a provider job) cancels it there on `cancelled` and `timeout`, and leaves it running
  * on `lost` and `shutdown`, when the job's next run resumes it.

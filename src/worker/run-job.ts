@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Engine, EngineContext, EngineStage, OutputFile, StyleArtifact } from '../engines/engine.js';
-import { EngineError, RunStopped } from '../engines/engine.js';
+import { EngineError, RetryableEngineError, RunStopped } from '../engines/engine.js';
 import type { Clock } from '../lib/clock.js';
 import type { Log } from '../lib/log.js';
 import { withFields } from '../lib/log.js';
@@ -179,6 +179,14 @@ async function settle(job: ClaimedJob, deps: RunDeps, reason: unknown): Promise<
   if (reason instanceof RunStopped && (reason.why === 'cancelled' || reason.why === 'lost')) {
     await letGo(job, deps);
     log.info({ ...meta, why: reason.why }, 'job run stopped');
+    return;
+  }
+  if (reason instanceof RetryableEngineError) {
+    // This attempt's trouble (a model process died): another attempt, while the job has attempts left.
+    log.warn({ ...meta, err: errorDetail(reason) }, 'engine failed this attempt; retrying the job');
+    const outcome = await runs.retryOrFail(job, clientJobError(reason));
+    if (outcome === 'failed') await deps.outputs.remove(job.outputKey);
+    else if (outcome === undefined) await letGo(job, deps);
     return;
   }
   const fault = reason instanceof RunStopped ? undefined : infraFault(reason);

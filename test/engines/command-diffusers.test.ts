@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandEngine } from '../../src/engines/command/command-engine.js';
 import { CommandRetryable } from '../../src/engines/command/command-pool.js';
-import { readCommandSettings } from '../../src/engines/command/command-settings.js';
+import { readCommandSettings } from '../../src/config/command-settings.js';
 import { EngineError, RunStopped } from '../../src/engines/engine.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { captureLog, commandContext, FIXTURES, pngSize } from './command-fixtures.js';

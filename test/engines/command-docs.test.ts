@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandEngine } from '../../src/engines/command/command-engine.js';
-import { readCommandSettings } from '../../src/engines/command/command-settings.js';
+import { readCommandSettings } from '../../src/config/command-settings.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { captureLog, commandContext, pngSize } from './command-fixtures.js';
 import { TempDirs } from './engine-harness.js';

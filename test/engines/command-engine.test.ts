@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CommandEngine } from '../../src/engines/command/command-engine.js';
 import { CommandRetryable } from '../../src/engines/command/command-pool.js';
-import { EngineError, RunStopped } from '../../src/engines/engine.js';
+import { EngineError, RetryableEngineError, RunStopped } from '../../src/engines/engine.js';
 import { infraFault } from '../../src/lib/infra-fault.js';
 import { MEDIA_URL_PATTERN } from '../../src/models/schema-kit.js';
 import { captureLog, commandContext, commandEngine, pngSize } from './command-fixtures.js';
@@ -105,8 +105,9 @@ describe('command engine: a job through a long-running process', () => {
     const err = await failure(run(e, { act: 'error', code: 'engine_failed', message: 'CUDA out of memory', retryable: true }));
     expect(err).toBeInstanceOf(CommandRetryable);
     expect(err).not.toBeInstanceOf(EngineError);
-    // What the runners hand back today: an infrastructure fault that is no EngineError.
-    expect(infraFault(err)).toBeDefined();
+    // The runners hand it back as another attempt (RetryableEngineError), not as an infrastructure fault.
+    expect(err).toBeInstanceOf(RetryableEngineError);
+    expect(infraFault(err)).toBeUndefined();
   });
 
   it('hands the job back when its process dies mid-job, restarts the process and runs the next job', async () => {

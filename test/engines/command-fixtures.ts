@@ -4,7 +4,7 @@ import { EngineError } from '../../src/engines/engine.js';
 import type { EngineContext, EngineStage, OutputFile } from '../../src/engines/engine.js';
 import { CommandEngine } from '../../src/engines/command/command-engine.js';
 import type { CommandModel } from '../../src/engines/command/command-engine.js';
-import { readCommandSettings } from '../../src/engines/command/command-settings.js';
+import { readCommandSettings } from '../../src/config/command-settings.js';
 import { systemClock } from '../../src/lib/clock.js';
 import type { Log } from '../../src/lib/log.js';
 

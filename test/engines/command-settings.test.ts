@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readCommandSettings } from '../../src/engines/command/command-settings.js';
+import { readCommandSettings } from '../../src/config/command-settings.js';
 import { ConfigError } from '../../src/config/readers.js';
 
 describe('commands in the config file', () => {

@@ -17,6 +17,7 @@ import type { JobWaitOptions } from '../../src/services/jobs/job-waits.js';
 import { loadConfig } from '../../src/config/config.js';
 import { readCustomModels } from '../../src/config/custom-model-settings.js';
 import { readProviders, readUpstreams } from '../../src/config/provider-settings.js';
+import { readCommandSettings } from '../../src/config/command-settings.js';
 import type { Log } from '../../src/lib/log.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { sqliteBackend } from './backends.js';
@@ -104,6 +105,8 @@ export async function createTestApp(
      * process environment (where the keys are), and `public_url` (the providers' webhook base).
      */
     providers?: { providers: unknown; upstream?: unknown; env: Record<string, string>; publicUrl?: string };
+    /** The config file's `commands` (docs/engines.md), read as if the file were in `dir`. */
+    commands?: { raw: unknown; dir: string };
     /** The runtime's clock is the system's (provider runs poll in real time); `clock` then moves nothing. */
     realClock?: boolean;
     /** The HTTP app's logger (default: none). */
@@ -134,6 +137,7 @@ export async function createTestApp(
     sandbox: opts.sandbox ?? false,
     models: readCustomModels(opts.models ?? [], 'test.json'),
     modelEngines: opts.modelEngines ?? {},
+    ...(opts.commands ? { commands: readCommandSettings(opts.commands.raw, 'test.json', opts.commands.dir) } : {}),
     ...(opts.providers
       ? {
           providers: readProviders(opts.providers.providers, 'test.json', opts.providers.env),
@@ -215,6 +219,7 @@ export async function createTestApp(
       }
       await metricsServer?.close();
       await app.close();
+      await runtime.closeEngines();
       await store.close();
       await database.drop();
       rmSync(dir, { recursive: true, force: true });

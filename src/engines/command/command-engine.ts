@@ -10,7 +10,7 @@ import { takeOutput, writeInputs } from './command-files.js';
 import type { OutputRules } from './command-files.js';
 import { CommandRetryable, ProcessPool } from './command-pool.js';
 import type { CommandProcess, Inbox, JobEvent } from './command-process.js';
-import type { CommandSettings } from './command-settings.js';
+import type { CommandSettings } from '../../config/command-settings.js';
 
 /** A model a command serves: its request schema (which fields are media), its output types, and an optional input template. */
 export interface CommandModel {

@@ -1,7 +1,8 @@
+import { RetryableEngineError } from '../engine.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Log } from '../../lib/log.js';
 import { CommandProcess } from './command-process.js';
-import type { CommandSettings } from './command-settings.js';
+import type { CommandSettings } from '../../config/command-settings.js';
 
 /**
  * A command's processes: `processes` slots, each keeping one process alive. A slot starts its
@@ -19,9 +20,7 @@ import type { CommandSettings } from './command-settings.js';
  * src/lib/infra-fault.ts; not an EngineError, so a remote worker reports it `retryable` too)
  * until the runner settles `retryable` errors of their own (see docs/engines.md).
  */
-export class CommandRetryable extends Error {
-  readonly retryable = true;
-  readonly code = 'EIO';
+export class CommandRetryable extends RetryableEngineError {
   constructor(message: string) {
     super(message);
     this.name = 'CommandRetryable';

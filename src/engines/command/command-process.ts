@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { Log } from '../../lib/log.js';
 import { lineOf, lineSplitter, parseLine } from './command-protocol.js';
 import type { FromProcess, ToProcess } from './command-protocol.js';
-import type { CommandSettings } from './command-settings.js';
+import type { CommandSettings } from '../../config/command-settings.js';
 
 /**
  * One process of a command: spawned without a shell, fed JSON lines on stdin, its stdout read as

@@ -17,12 +17,58 @@ export interface RoutableModel {
   readonly custom?: { readonly where: string } | undefined;
 }
 
+/** Engines the config file names instances of, whose models may carry an `upstream` block. */
+const NAMED_PREFIXES = [PROVIDER_PREFIX, 'comfyui:', 'command:'] as const;
+
+/** A model bound to a named engine (`provider:`, `comfyui:`, `command:`), with its `upstream` block if it has one. */
+export interface NamedBinding {
+  readonly engine: string;
+  readonly upstream: UpstreamBinding | undefined;
+}
+
+/**
+ * Every model bound to a named engine with its `upstream` block: a custom model's own, a built-in
+ * model's from the top-level `upstream` (its path, else the most specific pattern). An `upstream`
+ * key matching no such built-in model, and an `upstream` on a model bound elsewhere, are a
+ * ConfigError naming it.
+ */
+export function namedBindings(
+  models: readonly RoutableModel[],
+  bindings: EngineBindings,
+  upstreams: Readonly<Record<string, UpstreamBinding>>,
+  customUpstreams: ReadonlyMap<string, UpstreamBinding>,
+): ReadonlyMap<string, NamedBinding> {
+  const engineOf = (path: string): string | undefined => {
+    const b = bindings.of(path);
+    return b?.kind === 'engine' && NAMED_PREFIXES.some((p) => b.engine.startsWith(p)) ? b.engine : undefined;
+  };
+  const builtIn = models.filter((m) => m.engine !== undefined && !m.custom && engineOf(m.path) !== undefined).map((m) => m.path);
+  for (const key of Object.keys(upstreams)) {
+    if (isGlob(key) && !isGlobPattern(key)) throw new ConfigError(`upstream: '${key.slice(0, 200)}' is not a pattern; a pattern is ${GLOB_SYNTAX}`);
+    if (!builtIn.some((path) => (isGlob(key) ? matchesGlob(key, path) : key === path))) {
+      const those = builtIn.length ? `; those are ${builtIn.join(', ')}` : '';
+      throw new ConfigError(`upstream.${key} matches no built-in model bound to a provider, ComfyUI or command engine (model_engines "provider:<name>")${those}`);
+    }
+  }
+  const out = new Map<string, NamedBinding>();
+  for (const m of models) {
+    if (m.engine === undefined) continue;
+    const engine = engineOf(m.path);
+    const own = customUpstreams.get(m.path);
+    if (engine === undefined) {
+      if (own) throw new ConfigError(`${m.custom?.where ?? m.path}.upstream: the model is not bound to a provider; its engine must be "provider:<name>" (or comfyui:, command:)`);
+      continue;
+    }
+    out.set(m.path, { engine, upstream: m.custom ? own : mostSpecific(m.path, upstreams) });
+  }
+  return out;
+}
+
 /**
  * Every model bound to `provider:<name>` with its provider and its `upstream` mapping, checked at
  * start in every process (an API-only one too): a binding to a provider `providers` does not
- * declare, a model with no mapping where its provider type needs one (all but `krea`, which calls
- * its own path by default), an `upstream` key matching no provider-bound built-in model, and an
- * `upstream` on a model not bound to a provider are each a ConfigError naming the model.
+ * declare and a model with no mapping where its provider type needs one (all but `krea`, which
+ * calls its own path by default) are each a ConfigError naming the model.
  */
 export function resolveProviderRoutes(
   models: readonly RoutableModel[],
@@ -33,40 +79,21 @@ export function resolveProviderRoutes(
 ): ReadonlyMap<string, ProviderRoute> {
   const byName = new Map(providers.map((p) => [p.name, p]));
   const routes = new Map<string, ProviderRoute>();
-  const bound = (path: string): string | undefined => {
-    const b = bindings.of(path);
-    return b?.kind === 'engine' && b.engine.startsWith(PROVIDER_PREFIX) ? b.engine.slice(PROVIDER_PREFIX.length) : undefined;
-  };
-  const builtIn = models.filter((m) => m.engine !== undefined && !m.custom && bound(m.path) !== undefined).map((m) => m.path);
-  for (const key of Object.keys(upstreams)) {
-    if (isGlob(key) && !isGlobPattern(key)) throw new ConfigError(`upstream: '${key.slice(0, 200)}' is not a pattern; a pattern is ${GLOB_SYNTAX}`);
-    if (!builtIn.some((path) => (isGlob(key) ? matchesGlob(key, path) : key === path))) {
-      throw new ConfigError(`upstream.${key} matches no built-in model bound to a provider (model_engines "provider:<name>")${builtIn.length ? `; those are ${builtIn.join(', ')}` : ''}`);
-    }
-  }
-  for (const m of models) {
-    if (m.engine === undefined) continue;
-    const name = bound(m.path);
-    const own = customUpstreams.get(m.path);
-    if (name === undefined) {
-      // ComfyUI and command engines read `upstream` too (their workflow, inputs and templates).
-      const b = bindings.of(m.path);
-      const readsUpstream = b?.kind === 'engine' && (b.engine.startsWith('comfyui:') || b.engine.startsWith('command:'));
-      if (own && !readsUpstream) throw new ConfigError(`${m.custom?.where ?? m.path}.upstream: the model is not bound to a provider; its engine must be "provider:<name>"`);
-      continue;
-    }
-    const origin = bindings.origin(m.path);
+  for (const [path, { engine, upstream }] of namedBindings(models, bindings, upstreams, customUpstreams)) {
+    if (!engine.startsWith(PROVIDER_PREFIX)) continue;
+    const name = engine.slice(PROVIDER_PREFIX.length);
+    const origin = bindings.origin(path);
     const provider = byName.get(name);
     if (!provider) {
       const declared = providers.map((p) => p.name).join(', ') || 'none';
-      throw new ConfigError(`model ${m.path} is bound to provider '${name}'${origin ? ` (${origin})` : ''}, which providers does not declare; providers: ${declared}`);
+      throw new ConfigError(`model ${path} is bound to provider '${name}'${origin ? ` (${origin})` : ''}, which providers does not declare; providers: ${declared}`);
     }
-    const upstream = m.custom ? own : mostSpecific(m.path, upstreams);
     if (!upstream?.model && provider.type !== 'krea') {
-      const where = m.custom ? `${m.custom.where}.upstream.model` : `upstream["${m.path}"].model`;
-      throw new ConfigError(`model ${m.path} is bound to ${provider.type} provider '${name}' but names no provider model; set ${where} (docs/providers.md)`);
+      const custom = models.find((m) => m.path === path)?.custom;
+      const where = custom ? `${custom.where}.upstream.model` : `upstream["${path}"].model`;
+      throw new ConfigError(`model ${path} is bound to ${provider.type} provider '${name}' but names no provider model; set ${where} (docs/providers.md)`);
     }
-    routes.set(m.path, { provider, upstream: upstream ?? {} });
+    routes.set(path, { provider, upstream: upstream ?? {} });
   }
   return routes;
 }

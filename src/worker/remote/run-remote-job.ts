@@ -2,7 +2,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Engine, EngineContext, EngineStage, OutputFile, StyleArtifact } from '../../engines/engine.js';
-import { EngineError } from '../../engines/engine.js';
+import { EngineError, RetryableEngineError } from '../../engines/engine.js';
 import type { Clock } from '../../lib/clock.js';
 import { infraFault } from '../../lib/infra-fault.js';
 import type { Log } from '../../lib/log.js';
@@ -216,6 +216,9 @@ async function settle(job: ClaimedJobView, deps: RemoteRunDeps, reason: unknown)
   if (reason instanceof RemoteRunStopped) {
     report = { code: 'engine_failed', message: SHUTDOWN_MESSAGE, retryable: true };
     log.info(meta, 'job handed back at shutdown');
+  } else if (reason instanceof RetryableEngineError) {
+    report = { code: 'engine_failed', message: ENGINE_FAILED_MESSAGE, retryable: true };
+    log.warn({ ...meta, err: errorDetail(reason) }, 'engine failed this attempt; handing the job back');
   } else if (reason instanceof ServerUnreachable || (!(reason instanceof EngineError) && infraFault(reason))) {
     // This machine's disk or network, not the job: another attempt may well succeed.
     report = { code: 'engine_failed', message: reason instanceof ServerUnreachable ? UNREACHABLE_MESSAGE : ENGINE_FAILED_MESSAGE, retryable: true };

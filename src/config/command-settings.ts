@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
-import { ConfigError } from '../../config/readers.js';
-import { isPlainObject } from '../../lib/plain-object.js';
+import { ConfigError } from './readers.js';
+import { isPlainObject } from '../lib/plain-object.js';
 
 /**
  * The config file's `commands` (docs/engines.md, "Command engine"): each a long-running process

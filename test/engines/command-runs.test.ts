@@ -1,0 +1,87 @@
+import sharp from 'sharp';
+import { afterEach, describe, expect, it } from 'vitest';
+import { backends } from '../helpers/backends.js';
+import { createTestApp, generate, get, silentLog } from '../helpers/app.js';
+import type { Json, TestApp } from '../helpers/app.js';
+import { waitFor } from '../helpers/scripted-engine.js';
+import { FIXTURES } from './command-fixtures.js';
+
+/**
+ * Whole job runs of a model bound to a command engine (docs/engines.md) through the runtime: the
+ * config's `commands` and a custom model's `command:<name>` binding, a real Python process.
+ */
+
+const MODEL = 'image/acme/cmd-v1';
+const DECL = {
+  path: MODEL,
+  kind: 'image',
+  request: {
+    type: 'object',
+    properties: {
+      prompt: { type: 'string', maxLength: 200, description: 'What to draw.' },
+      act: { type: 'string', enum: ['ok', 'crash'], default: 'ok', description: 'What the fixture server does.' },
+      width: { type: 'integer', minimum: 1, maximum: 64, default: 12, description: 'Width.' },
+    },
+    required: ['prompt'],
+  },
+  price: { fixed: '0.01' },
+  engine: 'command:fixture',
+};
+
+describe.each(backends)('command engine runs: $name', { timeout: 60_000 }, (backend) => {
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  const app = () =>
+    createTestApp({
+      backend,
+      realClock: true,
+      models: [DECL],
+      commands: { raw: { fixture: { argv: ['python3', 'command-server.py'], cancel_grace_ms: 300 } }, dir: FIXTURES },
+      worker: { pollMs: 50, log: silentLog },
+      runPolicy: { maxAttempts: 2 },
+    });
+  const ended = (id: string) =>
+    waitFor(
+      async () => {
+        const job = (await get(t!, `/jobs/${id}`)).json<Json & { status: string }>();
+        return ['completed', 'failed', 'cancelled'].includes(job.status) ? job : undefined;
+      },
+      `job ${id} to end`,
+      30_000,
+    );
+
+  it('runs a job on the model process: a preview on the way, the PNG stored and served, billed once', async () => {
+    t = await app();
+    const res = await generate(t, MODEL, { prompt: 'a fox', width: 12 });
+    expect(res.statusCode, res.body).toBe(200);
+    const id = res.json<{ job_id: string }>().job_id;
+    const job = await ended(id);
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    const file = await t.app.inject({ method: 'GET', url: new URL((job.result as { urls: string[] }).urls[0]!).pathname });
+    const meta = await sharp(file.rawPayload).metadata();
+    expect({ format: meta.format, width: meta.width }).toEqual({ format: 'png', width: 12 });
+    const timeline = (await get(t, `/jobs/${id}/details`)).json<{ timeline: { status: string }[] }>().timeline.map((s) => s.status);
+    expect(timeline).toEqual(['queued', 'scheduled', 'processing', 'sampling', 'intermediate-complete', 'completed']);
+    expect((await t.store.billing.entriesOfJob(id)).filter((e) => e.kind === 'charge')).toHaveLength(1);
+  });
+
+  it('a process that dies mid-job hands the job back for another attempt, and fails it unbilled once the attempts are spent', async () => {
+    t = await app();
+    const res = await generate(t, MODEL, { prompt: 'a fox', act: 'crash' });
+    const id = res.json<{ job_id: string }>().job_id;
+    const job = await ended(id);
+    expect(job.error).toMatchObject({ code: 'engine_failed' });
+    const timeline = (await get(t, `/jobs/${id}/details`)).json<{ timeline: { status: string }[] }>().timeline.map((s) => s.status);
+    // Two attempts: each claimed (scheduled) and run, the first handed back to the queue.
+    expect(timeline.filter((s) => s === 'scheduled')).toHaveLength(2);
+    expect(timeline).toContain('queued');
+    expect((await t.store.billing.entriesOfJob(id)).map((e) => e.kind).sort()).toEqual(['hold', 'release']);
+    // The process was restarted: the next job runs.
+    const next = await ended((await generate(t, MODEL, { prompt: 'a cat' })).json<{ job_id: string }>().job_id);
+    expect(next.status).toBe('completed');
+  });
+});
