@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isPng } from '../helpers/media.js';
@@ -6,6 +6,7 @@ import { startFakeOpenAi } from '../providers/fakes/fake-openai.js';
 import type { FakeOpenAi } from '../providers/fakes/fake-openai.js';
 import { adminJson, api, cleanup, startServer, tempDir } from './binary.js';
 import { startRemoteWorker, stopProcesses } from './processes.js';
+import { FIXTURES } from '../engines/command-fixtures.js';
 
 const MODEL = 'image/vendor-b/model-b-1';
 
@@ -55,5 +56,36 @@ describe('mediagen remote-worker --config (compiled binary)', { timeout: 90_000 
     expect(isPng(Buffer.from(await file.arrayBuffer()))).toBe(true);
     expect(oai.requests.at(-1)!.body).toMatchObject({ model: 'gpt-image-1', prompt: 'a red fox', size: '1024x1024' });
     expect(worker.stdout() + worker.stderr()).not.toContain(oai.apiKey);
+  });
+
+  it('runs a custom model on a command engine its config declares, the model process started by the worker', async () => {
+    const dir = tempDir();
+    const decl = {
+      path: 'image/acme/cmd-v1',
+      kind: 'image',
+      request: { type: 'object', properties: { prompt: { type: 'string', maxLength: 100, description: 'p' }, width: { type: 'integer', minimum: 1, maximum: 64, default: 10, description: 'w' } }, required: ['prompt'] },
+      price: { fixed: '0.01' },
+    };
+    const serverConfig = join(dir, 'server.json');
+    writeFileSync(serverConfig, JSON.stringify({ models: [{ ...decl, engine: 'remote:gpu-a' }] }));
+    const server = await startServer(['--port', '0', '--data-dir', dir, '--config', serverConfig, '--poll-interval-ms', '100']);
+    const [, apiToken] = await server.waitForStdout(/^ {2}(mg_[A-Za-z0-9_-]+)\n/m);
+    const { token } = await adminJson<{ token: string }>(dir, ['worker-token', 'create', '--name', 'cmd-box', '--models', 'image/*']);
+    const workerConfig = join(FIXTURES, `worker-${process.pid}-${Date.now()}.json`);
+    writeFileSync(workerConfig, JSON.stringify({ commands: { fixture: { argv: ['python3', 'command-server.py'] } }, models: [{ ...decl, engine: 'command:fixture' }] }));
+    try {
+      await startRemoteWorker(['--server', server.url, '--pool', 'gpu-a', '--config', workerConfig], token);
+      const created = await api(server.url, '/generate/image/acme/cmd-v1', apiToken!, { method: 'POST', body: { prompt: 'a fox', width: 10 } });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      let job: { status?: string; result?: { urls: string[] } } = {};
+      for (const until = Date.now() + 60_000; Date.now() < until && !['completed', 'failed'].includes(job.status ?? ''); await new Promise((r) => setTimeout(r, 100))) {
+        job = (await api(server.url, `/jobs/${created.body.job_id as string}`, apiToken!)).body as typeof job;
+      }
+      expect(job.status, JSON.stringify(job)).toBe('completed');
+      const file = Buffer.from(await (await fetch(job.result!.urls[0]!)).arrayBuffer());
+      expect(isPng(file)).toBe(true);
+    } finally {
+      rmSync(workerConfig, { force: true });
+    }
   });
 });
