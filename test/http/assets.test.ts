@@ -181,7 +181,7 @@ describe.each(backends)('assets on $name', (backend) => {
   it('stops serving a deleted asset at once', async () => {
     const png = files.find((f) => f.mime === 'image/png')!;
     const asset = (await upload(t, { bytes: png.bytes, filename: 'a.png' })).json<AssetBody>();
-    expect((await del(t, `/assets/${asset.id}`)).json()).toEqual({ id: asset.id, deleted: true });
+    expect((await del(t, `/assets/${asset.id}`)).json()).toEqual({ success: true, message: 'asset deleted', id: asset.id, deleted: true });
     expect((await t.app.inject({ method: 'GET', url: pathOf(asset.image_url) })).statusCode).toBe(404);
     expect(errorOf(await get(t, `/assets/${asset.id}`), 404)).toMatch(/not found/);
     expect(errorOf(await del(t, `/assets/${asset.id}`), 404)).toMatch(/not found/);

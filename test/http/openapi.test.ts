@@ -54,6 +54,19 @@ describe('GET /openapi.json', () => {
     expect(result.valid).toBe(true);
   });
 
+  it('declares every error answer of every operation as a named component', () => {
+    const inline: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops as Record<string, Operation>)) {
+        for (const [status, res] of Object.entries(op.responses ?? {})) {
+          const schema = (res as { content?: Record<string, { schema: Schema }> }).content?.['application/json']?.schema;
+          if (Number(status) >= 400 && schema && !schema.$ref) inline.push(`${method} ${path} ${status}`);
+        }
+      }
+    }
+    expect(inline).toEqual([]);
+  });
+
   it('names every job error code, the upstream ones included, in the JobError schema', () => {
     const code = doc.components.schemas.JobError!.properties!.code as { description: string };
     for (const c of Object.keys(JOB_ERROR_CODES)) expect(code.description, c).toContain(`\`${c}\``);
@@ -197,6 +210,8 @@ describe('GET /openapi.json for client generators', () => {
       ['/jobs/{id}/details', 'get', '200', 'JobDetails'],
       ['/models/{id}/quote', 'post', '200', 'PriceQuote'],
       ['/models/{id}/quote', 'post', '410', 'Error410'],
+      ['/assets', 'post', '413', 'AssetTooLarge'],
+      ['/assets/{id}', 'delete', '200', 'DeletedAsset'],
     ] as const) {
       expect(media(doc.paths[path]![method]!, status), `${method} ${path}`).toEqual({ $ref: `#/components/schemas/${name}` });
     }

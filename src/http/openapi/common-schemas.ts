@@ -42,6 +42,16 @@ export const SunsetBody = Type.Object(
   { $id: 'Error410', description: 'The model was retired on its sunset date. Treat as terminal.' },
 );
 
+/** 413 of POST /assets: the refusal, and for a quota refusal the workspace's usage and quota. */
+export const AssetTooLarge = Type.Object(
+  {
+    error: Type.String({ minLength: 1, description: 'What went wrong', examples: ['the file is larger than the 78.6 MB an asset may be'] }),
+    used_bytes: Type.Optional(Type.Number({ description: "Bytes the workspace's assets take (quota refusals)", examples: [10_000_000_000] })),
+    quota_bytes: Type.Optional(Type.Number({ description: "The workspace's asset quota in bytes (quota refusals)", examples: [10_737_418_240] })),
+  },
+  { $id: 'AssetTooLarge', description: 'The file is larger than the server accepts, or the workspace has no room for it under its storage quota' },
+);
+
 export const DeletedJob = Type.Object(
   {
     job_id: Type.String({ format: 'uuid', description: 'The deleted job', examples: ['0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69'] }),

@@ -12,7 +12,7 @@ import type { OutputStore } from '../../outputs/output-store.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PageQuery, pageParams } from '../request/query.js';
 import { idempotencyKeyFrom } from '../request/request-headers.js';
-import { ErrorBody, IdempotencyErrors, IdempotencyKeyHeader, NoQuery, ReplayedHeader, errorResponses } from '../openapi/common-schemas.js';
+import { AssetTooLarge, IdempotencyErrors, IdempotencyKeyHeader, NoQuery, ReplayedHeader, errorResponses } from '../openapi/common-schemas.js';
 import { registerServedFiles } from './outputs-routes.js';
 
 /** Room for the multipart framing around the file: boundaries, part headers, the description. */
@@ -30,14 +30,6 @@ const UploadForm = Type.Object(
   { description: 'multipart/form-data with one file', examples: [{ file: '<the bytes of product.png>', description: 'Product shot, front' }] },
 );
 
-const TooLarge = Type.Object(
-  {
-    error: ErrorBody.properties.error,
-    used_bytes: Type.Optional(Type.Number({ description: "Bytes the workspace's assets take (quota refusals)", examples: [10_000_000_000] })),
-    quota_bytes: Type.Optional(Type.Number({ description: "The workspace's asset quota in bytes (quota refusals)", examples: [10_737_418_240] })),
-  },
-  { description: 'The file is larger than the server accepts, or the workspace has no room for it under its storage quota' },
-);
 
 const formMessages: Readonly<Record<string, string>> = {
   FST_PARTS_LIMIT: 'the form has too many parts; send one file and at most a description',
@@ -157,7 +149,7 @@ export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, 
           headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
           body: UploadForm,
           querystring: NoQuery,
-          response: { 200: { ...Asset, headers: ReplayedHeader }, ...errorResponses(400), 413: TooLarge, ...errorResponses(415, 503), ...IdempotencyErrors },
+          response: { 200: { ...Asset, headers: ReplayedHeader }, ...errorResponses(400), 413: AssetTooLarge, ...errorResponses(415, 503), ...IdempotencyErrors },
         },
       },
       async (request, reply) => {

@@ -60,10 +60,12 @@ export type AssetPageView = Static<typeof AssetPage>;
 
 export const DeletedAsset = Type.Object(
   {
+    success: Type.Literal(true, { description: 'Always true (the original API: `{success, message}`)' }),
+    message: Type.String({ description: 'What happened, in words', examples: ['asset deleted'] }),
     id: Type.String({ format: 'uuid', description: 'The deleted asset', examples: [EXAMPLE.id] }),
     deleted: Type.Literal(true, { description: 'Always true' }),
   },
-  { $id: 'DeletedAsset', description: 'The asset is gone; its URL stopped being served' },
+  { $id: 'DeletedAsset', description: 'The asset is gone; its URL stopped being served', examples: [{ success: true, message: 'asset deleted', id: EXAMPLE.id, deleted: true }] },
 );
 export type DeletedAssetView = Static<typeof DeletedAsset>;
 

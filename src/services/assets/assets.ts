@@ -250,7 +250,7 @@ export class AssetService {
     if (!gone.filesStillNeeded) {
       await removeOrLeaveToJanitor(this.#outputs, gone.asset.outputKey, log, { assetId: gone.asset.id }, "a deleted asset's file");
     }
-    return { id: gone.asset.id, deleted: true };
+    return { success: true, message: 'asset deleted', id: gone.asset.id, deleted: true };
   }
 
   /** Whether the file under this key is a live asset's (the file route serves only those). */
