@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { ConfigError, publicUrlFor } from '../config/config.js';
+import type { Config } from '../config/config.js';
 import type { Runtime } from '../app/runtime.js';
 import { OPTIONS } from '../config/options.js';
 import { logSerializers } from '../http/logging.js';
@@ -30,9 +31,23 @@ export function curlLine(publicUrl: string, token: string): string {
   );
 }
 
-function banner(boundUrl: string, publicUrl: string, dataDir: string, created?: { name: string; secret: string }): string {
+/**
+ * Where the store is, for the operator: the data dir, or the PostgreSQL server and database
+ * (`postgresql://db.internal:5432/mediagen`), never its user, password or options.
+ */
+export function storeLabel(config: Pick<Config, 'dataDir' | 'databaseUrl'>): string {
+  if (!config.databaseUrl) return config.dataDir;
+  try {
+    const url = new URL(config.databaseUrl);
+    return `postgresql://${url.host || 'localhost'}${url.pathname || '/'}`;
+  } catch {
+    return 'PostgreSQL';
+  }
+}
+
+function banner(boundUrl: string, publicUrl: string, store: string, created?: { name: string; secret: string }): string {
   const where = publicUrl === boundUrl ? '' : `public URL ${publicUrl}, `;
-  const out = [`mediagen: serving ${boundUrl} (${where}store ${dataDir})`];
+  const out = [`mediagen: serving ${boundUrl} (${where}store ${store})`];
   if (created) {
     // Printed once to the terminal, never logged: the store keeps only the token's hash.
     out.push(
@@ -87,11 +102,11 @@ export async function serve(argv: string[]): Promise<void> {
   if (http) {
     // Only once listening: a token created by a start that then fails would never be shown.
     const created = await services.identity.bootstrap();
-    process.stdout.write(banner(http.boundUrl, http.publicUrl, config.dataDir, created && { name: created.workspace.name, secret: created.secret }));
+    process.stdout.write(banner(http.boundUrl, http.publicUrl, storeLabel(config), created && { name: created.workspace.name, secret: created.secret }));
   }
   process.stdout.write(
     runner
-      ? `mediagen: running up to ${config.workerConcurrency} jobs at once${http ? '' : ` (worker only, store ${config.databaseUrl ? 'PostgreSQL' : config.dataDir})`}\n`
+      ? `mediagen: running up to ${config.workerConcurrency} jobs at once${http ? '' : ` (worker only, store ${storeLabel(config)})`}\n`
       : 'mediagen: API only; jobs run in processes started with --role worker\n',
   );
   // After the serving line, which stays the first line of stdout: the FFmpeg every render and

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OPTIONS } from '../../src/config/options.js';
+import { storeLabel } from '../../src/cli/serve.js';
+import { TEST_DATABASE_URL, createPostgresDatabase } from '../helpers/backends.js';
 import { RUN_TIMEOUT_MS, adminJson, api, bash, cleanup, oneLineError, run, startServer, tempDir } from './binary.js';
 import type { Server } from './binary.js';
 
@@ -406,5 +408,23 @@ describe('mediagen serve (compiled binary)', { timeout: 60_000 }, () => {
       expect(sub.stdout).toContain('--workspace <W>');
       expect(existsSync(join(dir, 'x'))).toBe(false);
     });
+  });
+
+  it('names the PostgreSQL server and database on its first line with --database-url, never the user or password', async () => {
+    expect(storeLabel({ dataDir: '/d', databaseUrl: 'postgres://app:s3cret@db.internal:6432/mediagen?sslmode=require' })).toBe('postgresql://db.internal:6432/mediagen');
+    expect(storeLabel({ dataDir: '/d', databaseUrl: undefined })).toBe('/d');
+    if (!TEST_DATABASE_URL) return;
+    const db = await createPostgresDatabase();
+    try {
+      const url = new URL(db.url);
+      url.password = 'not-a-real-password';
+      const server = await startServer(['--port', '0', '--data-dir', tempDir(), '--database-url', url.toString()]);
+      const first = server.stdout().split('\n')[0]!;
+      expect(first).toBe(`mediagen: serving ${server.url} (store postgresql://${url.host}${url.pathname})`);
+      expect(server.stdout()).not.toContain('not-a-real-password');
+      await server.stop();
+    } finally {
+      await db.drop();
+    }
   });
 });
