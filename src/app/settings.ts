@@ -86,6 +86,8 @@ export function httpOptionsFor(config: Config): Pick<AppDeps, 'bodyLimitBytes' |
       headersTimeoutMs: config.headersTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
       maxConnections: config.maxConnections,
+      lingerMs: config.lingerTimeoutMs,
+      lingerBytes: config.lingerMaxBytes,
     },
   };
 }

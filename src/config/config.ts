@@ -35,6 +35,9 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly requestTimeoutMs: number;
   readonly headersTimeoutMs: number;
+  /** After an answer sent before its request's body arrived: how long, and how many bytes of, the rest is read and dropped. */
+  readonly lingerTimeoutMs: number;
+  readonly lingerMaxBytes: number;
   readonly keepAliveTimeoutMs: number;
   readonly maxConnections: number;
   readonly maxConcurrentJobs: number;
@@ -245,6 +248,8 @@ export function loadConfig(opts: {
     requestTimeoutMs: values.request_timeout_ms as number,
     headersTimeoutMs: values.headers_timeout_ms as number,
     keepAliveTimeoutMs: values.keep_alive_timeout_ms as number,
+    lingerTimeoutMs: values.linger_timeout_ms as number,
+    lingerMaxBytes: values.linger_max_bytes as number,
     maxConnections: values.max_connections as number,
     maxConcurrentJobs: values.max_concurrent_jobs as number,
     maxBackloggedJobs: values.max_backlogged_jobs as number,

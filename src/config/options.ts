@@ -49,6 +49,8 @@ export const OPTIONS = [
   { key: 'request_timeout_ms', flag: 'request-timeout-ms', env: 'MEDIAGEN_REQUEST_TIMEOUT_MS', type: 'integer', min: 100, max: 3_600_000, help: 'time a client has to send a whole request, headers and body; then 408 and the connection is closed' },
   { key: 'headers_timeout_ms', flag: 'headers-timeout-ms', env: 'MEDIAGEN_HEADERS_TIMEOUT_MS', type: 'integer', min: 100, max: 3_600_000, help: 'time a client has to send the request headers (at most request_timeout_ms)' },
   { key: 'keep_alive_timeout_ms', flag: 'keep-alive-timeout-ms', env: 'MEDIAGEN_KEEP_ALIVE_TIMEOUT_MS', type: 'integer', min: 100, max: 3_600_000, help: 'an idle kept-alive connection is closed after this long' },
+  { key: 'linger_timeout_ms', flag: 'linger-timeout-ms', env: 'MEDIAGEN_LINGER_TIMEOUT_MS', type: 'integer', min: 0, max: 60_000, help: 'after answering a request before its body arrived, how long the rest of the body is read and dropped before the connection closes' },
+  { key: 'linger_max_bytes', flag: 'linger-max-bytes', env: 'MEDIAGEN_LINGER_MAX_BYTES', type: 'integer', min: 0, max: 16 * 1024 * 1024 * 1024, help: 'the most bytes of such a body read and dropped before the connection closes' },
   { key: 'max_connections', flag: 'max-connections', env: 'MEDIAGEN_MAX_CONNECTIONS', type: 'integer', min: 1, max: 1_000_000, help: 'open HTTP connections at most; connections beyond it are closed at once' },
   { key: 'max_concurrent_jobs', flag: 'max-concurrent-jobs', env: 'MEDIAGEN_MAX_CONCURRENT_JOBS', type: 'integer', ...WORKSPACE_LIMITS.maxConcurrentJobs, help: 'default per-workspace concurrency for new workspaces' },
   { key: 'max_backlogged_jobs', flag: 'max-backlogged-jobs', env: 'MEDIAGEN_MAX_BACKLOGGED_JOBS', type: 'integer', ...WORKSPACE_LIMITS.maxBackloggedJobs, help: 'default per-workspace backlog for new workspaces' },
@@ -111,7 +113,11 @@ export const DEFAULTS = {
   body_limit_bytes: 128 * 1024,
   request_timeout_ms: 30_000,
   headers_timeout_ms: 10_000,
-  keep_alive_timeout_ms: 5000,
+  // Above the idle timeouts of the common load balancers (60 s), as Fastify's own default: a
+  // balancer must never reuse a connection the server has just closed (docs/deploy.md).
+  keep_alive_timeout_ms: 72_000,
+  linger_timeout_ms: 5000,
+  linger_max_bytes: 256 * 1024 * 1024,
   max_connections: 1024,
   max_concurrent_jobs: 4,
   max_backlogged_jobs: 100,

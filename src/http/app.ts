@@ -29,6 +29,7 @@ import { registerTokenRoutes } from './routes/tokens-routes.js';
 import { registerJobDetailsRoute } from './routes/job-details-routes.js';
 import { registerQuoteRoutes } from './routes/quotes-routes.js';
 import { registerWorkspaceRoutes } from './routes/workspace-routes.js';
+import { setLingerLimits } from './lingering-close.js';
 import { applyConnectionCap, DEFAULT_SERVER_LIMITS, serverOptions } from './server-limits.js';
 import type { ServerLimits } from './server-limits.js';
 import { validatorCompiler } from './request/validator-compiler.js';
@@ -112,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...edgeOptions(deps.identity),
   });
   applyConnectionCap(app.server, limits, deps.logger, deps.clock);
+  setLingerLimits(app.server, { ms: limits.lingerMs, bytes: limits.lingerBytes });
   if (deps.requestMeter) registerRequestMetrics(app, deps.requestMeter);
   registerEdgeHooks(app);
   // A querystring schema is checked by the query rules (request/query.ts); bodies by Ajv (models/validation.ts).

@@ -16,8 +16,12 @@ export interface ServerLimits {
   readonly headersTimeoutMs: number;
   /** An idle kept-alive connection is closed after this long. */
   readonly keepAliveTimeoutMs: number;
-  /** Open connections at most; more are closed as soon as they are accepted. */
+  /** Open connections at most; more are closed as soon as they are accepted. Lingering ones count. */
   readonly maxConnections: number;
+  /** After an answer sent before the request's body arrived: how long the rest is read and dropped (lingering-close.ts). */
+  readonly lingerMs: number;
+  /** ... and how many bytes of it at most. */
+  readonly lingerBytes: number;
 }
 
 /** The defaults of docs/config.md, for callers (tests) that do not read a config. */
@@ -26,6 +30,8 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   headersTimeoutMs: DEFAULTS.headers_timeout_ms,
   keepAliveTimeoutMs: DEFAULTS.keep_alive_timeout_ms,
   maxConnections: DEFAULTS.max_connections,
+  lingerMs: DEFAULTS.linger_timeout_ms,
+  lingerBytes: DEFAULTS.linger_max_bytes,
 };
 
 /**

@@ -225,7 +225,7 @@ describe.each(backends)('GET /jobs/{id}/events on $name', (backend) => {
     t = await createTestApp({
       backend,
       worker: { engine },
-      http: { limits: { requestTimeoutMs: 200, headersTimeoutMs: 200, keepAliveTimeoutMs: 200, maxConnections: 50 } },
+      http: { limits: { requestTimeoutMs: 200, headersTimeoutMs: 200, keepAliveTimeoutMs: 200, maxConnections: 50, lingerMs: 1000, lingerBytes: 1 << 20 } },
     });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const id = await create();

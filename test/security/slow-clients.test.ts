@@ -89,6 +89,8 @@ describe('slow clients are cut and the server keeps serving others', () => {
       'request-timeout-ms': String(REQUEST_MS),
       'headers-timeout-ms': String(HEADERS_MS),
       'keep-alive-timeout-ms': String(KEEP_ALIVE_MS),
+      // The rest of a refused body is read for this long at most (lingering-close.test.ts has the rest).
+      'linger-timeout-ms': '300',
     }));
   });
   afterAll(() => t.close());
@@ -103,7 +105,7 @@ describe('slow clients are cut and the server keeps serving others', () => {
     const sending = trickle(conn.socket, body, 20);
     const closedAfter = await conn.closed;
     await sending;
-    // Closed with the 401, long before the request timeout would have cut a trickling body.
+    // Closed at the linger bound after the 401, long before the request timeout would have cut a trickling body.
     expect(closedAfter).toBeLessThan(REQUEST_MS / 2);
     const raw = conn.received();
     expect(raw.match(/HTTP\/1\.1 /g)).toHaveLength(1);
@@ -258,5 +260,20 @@ describe('connections beyond max_connections', () => {
     await until('the held connections to close', async () => (await connections()) === 0);
     const after = await get(port, '/jobs', t.token);
     expect(after.status, after.body).toBe(200);
+  });
+});
+
+describe('keep-alive behind a load balancer', () => {
+  it('keeps an idle connection 72 s by default, longer than the common balancers idle timeout of 60 s', async () => {
+    expect(loadConfig({ env: {} }).keepAliveTimeoutMs).toBe(72_000);
+    const { t } = await listening({});
+    try {
+      expect(t.app.server.keepAliveTimeout).toBe(72_000);
+      // Slow clients stay bounded by the header and request timeouts, not by the keep-alive.
+      expect(t.app.server.headersTimeout).toBe(10_000);
+      expect(t.app.server.requestTimeout).toBe(30_000);
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { lingerAfterAnswer } from '../lingering-close.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { INFRA_FAULT_ALERT, infraFault } from '../../lib/infra-fault.js';
 import type { InfraFault } from '../../lib/infra-fault.js';
@@ -41,8 +42,12 @@ export function sendError(reply: FastifyReply, err: DomainError): FastifyReply {
   // RFC 6750: a 401 names the scheme the client should use.
   if (status === 401) reply.header('www-authenticate', 'Bearer realm="mediagen"');
   // Refused before its body arrived (401, 413, 503...): the connection closes after the answer
-  // rather than wait for a body nobody will read, which a slow client could trickle for minutes.
-  if (reply.request?.raw && !reply.request.raw.complete) reply.header('connection', 'close');
+  // rather than wait for a body nobody will read, which a slow client could trickle for minutes;
+  // it lingers first, within bounds, so a client still sending reads the answer (lingering-close.ts).
+  if (reply.request?.raw && !reply.request.raw.complete) {
+    reply.header('connection', 'close');
+    lingerAfterAnswer(reply.request.raw);
+  }
   return reply.code(status).headers(headersOf(err)).type('application/json; charset=utf-8').send(bodyOf(err));
 }
 
