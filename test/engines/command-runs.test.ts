@@ -1,9 +1,8 @@
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
-import { createTestApp, generate, get, silentLog } from '../helpers/app.js';
-import type { Json, TestApp } from '../helpers/app.js';
-import { waitFor } from '../helpers/scripted-engine.js';
+import { createTestApp, generate, get, jobEnd, silentLog } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { FIXTURES } from './command-fixtures.js';
 
 /**
@@ -44,15 +43,7 @@ describe.each(backends)('command engine runs: $name', { timeout: 60_000 }, (back
       worker: { pollMs: 50, log: silentLog },
       runPolicy: { maxAttempts: 2 },
     });
-  const ended = (id: string) =>
-    waitFor(
-      async () => {
-        const job = (await get(t!, `/jobs/${id}`)).json<Json & { status: string }>();
-        return ['completed', 'failed', 'cancelled'].includes(job.status) ? job : undefined;
-      },
-      `job ${id} to end`,
-      30_000,
-    );
+  const ended = (id: string) => jobEnd(t!, id, 30_000);
 
   it('runs a job on the model process: a preview on the way, the PNG stored and served, billed once', async () => {
     t = await app();

@@ -335,3 +335,15 @@ export function jobWhenEnded<T extends { status: string }>(t: TestApp, id: strin
     timeoutMs,
   );
 }
+
+/** GET /jobs/{id} until the job is completed, failed or cancelled; its last view. */
+export function jobEnd(t: TestApp, id: string, timeoutMs = 20_000): Promise<Json & { status: string }> {
+  return waitFor(
+    async () => {
+      const job = (await get(t, `/jobs/${id}`)).json<Json & { status: string }>();
+      return isTerminal(job.status as never) ? job : undefined;
+    },
+    `job ${id} to end`,
+    timeoutMs,
+  );
+}

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { uploadAsset } from '../helpers/asset-files.js';
-import { createTestApp, generate, get, silentLog } from '../helpers/app.js';
+import { createTestApp, generate, get, jobEnd, silentLog } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
 import { checkedInject } from '../helpers/checked-inject.js';
 import { freePort } from '../helpers/free-port.js';
@@ -29,15 +29,7 @@ const MODEL = {
   upstream: { model: 'fal-ai/flux/dev/image-to-image', input: { prompt: '{{prompt}}', image_url: '{{image_url}}', num_images: 1 } },
 };
 
-const ended = (t: TestApp, id: string, timeoutMs = 20_000) =>
-  waitFor(
-    async () => {
-      const job = (await get(t, `/jobs/${id}`)).json<Json & { status: string }>();
-      return ['completed', 'failed', 'cancelled'].includes(job.status) ? job : undefined;
-    },
-    `job ${id} to end`,
-    timeoutMs,
-  );
+const ended = (t: TestApp, id: string, timeoutMs = 20_000) => jobEnd(t, id, timeoutMs);
 const statusOf = async (t: TestApp, id: string) => (await get(t, `/jobs/${id}`)).json<{ status: string }>().status;
 
 describe('provider runs at fal', { timeout: 60_000 }, () => {

@@ -3,26 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/engines/local/local-engine.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { uploadAsset } from '../helpers/asset-files.js';
-import { createTestApp, generate, get, silentLog } from '../helpers/app.js';
+import { createTestApp, generate, get, jobEnd, silentLog } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
 import { freePort } from '../helpers/free-port.js';
-import { waitFor } from '../helpers/scripted-engine.js';
 import { startFakeOpenAi } from './fakes/fake-openai.js';
 import type { FakeOpenAi } from './fakes/fake-openai.js';
 
 const MODEL = 'image/vendor-b/model-b-1';
 
 
-const ended = (t: TestApp, id: string) =>
-  waitFor(
-    async () => {
-      const job = (await get(t, `/jobs/${id}`)).json<Json & { status: string }>();
-      return ['completed', 'failed', 'cancelled'].includes(job.status) ? job : undefined;
-    },
-    `job ${id} to end`,
-    30_000,
-  );
+const ended = (t: TestApp, id: string) => jobEnd(t, id, 30_000);
 
 describe('mediagen in front of another mediagen (type krea)', { timeout: 60_000 }, () => {
   let upstream: TestApp;

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
-import { createTestApp, generate, get, silentLog } from '../helpers/app.js';
+import { createTestApp, generate, get, jobEnd, silentLog } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
 import { checkedInject } from '../helpers/checked-inject.js';
 import { waitFor } from '../helpers/scripted-engine.js';
@@ -43,15 +43,7 @@ const create = async (t: TestApp, body: Json = { prompt: 'a red fox', width: 512
   return res.json<{ job_id: string }>().job_id;
 };
 
-const ended = (t: TestApp, id: string, timeoutMs = 20_000) =>
-  waitFor(
-    async () => {
-      const job = (await get(t, `/jobs/${id}`)).json<Json & { status: string }>();
-      return ['completed', 'failed', 'cancelled'].includes(job.status) ? job : undefined;
-    },
-    `job ${id} to end`,
-    timeoutMs,
-  );
+const ended = (t: TestApp, id: string, timeoutMs = 20_000) => jobEnd(t, id, timeoutMs);
 
 const statusOf = async (t: TestApp, id: string) => (await get(t, `/jobs/${id}`)).json<{ status: string }>().status;
 

@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { replicateAdapter, progressOf, clearReplicateSecrets, statusOf } from '../../src/engines/providers/replicate-adapter.js';
 import { uploadAsset } from '../helpers/asset-files.js';
-import { createTestApp, generate, get, silentLog } from '../helpers/app.js';
+import { createTestApp, generate, get, jobEnd, silentLog } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
 import { checkedInject } from '../helpers/checked-inject.js';
 import { freePort } from '../helpers/free-port.js';
@@ -61,15 +61,7 @@ describe('provider runs at Replicate', { timeout: 60_000 }, () => {
     await app.app.listen({ port, host: '127.0.0.1' });
     return { app, url };
   }
-  const ended = (app: TestApp, id: string, timeoutMs = 20_000) =>
-    waitFor(
-      async () => {
-        const job = (await get(app, `/jobs/${id}`)).json<Json & { status: string }>();
-        return ['completed', 'failed', 'cancelled'].includes(job.status) ? job : undefined;
-      },
-      `job ${id} to end`,
-      timeoutMs,
-    );
+  const ended = (app: TestApp, id: string, timeoutMs = 20_000) => jobEnd(app, id, timeoutMs);
   const create = async (app: TestApp, path = MODEL, body: Json = { prompt: 'a red fox' }) => {
     const res = await generate(app, path, body);
     expect(res.statusCode, res.body).toBe(200);
