@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import type * as TfCore from '@tensorflow/tfjs-core';
+import type { LayersModel } from '@tensorflow/tfjs-layers';
 
 /**
  * ESRGAN (the RDN "slim" generator of UpscalerJS, MIT, weights in `@upscalerjs/esrgan-slim`) on
@@ -24,8 +26,7 @@ export interface EsrganModel {
   upscale(rgb: Uint8Array, width: number, height: number): Promise<Uint8Array>;
 }
 
-type Tf = typeof import('@tensorflow/tfjs-core');
-type LayersModel = import('@tensorflow/tfjs-layers').LayersModel;
+type Tf = typeof TfCore;
 
 const require = createRequire(import.meta.url);
 
@@ -60,7 +61,7 @@ const models = new Map<EsrganScale, Promise<EsrganModel>>();
 
 interface ModelJson {
   modelTopology: object;
-  weightsManifest: { paths: string[]; weights: import('@tensorflow/tfjs-core').io.WeightsManifestEntry[] }[];
+  weightsManifest: { paths: string[]; weights: TfCore.io.WeightsManifestEntry[] }[];
 }
 
 async function load(scale: EsrganScale): Promise<EsrganModel> {
@@ -82,7 +83,7 @@ async function load(scale: EsrganScale): Promise<EsrganModel> {
     async upscale(rgb, width, height) {
       const out = tf.tidy(() => {
         const input = tf.tensor4d(Float32Array.from(rgb), [1, height, width, 3]);
-        const y = model.predict(input) as import('@tensorflow/tfjs-core').Tensor;
+        const y = model.predict(input) as TfCore.Tensor;
         return tf.cast(tf.round(tf.clipByValue(y, 0, 255)), 'int32');
       });
       try {
