@@ -17,7 +17,7 @@ export const NEURAL_MAX_OUTPUT_MP = 4;
  * Seconds per megapixel of the network's own output on one wasm thread, measured on the 2-core
  * machine (`npm run bench`, docs/benchmarks.md) and rounded up: the plan's estimate, not a limit.
  */
-export const SECONDS_PER_MODEL_MP: Readonly<Record<EsrganScale, number>> = { 2: 14, 3: 7, 4: 5, 8: 3 };
+export const SECONDS_PER_MODEL_MP: Readonly<Record<EsrganScale, number>> = { 2: 14, 3: 7, 4: 5, 8: 4 };
 
 /** Input pixels of a tile's own square, and of the context around it that the network sees. */
 export const TILE = 64;
