@@ -21,7 +21,7 @@ export const SECONDS_PER_MODEL_MP: Readonly<Record<EsrganScale, number>> = { 2: 
 
 /** Input pixels of a tile's own square, and of the context around it that the network sees. */
 export const TILE = 64;
-export const TILE_PAD = 12;
+export const TILE_PAD = 8;
 
 export interface NeuralPlan {
   readonly scale: EsrganScale;
