@@ -28,11 +28,11 @@ export interface EsrganModel {
 
 type Tf = typeof TfCore;
 
-const require = createRequire(import.meta.url);
+const requireHere = createRequire(import.meta.url);
 
 /** The installed package's root: its `exports` hide package.json, so walk up from its entry. */
 function packageRoot(name: string): string {
-  let dir = dirname(require.resolve(name));
+  let dir = dirname(requireHere.resolve(name));
   while (!dir.endsWith(join('node_modules', name))) {
     const up = dirname(dir);
     if (up === dir) throw new Error(`cannot find the directory of the installed package ${name}`);
