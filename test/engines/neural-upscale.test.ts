@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -11,7 +11,7 @@ import { NEURAL_MAX_OUTPUT_MP, TILE, planNeural, upscaleTiled } from '../../src/
 import type { RawImage } from '../../src/engines/local/image/pixels.js';
 import { LocalEngine } from '../../src/engines/local/local-engine.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { TempDirs, dataUri, rgb, runJob } from './engine-harness.js';
+import { TempDirs, dataUri, fakeContext, rgb, runJob } from './engine-harness.js';
 
 /**
  * The enhancers' neural upscaler (ESRGAN slim on TensorFlow.js wasm), measured: reference images
@@ -125,6 +125,26 @@ describe('standard-enhance uses it', { timeout: 60_000 }, () => {
     const out = await rgb((await runJob(engine, dirs, 'enhance/vendor-j/standard-enhance', body)).bytes);
     const lanczos = await raw(sharp(small).resize(SIZE, SIZE, { kernel: 'lanczos3' }));
     expect(psnr(reference, { ...out, data: Buffer.from(out.data) })).toBeGreaterThan(psnr(reference, lanczos));
+  });
+
+  it("reports the network's tiles as the job's progress, rising to 0.9", async () => {
+    const small = await REFERENCES.edges!().resize(TILE * 2, TILE).png().toBuffer();
+    const ctx = fakeContext(await dirs.make());
+    const seen: number[] = [];
+    ctx.progress = (fraction) => void seen.push(fraction);
+    await engine.run({ id: 'j', model: 'enhance/vendor-j/standard-enhance', request: { image_url: dataUri(small), width: TILE * 4, height: TILE * 2 } }, ctx);
+    expect(seen).toEqual([0.45, 0.9]);
+  });
+
+  it('uses lanczos3 alone when the deadline is too near for the network: no progress, the exact size', async () => {
+    const small = await REFERENCES.edges!().resize(TILE * 2, TILE).png().toBuffer();
+    const ctx = fakeContext(await dirs.make());
+    const seen: number[] = [];
+    ctx.progress = (fraction) => void seen.push(fraction);
+    const near = { ...ctx, deadlineMs: Date.now() + 500, progress: ctx.progress };
+    await engine.run({ id: 'j', model: 'enhance/vendor-j/standard-enhance', request: { image_url: dataUri(small), width: TILE * 4, height: TILE * 2, output_format: 'png' } }, near);
+    expect(seen).toEqual([]);
+    expect(await sharp(await readFile(join(ctx.outDir, 'output.png'))).metadata()).toMatchObject({ width: TILE * 4, height: TILE * 2 });
   });
 });
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import sharp from 'sharp';
 import type { Sharp } from 'sharp';
-import type { OutputFile } from '../../engine.js';
+import type { EngineContext, OutputFile } from '../../engine.js';
 import type { EnhanceOutputFormat } from '../../../models/image/enhance-fields.js';
 import { addGrain, deblock } from '../image/enhance-filters.js';
 import { loadImageRaw } from '../image/image-inputs.js';
@@ -106,10 +106,11 @@ async function denoise(img: RawImage, amount: number): Promise<RawImage> {
  * The picture enlarged by the network (ESRGAN) when it is drawn larger than it is and the plan
  * fits the size limit and the deadline (image/neural-upscale.ts); unchanged otherwise.
  */
-async function neural(img: RawImage, s: EnhanceSettings, signal: AbortSignal, deadlineMs: number): Promise<RawImage> {
+async function neural(img: RawImage, s: EnhanceSettings, ctx: EngineContext): Promise<RawImage> {
   const [fx, fy] = [s.width / img.width, s.height / img.height];
-  const plan = planNeural(img, s.width, s.height, s.crop ? Math.max(fx, fy) : Math.min(fx, fy), (deadlineMs - Date.now()) / 1000);
-  return plan ? neuralUpscale(img, plan, signal) : img;
+  const plan = planNeural(img, s.width, s.height, s.crop ? Math.max(fx, fy) : Math.min(fx, fy), (ctx.deadlineMs - Date.now()) / 1000);
+  // The network is nearly all of such a render: its tiles are the job's progress, up to 0.9.
+  return plan ? neuralUpscale(img, plan, ctx.signal, (done) => ctx.progress(0.9 * done)) : img;
 }
 
 /** The exact output size; sharpening after the resize, so it works at the scale the client sees. */
@@ -155,7 +156,7 @@ export const renderEnhance: ModelRenderer = async (model, req, env) => {
       await deblock(source, s.fixCompression, signal);
       const clean = await denoise(source, s.denoise);
       signal.throwIfAborted();
-      const big = await neural(clean, s, signal, env.ctx.deadlineMs);
+      const big = await neural(clean, s, env.ctx);
       let img = await toRaw(resized(big, s));
       signal.throwIfAborted();
       if (s.invention > 0) {
