@@ -107,6 +107,8 @@ describe('the plan', () => {
     expect(planNeural(src, 200, 100, 1, 3600)).toBeUndefined();
     const side = Math.ceil(Math.sqrt(NEURAL_MAX_OUTPUT_MP * 1e6)) + 1;
     expect(planNeural(src, side, side, 4, 3600)).toBeUndefined();
+    // A 100 x 4000 strip cropped to fill 2000 x 2000: x8 would make 25.6 MP, mostly cut away.
+    expect(planNeural({ width: 100, height: 4000 }, 2000, 2000, 20, 3600)).toBeUndefined();
     const plan = planNeural(src, 800, 400, 4, 3600)!;
     expect(plan).toMatchObject({ scale: 4, width: 800, height: 400 });
     expect(planNeural(src, 800, 400, 4, plan.estimatedSeconds * 1.5)).toBeUndefined();

@@ -6,12 +6,17 @@ import type { RawImage } from './pixels.js';
  * The enhancers' neural upscale (docs/engine.md, "The neural upscaler"): when the picture is drawn
  * larger than it is, ESRGAN enlarges it by the smallest scale it has weights for that reaches the
  * drawn size (x2, x3, x4, x8; beyond x8, x8), and lanczos3 then resizes that to the exact frame.
- * Beyond NEURAL_MAX_OUTPUT_MP, or when the estimated time does not fit before the job's deadline,
+ * Beyond NEURAL_MAX_OUTPUT_MP (or NEURAL_MAX_MODEL_MP from the network), or when the estimated time does not fit before the job's deadline,
  * lanczos3 alone does it (the path every enhancer took before).
  */
 
 /** Largest output (width x height of the request) upscaled by the network, in megapixels. */
 export const NEURAL_MAX_OUTPUT_MP = 4;
+/**
+ * Largest output of the network itself: x8 for an enlargement just over 4 at the output limit
+ * (a long picture cropped to fill a square could otherwise run the network on what is cut away).
+ */
+export const NEURAL_MAX_MODEL_MP = 16;
 
 /**
  * Seconds per megapixel of the network's own output on one wasm thread, measured on the 2-core
@@ -39,6 +44,7 @@ export function planNeural(src: { width: number; height: number }, outW: number,
   if (!(factor > 1) || outW * outH > NEURAL_MAX_OUTPUT_MP * 1e6) return undefined;
   const scale = ([2, 3, 4, 8] as const).find((s) => s >= factor - 1e-9) ?? 8;
   const [width, height] = [src.width * scale, src.height * scale];
+  if (width * height > NEURAL_MAX_MODEL_MP * 1e6) return undefined;
   const estimatedSeconds = ((width * height) / 1e6) * SECONDS_PER_MODEL_MP[scale];
   // Half the time left at most: the rest of the render and a loaded machine need the other half.
   if (estimatedSeconds > secondsLeft / 2) return undefined;

@@ -17,8 +17,8 @@ import { Prng, sceneKey, sha256 } from '../seed.js';
 /**
  * enhance/vendor-j/standard-enhance and generative-enhance: the input image, its compression
  * blocks repaired and its noise removed at its own size (where the blocks and the noise are),
- * enlarged by ESRGAN when it is drawn larger (image/neural-upscale.ts), resized to exactly width x height with lanczos3 (cropped to fill, or fitted whole with black
- * bars), sharpened, and written as png, jpg or webp. generative-enhance then grades the colours by
+ * enlarged by ESRGAN when it is drawn larger (image/neural-upscale.ts), resized to exactly
+ * width x height with lanczos3 (cropped to fill, or fitted whole with black bars), sharpened, and written as png, jpg or webp. generative-enhance then grades the colours by
  * its prompt (white balance and saturation) and lays a seeded film grain, both as strong as `creativity`. Fields absent from the
  * request take the chosen `model`'s own setting (PRESETS). docs/engine.md describes the result.
  */
