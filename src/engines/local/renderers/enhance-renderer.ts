@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import sharp from 'sharp';
 import type { Sharp } from 'sharp';
-import type { OutputFile } from '../../engine.js';
+import type { EngineContext, OutputFile } from '../../engine.js';
 import type { EnhanceOutputFormat } from '../../../models/image/enhance-fields.js';
 import { addGrain, deblock } from '../image/enhance-filters.js';
 import { loadImageRaw } from '../image/image-inputs.js';
+import { neuralUpscale, planNeural } from '../image/neural-upscale.js';
 import { mix } from '../image/pixels.js';
 import type { RawImage } from '../image/pixels.js';
 import { writeImagePreview } from '../preview.js';
@@ -16,8 +17,8 @@ import { Prng, sceneKey, sha256 } from '../seed.js';
 /**
  * enhance/vendor-j/standard-enhance and generative-enhance: the input image, its compression
  * blocks repaired and its noise removed at its own size (where the blocks and the noise are),
- * resized to exactly width x height with lanczos3 (cropped to fill, or fitted whole with black
- * bars), sharpened, and written as png, jpg or webp. generative-enhance then grades the colours by
+ * enlarged by ESRGAN when it is drawn larger (image/neural-upscale.ts), resized to exactly
+ * width x height with lanczos3 (cropped to fill, or fitted whole with black bars), sharpened, and written as png, jpg or webp. generative-enhance then grades the colours by
  * its prompt (white balance and saturation) and lays a seeded film grain, both as strong as `creativity`. Fields absent from the
  * request take the chosen `model`'s own setting (PRESETS). docs/engine.md describes the result.
  */
@@ -101,6 +102,17 @@ async function denoise(img: RawImage, amount: number): Promise<RawImage> {
   return mix(img, await toRaw(fromRaw(img).median(amount > 0.5 ? 5 : 3)), amount);
 }
 
+/**
+ * The picture enlarged by the network (ESRGAN) when it is drawn larger than it is and the plan
+ * fits the size limit and the deadline (image/neural-upscale.ts); unchanged otherwise.
+ */
+async function neural(img: RawImage, s: EnhanceSettings, ctx: EngineContext): Promise<RawImage> {
+  const [fx, fy] = [s.width / img.width, s.height / img.height];
+  const plan = planNeural(img, s.width, s.height, s.crop ? Math.max(fx, fy) : Math.min(fx, fy), (ctx.deadlineMs - Date.now()) / 1000);
+  // The network is nearly all of such a render: its tiles are the job's progress, up to 0.9.
+  return plan ? neuralUpscale(img, plan, ctx.signal, (done) => ctx.progress(0.9 * done)) : img;
+}
+
 /** The exact output size; sharpening after the resize, so it works at the scale the client sees. */
 function resized(img: RawImage, s: EnhanceSettings): Sharp {
   const pipeline = fromRaw(img).resize(s.width, s.height, {
@@ -144,7 +156,8 @@ export const renderEnhance: ModelRenderer = async (model, req, env) => {
       await deblock(source, s.fixCompression, signal);
       const clean = await denoise(source, s.denoise);
       signal.throwIfAborted();
-      let img = await toRaw(resized(clean, s));
+      const big = await neural(clean, s, env.ctx);
+      let img = await toRaw(resized(big, s));
       signal.throwIfAborted();
       if (s.invention > 0) {
         const grade = promptGrade(str(req, 'prompt', ''), s.invention);
