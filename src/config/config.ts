@@ -105,6 +105,8 @@ export interface Config {
   readonly providers: readonly ProviderSettings[];
   /** The config file's `upstream`: built-in model path or pattern -> how it maps onto its provider. */
   readonly upstreams: Readonly<Record<string, UpstreamBinding>>;
+  /** The directory of the config file, which paths in it are relative to (ComfyUI workflows); the working directory without one. */
+  readonly configDir: string;
   /** The config file's `commands`: model servers run as long-lived processes, bound as `command:<name>` (docs/engines.md). */
   readonly commands: readonly CommandSettings[];
 }
@@ -300,6 +302,7 @@ export function loadConfig(opts: {
     providers: Object.freeze(providers),
     upstreams: Object.freeze(upstreams),
     commands: Object.freeze(commands),
+    configDir: file ? dirname(resolve(file)) : process.cwd(),
   });
 }
 
