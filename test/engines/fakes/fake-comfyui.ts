@@ -91,7 +91,7 @@ export class FakeComfyui {
     this.#sockets.clear();
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
     const url = new URL(req.url ?? '/', 'http://x');
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
