@@ -109,7 +109,8 @@ describe('ComfyUI engine', () => {
       const first = comfyContext(await dirs.make(), {}, store);
       const engine = comfyEngine(comfy.baseUrl, textToImage);
       const lost = engine.run(job({ prompt: 'x' }), first);
-      await until(() => comfy.running !== undefined);
+      // Stopped once the id ComfyUI answered is stored (stopping before that: the client-id test below).
+      await until(() => comfy.running !== undefined && store.at(-1)?.upstreamId === comfy.running[1]);
       first.controller.abort(new RunStopped('lost'));
       await expect(lost).rejects.toBeInstanceOf(RunStopped);
       expect(comfy.interrupts).toEqual([]);
@@ -123,6 +124,17 @@ describe('ComfyUI engine', () => {
       expect((await resumed).map((o) => o.name)).toEqual(['output-1.png']);
       expect(comfy.prompts).toHaveLength(1);
       expect([...comfy.history.keys()]).toEqual([queuedId]);
+    });
+  }
+
+  for (const mode of ['mint', 'duplicates', 'conflict'] as const) {
+    it(`a POST /prompt whose answer was lost is looked for before posting again, never queued twice (prompt_id ${mode})`, async () => {
+      const comfy = await fake({ websocket: true, promptIds: mode, loseAnswers: 1 });
+      const ctx = comfyContext(await dirs.make());
+      expect((await comfyEngine(comfy.baseUrl, textToImage).run(job({ prompt: 'x' }), ctx)).map((o) => o.name)).toEqual(['output-1.png']);
+      expect(comfy.prompts).toHaveLength(1);
+      expect(comfy.history.size).toBe(1);
+      expect(ctx.saved.at(-1)!.upstreamId).toBe([...comfy.history.keys()][0]);
     });
   }
 

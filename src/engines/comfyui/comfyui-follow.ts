@@ -58,19 +58,7 @@ export class ComfyFollow {
   async until(promptId: string): Promise<HistoryEntry> {
     let missing = 0;
     for (;;) {
-      let final = false;
-      for (const m of this.#events.splice(0)) {
-        if (m.data.prompt_id !== promptId) continue;
-        if (m.type === 'execution_start') await this.#stage('processing');
-        else if (m.type === 'progress') {
-          await this.#stage('sampling');
-          const value = Number(m.data.value);
-          const max = Number(m.data.max);
-          if (max > 0 && value >= 0) this.ctx.progress(Math.min(1, value / max));
-        } else if (m.type === 'execution_error') throw executionFailure(m.data);
-        else if (m.type === 'execution_interrupted') throw new UpstreamError('failed', 'ComfyUI: the prompt was interrupted there');
-        else if (m.type === 'execution_success' || m.type === 'executed') final = true;
-      }
+      const final = await this.#drain(promptId);
       const socket = this.#socket?.alive() ?? false;
       // The queue first: a prompt leaves it for the history at once, so looking in this order never misses it.
       const queue = socket ? undefined : await this.retrying(() => this.http.getJson('/queue'));
@@ -78,6 +66,7 @@ export class ComfyFollow {
       if (entry && isFinished(entry)) {
         const failure = historyFailure(entry);
         if (failure) throw failure;
+        await this.#drain(promptId);
         await this.#stage('sampling');
         return entry;
       }
@@ -86,8 +75,26 @@ export class ComfyFollow {
         if (inList(queue, 'queue_running', promptId) || inList(queue, 'queue_pending', promptId)) missing = 0;
         else if (++missing >= MISSING_POLLS) throw new UpstreamError('failed', 'ComfyUI no longer has the prompt (was it restarted?)');
       }
-      if (!final) await this.#sleep(socket ? Math.max(SOCKET_CHECK_MS, this.settings.pollIntervalMs) : this.settings.pollIntervalMs);
+      if (!final) await this.#sleep();
     }
+  }
+
+  /** Acts on the socket's messages about the prompt so far; true when one says it finished. */
+  async #drain(promptId: string): Promise<boolean> {
+    let final = false;
+    for (const m of this.#events.splice(0)) {
+      if (m.data.prompt_id !== promptId) continue;
+      if (m.type === 'execution_start') await this.#stage('processing');
+      else if (m.type === 'progress') {
+        await this.#stage('sampling');
+        const value = Number(m.data.value);
+        const max = Number(m.data.max);
+        if (max > 0 && value >= 0) this.ctx.progress(Math.min(1, value / max));
+      } else if (m.type === 'execution_error') throw executionFailure(m.data);
+      else if (m.type === 'execution_interrupted') throw new UpstreamError('failed', 'ComfyUI: the prompt was interrupted there');
+      else if (m.type === 'execution_success' || m.type === 'executed') final = true;
+    }
+    return final;
   }
 
   async #history(promptId: string): Promise<HistoryEntry | undefined> {
@@ -108,10 +115,12 @@ export class ComfyFollow {
     }
   }
 
-  /** Sleeps `ms`, woken early by a socket message or its loss; rejects with the run's stop reason. */
-  async #sleep(ms: number): Promise<void> {
+  /** Sleeps until the next check, woken early by a socket message or its loss; rejects with the run's stop reason. */
+  async #sleep(): Promise<void> {
     if (this.#events.length > 0) return;
     this.#wake = new AbortController();
+    // Judged now, not before the last check: the socket may have dropped meanwhile.
+    const ms = this.#socket?.alive() ? Math.max(SOCKET_CHECK_MS, this.settings.pollIntervalMs) : this.settings.pollIntervalMs;
     try {
       await this.clock.sleep(ms, AbortSignal.any([this.ctx.signal, this.#wake.signal]));
     } catch (err) {

@@ -37,6 +37,8 @@ export interface FakeComfyOptions {
   /** Bytes every SaveImage file is served as (else a real PNG). */
   readonly outputBytes?: Buffer;
   readonly steps?: number;
+  /** The first this many `POST /prompt` are queued but their answer is lost (the connection drops). */
+  readonly loseAnswers?: number;
 }
 
 type QueueItem = [number, string, Record<string, { class_type: string; inputs: Record<string, unknown> }>, { client_id?: string }, string[]];
@@ -53,6 +55,7 @@ export class FakeComfyui {
   readonly #sockets = new Map<string, Socket>();
   readonly #server: Server;
   #number = 0;
+  #answers = 0;
   #release: (() => void) | undefined;
   #interrupted = false;
   baseUrl = '';
@@ -104,7 +107,7 @@ export class FakeComfyui {
         return {};
       }
     };
-    if (req.method === 'POST' && url.pathname === '/prompt') return this.#postPrompt(parse(), json);
+    if (req.method === 'POST' && url.pathname === '/prompt') return this.#postPrompt(parse(), json, () => res.destroy());
     if (req.method === 'GET' && url.pathname === '/queue') return json(200, { queue_running: this.running ? [this.running] : [], queue_pending: this.pending });
     if (req.method === 'POST' && url.pathname === '/queue') {
       const del = parse().delete;
@@ -148,7 +151,8 @@ export class FakeComfyui {
     res.writeHead(404).end();
   }
 
-  #postPrompt(body: Record<string, unknown>, json: (status: number, body: unknown) => void): void {
+  #postPrompt(body: Record<string, unknown>, json: (status: number, body: unknown) => void, lose: () => void): void {
+    this.#answers++;
     const prompt = body.prompt as QueueItem[2];
     const given = typeof body.prompt_id === 'string' ? body.prompt_id : undefined;
     const clientId = typeof body.client_id === 'string' ? body.client_id : undefined;
@@ -161,7 +165,8 @@ export class FakeComfyui {
     const outputs = Object.entries(prompt).filter(([, n]) => n.class_type === 'SaveImage' || n.class_type === 'PreviewImage').map(([k]) => k);
     const item: QueueItem = [this.#number++, id, prompt, clientId ? { client_id: clientId } : {}, outputs];
     this.pending.push(item);
-    json(200, { prompt_id: id, number: item[0], node_errors: {} });
+    if (this.#answers <= (this.opts.loseAnswers ?? 0)) lose();
+    else json(200, { prompt_id: id, number: item[0], node_errors: {} });
     if (!this.opts.holdQueue) setImmediate(() => void this.#next(false));
   }
 
@@ -192,7 +197,11 @@ export class FakeComfyui {
       send('execution_error', data);
       this.history.set(id, entry('error', {}));
     } else {
-      for (let v = 2; v <= steps; v++) send('progress', { value: v, max: steps, node: sampler });
+      for (let v = 2; v <= steps; v++) {
+        // Sampling takes time: the steps' messages reach the socket before the history has the result.
+        await new Promise((r) => setTimeout(r, 5));
+        send('progress', { value: v, max: steps, node: sampler });
+      }
       const outputs: Record<string, unknown> = {};
       for (const [node, n] of Object.entries(prompt)) {
         if (n.class_type !== 'SaveImage' && n.class_type !== 'PreviewImage') continue;
