@@ -1,0 +1,213 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../lib/clock.js';
+import type { Log } from '../../lib/log.js';
+import { isPlainObject } from '../../lib/plain-object.js';
+import { urlInputsOf } from '../../models/private-urls.js';
+import { contentTypeOf } from '../../outputs/output-store.js';
+import { EngineError, RunStopped } from '../engine.js';
+import type { BindableEngine, EngineContext, EngineJob, OutputFile } from '../engine.js';
+import { sniffAsset } from '../media/media-types.js';
+import { UpstreamError } from '../providers/provider-port.js';
+import { upstreamJobError } from '../providers/upstream-errors.js';
+import type { ComfyWorkflow } from './comfyui-binding.js';
+import { ComfyFollow } from './comfyui-follow.js';
+import { ComfyHttp } from './comfyui-http.js';
+import { outputFilesOf, promptRejection, storeComfyOutputs } from './comfyui-results.js';
+import type { ComfyuiSettings } from './comfyui-settings.js';
+
+/** How long a cancel sent to ComfyUI after the run stopped may take. */
+const CANCEL_TIMEOUT_MS = 10_000;
+/** The most history entries searched for our client id when resuming. */
+const HISTORY_SCAN = 256;
+
+export interface ComfyuiModel {
+  readonly workflow: ComfyWorkflow;
+  /** The request schema: which fields are media URLs, uploaded to ComfyUI. */
+  readonly schema: object | undefined;
+  readonly outputTypes: readonly string[];
+}
+
+export interface ComfyuiEngineDeps {
+  readonly settings: ComfyuiSettings;
+  readonly models: ReadonlyMap<string, ComfyuiModel>;
+  readonly clock: Clock;
+  /** The largest output file taken from ComfyUI (`worker_output_max_bytes`). */
+  readonly outputMaxBytes: number;
+  readonly log?: Log;
+}
+
+/** What the engine stores with the job before queueing (jobs' upstream state): a restarted run finds the prompt by it. */
+export interface ComfyState {
+  readonly promptId: string;
+  readonly clientId: string;
+  /** The server ignored our prompt_id and minted this one (ComfyUI before client prompt ids). */
+  readonly minted?: boolean;
+}
+
+/**
+ * Runs a ComfyUI-bound model's jobs on a ComfyUI server (docs/engines.md#comfyui-engine): uploads
+ * media inputs, fills the workflow, stores a prompt id and client id, queues the prompt once (a
+ * later run finds it in `/queue` or `/history` first), follows it on the WebSocket or by polling,
+ * reads the output nodes' files with `/view`, and deletes or interrupts it when the job is
+ * cancelled or times out.
+ */
+export class ComfyuiEngine implements BindableEngine {
+  readonly name: string;
+  readonly #deps: ComfyuiEngineDeps;
+
+  constructor(deps: ComfyuiEngineDeps) {
+    this.#deps = deps;
+    this.name = `comfyui:${deps.settings.name}`;
+  }
+
+  canRun(model: string): boolean {
+    return this.#deps.models.has(model);
+  }
+
+  async run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]> {
+    const model = this.#deps.models.get(job.model);
+    if (!model) throw new EngineError('engine_failed', `${this.name} does not run ${job.model}`);
+    const { settings, clock } = this.#deps;
+    const http = new ComfyHttp(settings.baseUrl, settings.requestTimeoutMs, ctx.signal);
+    const previous = await ctx.upstream.load();
+    const resumed = previous?.provider === this.name && isPlainObject(previous.state) ? (previous.state as unknown as ComfyState) : undefined;
+    const clientId = typeof resumed?.clientId === 'string' ? resumed.clientId : randomUUID();
+    const follow = new ComfyFollow(http, ctx, settings, clock, (call) => this.#retrying(ctx, call));
+    let promptId: string | undefined;
+    try {
+      await follow.connect(clientId);
+      if (resumed?.promptId) promptId = await this.#retrying(ctx, () => this.#find(http, resumed.promptId, clientId));
+      if (promptId === undefined) {
+        const prompt = await this.#prompt(job, model, ctx, http);
+        const ours = resumed?.promptId && !resumed.minted ? resumed.promptId : randomUUID();
+        await this.#save(ctx, { promptId: ours, clientId });
+        promptId = await this.#queue(ctx, http, prompt, ours, clientId);
+      } else if (promptId !== resumed?.promptId) {
+        await this.#save(ctx, { promptId, clientId, minted: true });
+      }
+      const entry = await follow.until(promptId);
+      return await storeComfyOutputs(http, outputFilesOf(entry, model.workflow), ctx.outDir, model.outputTypes, this.#deps.outputMaxBytes);
+    } catch (err) {
+      if (ctx.signal.aborted) await this.#cancelIfOurs(ctx.signal.reason, promptId);
+      throw err instanceof UpstreamError ? upstreamJobError(err) : err;
+    } finally {
+      follow.close();
+    }
+  }
+
+  /** The workflow with the request's values set at the mapped node inputs, media inputs uploaded first. */
+  async #prompt(job: EngineJob, model: ComfyuiModel, ctx: EngineContext, http: ComfyHttp): Promise<Record<string, unknown>> {
+    const uploaded = new Map<string, string>();
+    const safeJob = job.id.replace(/[^A-Za-z0-9_-]+/g, '_').slice(0, 64);
+    for (const [i, { field, url }] of urlInputsOf(model.schema, job.request).entries()) {
+      if (uploaded.has(url)) continue;
+      const bytes = await ctx.loadInput(url, field);
+      const sniffed = sniffAsset(bytes);
+      const ext = sniffed.ok ? sniffed.type : 'bin';
+      const type = sniffed.ok ? contentTypeOf(`f.${ext}`) : 'application/octet-stream';
+      // One name per job and input: a restarted run overwrites its own upload, never another job's.
+      const name = await this.#retrying(ctx, () => http.upload(bytes, `mediagen-${safeJob}-${i + 1}.${ext}`, type));
+      uploaded.set(url, name);
+    }
+    const prompt = structuredClone(model.workflow.prompt) as Record<string, { class_type: string; inputs: Record<string, unknown> }>;
+    const swap = (v: unknown): unknown => (typeof v === 'string' && uploaded.has(v) ? uploaded.get(v) : Array.isArray(v) ? v.map(swap) : v);
+    for (const [field, targets] of Object.entries(model.workflow.inputs)) {
+      const value = job.request[field];
+      if (value === undefined) continue;
+      for (const t of targets) prompt[t.node]!.inputs[t.input] = swap(structuredClone(value));
+    }
+    return prompt;
+  }
+
+  /**
+   * `POST /prompt {prompt, client_id, prompt_id}`. The answer's `prompt_id` is the one to follow
+   * (an old ComfyUI mints its own: stored at once); a 409 for our id means it is already queued;
+   * a 400 is a refusal. After a failed attempt the prompt is looked for before posting again.
+   */
+  async #queue(ctx: EngineContext, http: ComfyHttp, prompt: Record<string, unknown>, ours: string, clientId: string): Promise<string> {
+    let attempt = 0;
+    return this.#retrying(ctx, async () => {
+      if (attempt++ > 0) {
+        const found = await this.#find(http, ours, clientId);
+        if (found !== undefined) {
+          if (found !== ours) await this.#save(ctx, { promptId: found, clientId, minted: true });
+          return found;
+        }
+      }
+      const answer = await http.json('POST', '/prompt', { prompt, client_id: clientId, prompt_id: ours });
+      if (answer.status === 409) return ours;
+      if (answer.status === 400) throw promptRejection(answer.body);
+      const id = isPlainObject(answer.body) ? answer.body.prompt_id : undefined;
+      if (answer.status !== 200 || typeof id !== 'string' || id === '' || id.length > 200) throw new UpstreamError('malformed', `ComfyUI answered ${answer.status} to POST /prompt without a prompt id`);
+      if (id !== ours) await this.#save(ctx, { promptId: id, clientId, minted: true });
+      return id;
+    });
+  }
+
+  /** The prompt of this job in ComfyUI's queue or history, by id or by our client id; undefined when it has none. */
+  async #find(http: ComfyHttp, promptId: string, clientId: string): Promise<string | undefined> {
+    const queue = await http.getJson('/queue');
+    const items = isPlainObject(queue) ? [...asArray(queue.queue_running), ...asArray(queue.queue_pending)] : [];
+    for (const item of items) {
+      if (!Array.isArray(item)) continue;
+      if (item[1] === promptId || (isPlainObject(item[3]) && item[3].client_id === clientId)) return String(item[1]);
+    }
+    const mine = await http.getJson(`/history/${encodeURIComponent(promptId)}`);
+    if (isPlainObject(mine) && isPlainObject(mine[promptId])) return promptId;
+    const all = await http.getJson(`/history?max_items=${HISTORY_SCAN}`);
+    for (const [id, entry] of Object.entries(isPlainObject(all) ? all : {})) {
+      const p = isPlainObject(entry) && Array.isArray(entry.prompt) ? entry.prompt : [];
+      if (isPlainObject(p[3]) && p[3].client_id === clientId) return id;
+    }
+    return undefined;
+  }
+
+  async #save(ctx: EngineContext, state: ComfyState): Promise<void> {
+    await ctx.upstream.save({ provider: this.name, upstreamId: state.promptId, state: { ...state } });
+  }
+
+  /** Retries ComfyUI being unreachable or answering 5xx, with backoff, until the next wait would pass the job's deadline. */
+  async #retrying<T>(ctx: EngineContext, call: () => Promise<T>): Promise<T> {
+    const { clock, settings, log } = this.#deps;
+    for (let failures = 1; ; failures++) {
+      try {
+        return await call();
+      } catch (err) {
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        if (!(err instanceof UpstreamError) || err.kind !== 'unavailable') throw err;
+        const wait = Math.min(30_000, settings.pollIntervalMs * 2 ** Math.min(failures - 1, 15));
+        const last = clock.nowMs() + wait >= ctx.deadlineMs;
+        log?.warn({ engine: this.name, status: err.status, failures, giveUp: last }, last ? 'ComfyUI keeps failing; giving up on the job' : 'ComfyUI call failed; retrying');
+        if (last) throw err;
+        await clock.sleep(wait, ctx.signal);
+      }
+    }
+  }
+
+  /**
+   * A cancelled or timed-out job leaves ComfyUI too: deleted from the queue while pending,
+   * interrupted while running (with its id; an old ComfyUI interrupts whatever runs, so only when
+   * /queue shows ours running). A lost lease or a shutdown leaves it for the next run.
+   */
+  async #cancelIfOurs(reason: unknown, promptId: string | undefined): Promise<void> {
+    if (!promptId || !(reason instanceof RunStopped) || (reason.why !== 'cancelled' && reason.why !== 'timeout')) return;
+    const http = new ComfyHttp(this.#deps.settings.baseUrl, CANCEL_TIMEOUT_MS, AbortSignal.timeout(CANCEL_TIMEOUT_MS));
+    try {
+      for (let look = 0; look < 2; look++) {
+        const queue = await http.getJson('/queue');
+        const has = (list: unknown) => asArray(list).some((item) => Array.isArray(item) && item[1] === promptId);
+        if (isPlainObject(queue) && has(queue.queue_running)) {
+          await http.json('POST', '/interrupt', { prompt_id: promptId });
+          return;
+        }
+        if (!isPlainObject(queue) || !has(queue.queue_pending)) return;
+        await http.json('POST', '/queue', { delete: [promptId] });
+        // It may have started between the look and the delete: look once more.
+      }
+    } catch (err) {
+      this.#deps.log?.warn({ engine: this.name, why: reason.why, err: { name: (err as Error).name, message: (err as Error).message } }, 'could not cancel the prompt at ComfyUI');
+    }
+  }
+}
+
+const asArray = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);
