@@ -6,6 +6,7 @@ import { namedBindings, resolveProviderRoutes } from '../engines/providers/provi
 import type { NamedBinding, ProviderRoute } from '../engines/providers/provider-bindings.js';
 import { ConfigError } from '../config/config.js';
 import { mainOutputTypes } from '../models/model.js';
+import { readComfyWorkflow } from '../engines/comfyui/comfyui-binding.js';
 import type { CatalogEntry } from '../models/catalog.js';
 import type { ProviderMeter } from '../engines/providers/provider-engine.js';
 import { UpstreamNudges } from '../engines/providers/upstream-nudges.js';
@@ -48,11 +49,19 @@ export function wireModels(config: Config): ModelWiring {
   const customUpstreams = new Map(config.models.flatMap((m) => (m.upstream ? [[m.path, m.upstream] as const] : [])));
   const routes = resolveProviderRoutes(catalog.entries, bindings, config.providers, config.upstreams, customUpstreams);
   const named = namedBindings(catalog.entries, bindings, config.upstreams, customUpstreams);
-  const declared = new Set([...config.commands.map((c) => `command:${c.name}`)]);
-  for (const [path, { engine }] of named) {
-    if (engine.startsWith('command:') && !declared.has(engine)) {
+  const sections = { 'command:': ['commands', config.commands], 'comfyui:': ['comfyui', config.comfyui] } as const;
+  for (const [path, { engine, upstream }] of named) {
+    const prefix = engine.startsWith('command:') ? 'command:' : engine.startsWith('comfyui:') ? 'comfyui:' : undefined;
+    if (!prefix) continue;
+    const [section, declared] = sections[prefix];
+    if (!declared.some((d) => `${prefix}${d.name}` === engine)) {
       const origin = bindings.origin(path);
-      throw new ConfigError(`model ${path} is bound to ${engine}${origin ? ` (${origin})` : ''}, which commands does not declare; commands: ${config.commands.map((c) => c.name).join(', ') || 'none'}`);
+      throw new ConfigError(`model ${path} is bound to ${engine}${origin ? ` (${origin})` : ''}, which ${section} does not declare; ${section}: ${declared.map((d) => d.name).join(', ') || 'none'}`);
+    }
+    // A ComfyUI model's workflow is checked at start, in every role, as any other binding is.
+    if (prefix === 'comfyui:') {
+      if (!upstream) throw new ConfigError(`model ${path} is bound to ${engine} and needs an upstream block with its workflow and inputs (docs/engines.md)`);
+      readComfyWorkflow(upstream, `model ${path}: upstream`, config.configDir);
     }
   }
   return { catalog, bindings, routes, named };
@@ -75,11 +84,12 @@ function modelsOf<T>(wiring: ModelWiring, engine: string, make: (entry: CatalogE
  * Adding an engine kind is adding it here.
  */
 export async function buildEngineSet(config: Config, wiring: ModelWiring, opts: EngineSetOptions): Promise<EngineSet> {
-  const [{ LocalEngine }, { EngineRouter }, { buildProviderEngines }, { CommandEngine }] = await Promise.all([
+  const [{ LocalEngine }, { EngineRouter }, { buildProviderEngines }, { CommandEngine }, { buildComfyuiEngines }] = await Promise.all([
     import('../engines/local/local-engine.js'),
     import('../engines/router.js'),
     import('./provider-engines.js'),
     import('../engines/command/command-engine.js'),
+    import('../engines/comfyui/comfyui-build.js'),
   ]);
   const local = new LocalEngine({ clock: opts.clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
   const providers = buildProviderEngines(config, wiring.catalog, wiring.routes, opts);
@@ -94,7 +104,20 @@ export async function buildEngineSet(config: Config, wiring: ModelWiring, opts: 
         ...(opts.log ? { log: opts.log } : {}),
       }),
   );
-  const engines: BindableEngine[] = [local, ...providers, ...commands];
+  const comfyModels = new Map(
+    [...wiring.named].flatMap(([path, b]) => {
+      const entry = wiring.catalog.get(path);
+      return entry && b.engine.startsWith('comfyui:') ? [[path, { engine: b.engine, binding: b.upstream, schema: entry.request, outputTypes: mainOutputTypes(entry) }] as const] : [];
+    }),
+  );
+  const comfy = buildComfyuiEngines(config.comfyui, comfyModels, {
+    clock: opts.clock,
+    outputMaxBytes: config.workerOutputMaxBytes,
+    configDir: config.configDir,
+    file: 'the config file',
+    ...(opts.log ? { log: opts.log } : {}),
+  });
+  const engines: BindableEngine[] = [local, ...providers, ...commands, ...comfy];
   return {
     router: EngineRouter.build(wiring.catalog.entries, engines, wiring.bindings),
     engines,

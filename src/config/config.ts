@@ -14,6 +14,8 @@ import { readModelEngines, readPrices } from './model-sections.js';
 import { readProviders, readUpstreams } from './provider-settings.js';
 import { coerce } from './coerce.js';
 import { readCommandSettings } from './command-settings.js';
+import { readComfyuiSettings } from './comfyui-settings.js';
+import type { ComfyuiSettings } from './comfyui-settings.js';
 import type { CommandSettings } from './command-settings.js';
 import type { Value } from './coerce.js';
 import type { ProviderSettings, UpstreamBinding } from './provider-settings.js';
@@ -107,6 +109,8 @@ export interface Config {
   readonly upstreams: Readonly<Record<string, UpstreamBinding>>;
   /** The directory of the config file, which paths in it are relative to (ComfyUI workflows); the working directory without one. */
   readonly configDir: string;
+  /** The config file's `comfyui`: ComfyUI servers, bound as `comfyui:<name>` (docs/engines.md). */
+  readonly comfyui: readonly ComfyuiSettings[];
   /** The config file's `commands`: model servers run as long-lived processes, bound as `command:<name>` (docs/engines.md). */
   readonly commands: readonly CommandSettings[];
 }
@@ -174,6 +178,7 @@ export function loadConfig(opts: {
   let providers: ProviderSettings[] = [];
   let upstreams: Record<string, UpstreamBinding> = {};
   let commands: CommandSettings[] = [];
+  let comfyui: ComfyuiSettings[] = [];
 
   const file = opts.configFile ?? env.MEDIAGEN_CONFIG;
   if (file) {
@@ -186,37 +191,21 @@ export function loadConfig(opts: {
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       throw new ConfigError(`${file}: must be a JSON object`);
     }
+    // The sections of the file that are not single settings, each with its reader.
+    const sections: Readonly<Record<string, (raw: unknown) => unknown>> = {
+      deprecations: (raw) => (deprecations = readDeprecations(raw, file)),
+      prices: (raw) => (prices = readPrices(raw, file)),
+      model_engines: (raw) => (modelEngines = readModelEngines(raw, file)),
+      models: (raw) => (models = readCustomModels(raw, file)),
+      providers: (raw) => (providers = readProviders(raw, file, env)),
+      upstream: (raw) => (upstreams = readUpstreams(raw, file)),
+      comfyui: (raw) => (comfyui = readComfyuiSettings(raw, file)),
+      commands: (raw) => (commands = readCommandSettings(raw, file, dirname(resolve(file)))),
+      job_timeouts_ms: (raw) => (modelTimeoutsMs = readModelTimeouts(raw, file)),
+    };
     for (const [key, raw] of Object.entries(parsed)) {
-      if (key === 'deprecations') {
-        deprecations = readDeprecations(raw, file);
-        continue;
-      }
-      if (key === 'prices') {
-        prices = readPrices(raw, file);
-        continue;
-      }
-      if (key === 'model_engines') {
-        modelEngines = readModelEngines(raw, file);
-        continue;
-      }
-      if (key === 'models') {
-        models = readCustomModels(raw, file);
-        continue;
-      }
-      if (key === 'providers') {
-        providers = readProviders(raw, file, env);
-        continue;
-      }
-      if (key === 'upstream') {
-        upstreams = readUpstreams(raw, file);
-        continue;
-      }
-      if (key === 'commands') {
-        commands = readCommandSettings(raw, file, dirname(resolve(file)));
-        continue;
-      }
-      if (key === 'job_timeouts_ms') {
-        modelTimeoutsMs = readModelTimeouts(raw, file);
+      if (Object.hasOwn(sections, key)) {
+        sections[key]!(raw);
         continue;
       }
       const spec = OPTIONS.find((o) => o.key === key);
@@ -302,6 +291,7 @@ export function loadConfig(opts: {
     providers: Object.freeze(providers),
     upstreams: Object.freeze(upstreams),
     commands: Object.freeze(commands),
+    comfyui: Object.freeze(comfyui),
     configDir: file ? dirname(resolve(file)) : process.cwd(),
   });
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/readers.js';
 import { readComfyWorkflow } from '../../src/engines/comfyui/comfyui-binding.js';
 import { buildComfyuiEngines } from '../../src/engines/comfyui/comfyui-build.js';
-import { readComfyuiSettings } from '../../src/engines/comfyui/comfyui-settings.js';
+import { readComfyuiSettings } from '../../src/config/comfyui-settings.js';
 import { systemClock } from '../../src/lib/clock.js';
 
 const examples = resolve(dirname(fileURLToPath(import.meta.url)), '../../examples/comfyui');

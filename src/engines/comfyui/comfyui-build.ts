@@ -4,7 +4,7 @@ import type { Log } from '../../lib/log.js';
 import { readComfyWorkflow } from './comfyui-binding.js';
 import { ComfyuiEngine } from './comfyui-engine.js';
 import type { ComfyuiModel } from './comfyui-engine.js';
-import type { ComfyuiSettings } from './comfyui-settings.js';
+import type { ComfyuiSettings } from '../../config/comfyui-settings.js';
 
 /** A model bound to some engine, as the runtime knows it: its engine id, its `upstream` block (read by readUpstreamBinding), schema and output types. */
 export interface BoundModel {

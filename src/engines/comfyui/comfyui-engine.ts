@@ -13,7 +13,7 @@ import type { ComfyWorkflow } from './comfyui-binding.js';
 import { ComfyFollow } from './comfyui-follow.js';
 import { ComfyHttp } from './comfyui-http.js';
 import { outputFilesOf, promptRejection, storeComfyOutputs } from './comfyui-results.js';
-import type { ComfyuiSettings } from './comfyui-settings.js';
+import type { ComfyuiSettings } from '../../config/comfyui-settings.js';
 
 /** How long a cancel sent to ComfyUI after the run stopped may take. */
 const CANCEL_TIMEOUT_MS = 10_000;

@@ -5,7 +5,7 @@ import { UpstreamError } from '../providers/provider-port.js';
 import type { ComfyHttp } from './comfyui-http.js';
 import type { HistoryEntry } from './comfyui-results.js';
 import { executionFailure, historyFailure, isFinished } from './comfyui-results.js';
-import type { ComfyuiSettings } from './comfyui-settings.js';
+import type { ComfyuiSettings } from '../../config/comfyui-settings.js';
 import { openProgressSocket } from './comfyui-socket.js';
 import type { ComfyMessage, ProgressSocket } from './comfyui-socket.js';
 

@@ -1,5 +1,5 @@
-import { ConfigError } from '../../config/readers.js';
-import { isPlainObject } from '../../lib/plain-object.js';
+import { ConfigError } from './readers.js';
+import { isPlainObject } from '../lib/plain-object.js';
 
 /** One ComfyUI server of the config file's `comfyui` section (docs/engines.md#comfyui-engine). */
 export interface ComfyuiSettings {
