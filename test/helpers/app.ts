@@ -18,6 +18,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { readCustomModels } from '../../src/config/custom-model-settings.js';
 import { readProviders, readUpstreams } from '../../src/config/provider-settings.js';
 import { readCommandSettings } from '../../src/config/command-settings.js';
+import { readComfyuiSettings } from '../../src/config/comfyui-settings.js';
 import type { Log } from '../../src/lib/log.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { sqliteBackend } from './backends.js';
@@ -107,6 +108,8 @@ export async function createTestApp(
     providers?: { providers: unknown; upstream?: unknown; env: Record<string, string>; publicUrl?: string };
     /** The config file's `commands` (docs/engines.md), read as if the file were in `dir`. */
     commands?: { raw: unknown; dir: string };
+    /** The config file's `comfyui` (docs/engines.md), workflow paths relative to `dir`. */
+    comfyui?: { raw: unknown; dir: string };
     /** The runtime's clock is the system's (provider runs poll in real time); `clock` then moves nothing. */
     realClock?: boolean;
     /** The HTTP app's logger (default: none). */
@@ -138,6 +141,7 @@ export async function createTestApp(
     models: readCustomModels(opts.models ?? [], 'test.json'),
     modelEngines: opts.modelEngines ?? {},
     ...(opts.commands ? { commands: readCommandSettings(opts.commands.raw, 'test.json', opts.commands.dir) } : {}),
+    ...(opts.comfyui ? { comfyui: readComfyuiSettings(opts.comfyui.raw, 'test.json'), configDir: opts.comfyui.dir } : {}),
     ...(opts.providers
       ? {
           providers: readProviders(opts.providers.providers, 'test.json', opts.providers.env),
