@@ -1,4 +1,5 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isPng } from '../helpers/media.js';
@@ -7,6 +8,9 @@ import type { FakeOpenAi } from '../providers/fakes/fake-openai.js';
 import { adminJson, api, cleanup, startServer, tempDir } from './binary.js';
 import { startRemoteWorker, stopProcesses } from './processes.js';
 import { FIXTURES } from '../engines/command-fixtures.js';
+import { FakeComfyui } from '../engines/fakes/fake-comfyui.js';
+
+const EXAMPLES = fileURLToPath(new URL('../../examples/comfyui/', import.meta.url));
 
 const MODEL = 'image/vendor-b/model-b-1';
 
@@ -86,6 +90,36 @@ describe('mediagen remote-worker --config (compiled binary)', { timeout: 90_000 
       expect(isPng(file)).toBe(true);
     } finally {
       rmSync(workerConfig, { force: true });
+    }
+  });
+
+  it('runs the ComfyUI example model on a ComfyUI its config declares', async () => {
+    const comfy = await new FakeComfyui().start();
+    try {
+      const example = JSON.parse(readFileSync(join(EXAMPLES, 'mediagen.json'), 'utf8')) as { comfyui: Record<string, Record<string, unknown>>; models: Array<Record<string, unknown> & { upstream: Record<string, unknown> }> };
+      const sdxl = example.models.find((m) => m.path === 'image/comfy/sdxl')!;
+      const dir = tempDir();
+      const serverConfig = join(dir, 'server.json');
+      const { upstream: _upstream, ...declared } = sdxl;
+      writeFileSync(serverConfig, JSON.stringify({ models: [{ ...declared, engine: 'remote:gpu-a' }] }));
+      const server = await startServer(['--port', '0', '--data-dir', dir, '--config', serverConfig, '--poll-interval-ms', '100']);
+      const [, apiToken] = await server.waitForStdout(/^ {2}(mg_[A-Za-z0-9_-]+)\n/m);
+      const { token } = await adminJson<{ token: string }>(dir, ['worker-token', 'create', '--name', 'comfy-box', '--models', 'image/*']);
+      const workerConfig = join(tempDir(), 'worker.json');
+      const workflow = join(EXAMPLES, sdxl.upstream.workflow as string);
+      writeFileSync(workerConfig, JSON.stringify({ comfyui: { gpu: { base_url: comfy.baseUrl, poll_interval_ms: 100 } }, models: [{ ...sdxl, upstream: { ...sdxl.upstream, workflow } }] }));
+      await startRemoteWorker(['--server', server.url, '--pool', 'gpu-a', '--config', workerConfig], token);
+      const created = await api(server.url, '/generate/image/comfy/sdxl', apiToken!, { method: 'POST', body: { prompt: 'a lighthouse' } });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      let job: { status?: string; result?: { urls: string[] } } = {};
+      for (const until = Date.now() + 60_000; Date.now() < until && !['completed', 'failed'].includes(job.status ?? ''); await new Promise((r) => setTimeout(r, 100))) {
+        job = (await api(server.url, `/jobs/${created.body.job_id as string}`, apiToken!)).body as typeof job;
+      }
+      expect(job.status, JSON.stringify(job)).toBe('completed');
+      expect(isPng(Buffer.from(await (await fetch(job.result!.urls[0]!)).arrayBuffer()))).toBe(true);
+      expect(comfy.prompts).toHaveLength(1);
+    } finally {
+      await comfy.close();
     }
   });
 });
