@@ -81,6 +81,8 @@ export class ComfyuiEngine implements BindableEngine {
         const prompt = await this.#prompt(job, model, ctx, http);
         const ours = resumed?.promptId && !resumed.minted ? resumed.promptId : randomUUID();
         await this.#save(ctx, { promptId: ours, clientId });
+        // Ours from here: a cancel while the POST is in flight (ComfyUI may have queued it already) still removes it.
+        promptId = ours;
         promptId = await this.#queue(ctx, http, prompt, ours, clientId);
       } else if (promptId !== resumed?.promptId) {
         await this.#save(ctx, { promptId, clientId, minted: true });
