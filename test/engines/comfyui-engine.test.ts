@@ -138,6 +138,17 @@ describe('ComfyUI engine', () => {
     });
   }
 
+  it('takes a 409 for its own prompt id as already queued: one prompt, the job completes', async () => {
+    // The answer to the first POST is lost and the lookup before posting again sees nothing yet:
+    // the newest ComfyUI refuses the second POST of the same id with 409.
+    const comfy = await fake({ websocket: true, promptIds: 'conflict', loseAnswers: 1, hideLookups: 3 });
+    const ctx = comfyContext(await dirs.make());
+    expect((await comfyEngine(comfy.baseUrl, textToImage).run(job({ prompt: 'x' }), ctx)).map((o) => o.name)).toEqual(['output-1.png']);
+    expect(comfy.prompts).toHaveLength(2);
+    expect(comfy.history.size).toBe(1);
+    expect(ctx.saved.at(-1)!.upstreamId).toBe([...comfy.history.keys()][0]);
+  });
+
   it('finds by its client id a prompt an old ComfyUI renamed when the run stopped before storing the new id', async () => {
     const comfy = await fake({ websocket: true, holdQueue: true, promptIds: 'mint' });
     const store: UpstreamState[] = [];

@@ -39,6 +39,8 @@ export interface FakeComfyOptions {
   readonly steps?: number;
   /** The first this many `POST /prompt` are queued but their answer is lost (the connection drops). */
   readonly loseAnswers?: number;
+  /** The first this many `GET /queue` and `GET /history...` show nothing (a lookup racing the queue), so a re-post meets the 409. */
+  readonly hideLookups?: number;
 }
 
 type QueueItem = [number, string, Record<string, { class_type: string; inputs: Record<string, unknown> }>, { client_id?: string }, string[]];
@@ -56,6 +58,7 @@ export class FakeComfyui {
   readonly #server: Server;
   #number = 0;
   #answers = 0;
+  #hidden = 0;
   #release: (() => void) | undefined;
   #interrupted = false;
   baseUrl = '';
@@ -108,6 +111,11 @@ export class FakeComfyui {
       }
     };
     if (req.method === 'POST' && url.pathname === '/prompt') return this.#postPrompt(parse(), json, () => res.destroy());
+    const lookup = req.method === 'GET' && (url.pathname === '/queue' || url.pathname.startsWith('/history'));
+    if (lookup && this.#hidden < (this.opts.hideLookups ?? 0)) {
+      this.#hidden++;
+      return json(200, url.pathname === '/queue' ? { queue_running: [], queue_pending: [] } : {});
+    }
     if (req.method === 'GET' && url.pathname === '/queue') return json(200, { queue_running: this.running ? [this.running] : [], queue_pending: this.pending });
     if (req.method === 'POST' && url.pathname === '/queue') {
       const del = parse().delete;
