@@ -125,6 +125,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     sandbox: config.sandbox,
     waits: { pollMs: config.pollIntervalMs, ...overrides.waits },
     idempotencyKeyHours: config.idempotencyKeyHours,
+    createBatching: config.createBatching,
     mediaTools: async () => {
       const t = await mediaTools();
       return { ffmpeg: media.toolDetail(t.ffmpeg), ffprobe: media.toolDetail(t.ffprobe) };

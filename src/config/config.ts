@@ -84,6 +84,8 @@ export interface Config {
   readonly retention: RetentionConfig;
   /** Hours an Idempotency-Key is remembered. */
   readonly idempotencyKeyHours: number;
+  /** Group commit of creates: at most `maxBatch` per transaction; an idle server waits `windowMs` for company. */
+  readonly createBatching: { readonly maxBatch: number; readonly windowMs: number };
   /** /metrics on its own port (no token), and/or on the API port behind this token; neither: no /metrics. */
   readonly metricsPort: number | undefined;
   /** What the metrics port binds: its own setting, not `host`, so a public API does not expose token-less metrics. */
@@ -279,6 +281,7 @@ export function loadConfig(opts: {
       webhookLogDays: values.webhook_log_retention_days as number,
     }),
     idempotencyKeyHours: values.idempotency_key_hours as number,
+    createBatching: Object.freeze({ maxBatch: values.create_batch_max as number, windowMs: values.create_batch_window_ms as number }),
     metricsPort: values.metrics_port as number | undefined,
     metricsHost: values.metrics_host as string,
     metricsToken: values.metrics_token as string | undefined,

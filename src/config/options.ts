@@ -92,6 +92,9 @@ export const OPTIONS = [
   { key: 'asset_retention_days', flag: 'asset-retention-days', env: 'MEDIAGEN_ASSET_RETENTION_DAYS', type: 'integer', min: 0, max: 36_500, help: 'days an asset is kept after its upload (0: forever)' },
   { key: 'webhook_log_retention_days', flag: 'webhook-log-retention-days', env: 'MEDIAGEN_WEBHOOK_LOG_RETENTION_DAYS', type: 'integer', min: 0, max: 36_500, help: 'days the record of a finished webhook delivery is kept (0: forever)' },
   { key: 'idempotency_key_hours', flag: 'idempotency-key-hours', env: 'MEDIAGEN_IDEMPOTENCY_KEY_HOURS', type: 'integer', min: 1, max: 8760, help: 'hours an Idempotency-Key is remembered after its first request' },
+  // The write path (docs/benchmarks.md, issue 33): creates that arrive together share one transaction.
+  { key: 'create_batch_max', flag: 'create-batch-max', env: 'MEDIAGEN_CREATE_BATCH_MAX', type: 'integer', min: 1, max: 1000, help: 'creates one write transaction admits at most (group commit; 1: each create its own transaction)' },
+  { key: 'create_batch_window_ms', flag: 'create-batch-window-ms', env: 'MEDIAGEN_CREATE_BATCH_WINDOW_MS', type: 'integer', min: 0, max: 100, help: 'how long an idle server holds a create for others to share its transaction (0: only those arriving while the last one commits)' },
   // Metrics (docs/operations.md): off unless one of these is set.
   { key: 'metrics_port', flag: 'metrics-port', env: 'MEDIAGEN_METRICS_PORT', type: 'integer', min: 0, max: 65535, help: 'serve /metrics (Prometheus) on this port of --metrics-host, without a token (0 picks a free one)' },
   { key: 'metrics_host', flag: 'metrics-host', env: 'MEDIAGEN_METRICS_HOST', type: 'string', help: 'address the metrics_port listener binds (default loopback only; a private interface for a remote scraper)' },
@@ -159,6 +162,8 @@ export const DEFAULTS = {
   asset_retention_days: 0,
   webhook_log_retention_days: 30,
   idempotency_key_hours: 24,
+  create_batch_max: 64,
+  create_batch_window_ms: 0,
   metrics_port: undefined as number | undefined,
   metrics_host: '127.0.0.1',
   metrics_token: undefined as string | undefined,

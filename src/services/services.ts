@@ -24,6 +24,8 @@ import { Readiness } from './upkeep/readiness.js';
 import type { MediaToolsDetail } from './upkeep/readiness.js';
 import { StoreBackup } from './upkeep/store-backup.js';
 import { Idempotency } from './common/idempotency.js';
+import { JobAdmission } from './jobs/job-admission.js';
+import type { CreateBatching } from './jobs/job-admission.js';
 import { StyleService } from './styles/styles.js';
 import { WebhookService } from './webhooks/webhooks.js';
 import { WorkerTokenService } from './remote/remote-tokens.js';
@@ -96,6 +98,8 @@ export interface ServiceOptions {
   readonly meter?: Meter;
   /** How long an Idempotency-Key is remembered (`idempotency_key_hours`); default 24. */
   readonly idempotencyKeyHours?: number;
+  /** Group commit of creates (config `create_batch_max`, `create_batch_window_ms`); default: 64 and 0 ms. */
+  readonly createBatching?: CreateBatching;
   /** The ffmpeg and ffprobe in use, for /readyz; absent: not reported. */
   readonly mediaTools?: MediaToolsDetail;
 }
@@ -110,6 +114,8 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   const webhooks = new WebhookService(store, clock, identity, Math.random, meter);
   const workerTokens = new WorkerTokenService(store, clock, opts.bindings.remote);
   const idempotency = new Idempotency(store, clock, (opts.idempotencyKeyHours ?? 24) * 3_600_000);
+  // One admission for every use case that creates jobs: their creates share group commits.
+  const admission = new JobAdmission(store, clock, billing, meter, idempotency, opts.createBatching);
   const requests = new ModelRequests(catalog, clock, { sandbox: opts.sandbox === true });
   return {
     identity,
@@ -117,13 +123,13 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     tokens: new TokenService(identity),
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks, meter),
     jobDetails: new JobDetailsService(store),
-    generation: new GenerationService(store, clock, requests, billing, { meter, idempotency }),
+    generation: new GenerationService(store, requests, billing, admission),
     models: new ModelService(catalog, opts.prices, clock),
     quotes: new QuoteService(requests, billing),
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog, meter),
     billing,
     nodeApps: new NodeAppService(store, clock, catalog, opts.bindings.remote),
-    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing, opts.bindings.remote, meter, idempotency),
+    nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing, opts.bindings.remote, admission),
     assets: new AssetService(store, clock, opts.outputs, opts.inspect, opts.assets, idempotency),
     styles: new StyleService(store, clock),
     webhooks,

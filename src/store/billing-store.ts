@@ -37,6 +37,13 @@ export interface NewHold {
   readonly now: Micros;
 }
 
+/** One job's hold in a batch of holds (`BillingStore.holdMany`). */
+export interface JobHold {
+  readonly jobId: string;
+  readonly jobType: string;
+  readonly amountMicros: MicroUsd;
+}
+
 export interface ChargeQuery {
   readonly workspaceId: string;
   /** Charges at or after this instant. */
@@ -77,6 +84,13 @@ export interface BillingStore {
   topUp(input: NewTopUp): Promise<Balance>;
   /** Holds `amountMicros` if the available balance (balance minus holds) covers it; else undefined. */
   hold(input: NewHold): Promise<Balance | undefined>;
+  /**
+   * Holds every job's price if the available balance covers their sum, one entry per job, in few
+   * statements (a batch of creates); false, and nothing written, when it does not.
+   */
+  holdMany(workspaceId: string, holds: readonly JobHold[], now: Micros): Promise<boolean>;
+  /** The workspace's totals; undefined before its first top-up (nothing can be held then, not even zero). */
+  findBalance(workspaceId: string): Promise<Balance | undefined>;
   /**
    * Ends the job's hold as a charge, at a time strictly later than the workspace's previous
    * charge: of the hold's amount, or of `amountMicros` (a metered job's real cost) when given,

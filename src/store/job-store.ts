@@ -69,6 +69,8 @@ export interface JobStore {
    * that is later, so creation times per user are strictly increasing and a time cursor is exact.
    */
   insertJob(job: NewJob, now: Micros): Promise<JobRecord>;
+  /** Stores jobs as insertJob would one after another, in few statements (a batch of creates). */
+  insertJobs(jobs: readonly NewJob[], now: Micros): Promise<JobRecord[]>;
   getJob(apiUserId: string, id: string): Promise<JobRecord | undefined>;
   /** The job as the API shows it: its view's columns only (no request body to parse). */
   getJobSummary(apiUserId: string, id: string): Promise<JobSummary | undefined>;

@@ -1,8 +1,23 @@
-import type { JobStatus, MoveName } from '../domain/states.js';
+import type { MoveName } from '../domain/states.js';
 import type { Micros } from '../lib/time.js';
+import type { Balance } from './billing-store.js';
 import type { JobRecord } from './job-store.js';
 import type { LockedWorkspace } from './locked-workspace.js';
 import type { JobMove, NewClaim, OverdueCutoff } from './queue-inputs.js';
+
+/** A workspace's jobs holding a concurrency slot (`active`) and waiting for one (`backlogged`). */
+export interface AdmissionCounts {
+  readonly active: number;
+  readonly backlogged: number;
+}
+
+/** A workspace locked for admitting jobs, with what admission decides on, read under the lock. */
+export interface AdmissionLock {
+  readonly lock: LockedWorkspace;
+  readonly counts: AdmissionCounts;
+  /** Undefined before the workspace's first top-up. */
+  readonly balance: Balance | undefined;
+}
 
 /** The moves `QueueStore.move` makes (the claim picks its job itself: `QueueStore.claim`). */
 export type JobMoveName = Exclude<MoveName, 'claim'>;
@@ -17,8 +32,14 @@ export interface QueueStore {
    * The only source of a `LockedWorkspace` (see there for the lock order).
    */
   lockWorkspace(workspaceId: string): Promise<LockedWorkspace | undefined>;
-  /** How many of the workspace's jobs are in `statuses`, counting no further than `atMost`. */
-  countJobs(workspaceId: string, statuses: readonly JobStatus[], atMost: number): Promise<number>;
+  /**
+   * The workspace's admitted (ACTIVE_STATUSES) and backlogged jobs: running numbers the store keeps
+   * in every write that moves a job in or out of them, so reading them costs the same at any depth.
+   * Current within the transaction: read them after the moves that change them.
+   */
+  admissionCounts(workspaceId: string): Promise<AdmissionCounts>;
+  /** `lockWorkspace`, and with it the admission counts and the balance, in one statement. */
+  lockForAdmission(workspaceId: string): Promise<AdmissionLock | undefined>;
   /**
    * The `claim` move: atomically takes the oldest queued job whose run_after (if any) has come,
    * moving it to `scheduled` under a new lease.

@@ -28,7 +28,7 @@ export type {
   WorkspacePatch,
 } from './identity-store.js';
 export type { JobQuery, JobRecord, JobStore, JobSummary, NewJob } from './job-store.js';
-export type { JobEvent, JobMoveName, QueueStore } from './queue-store.js';
+export type { AdmissionCounts, AdmissionLock, JobEvent, JobMoveName, QueueStore } from './queue-store.js';
 
 /**
  * The narrow interfaces the services use. Every backend (sqlite/, postgres/) implements the same
@@ -55,6 +55,12 @@ export interface StoreTx {
   readonly styles: StyleStore;
   readonly workerTokens: WorkerTokenStore;
   readonly upstreams: UpstreamStore;
+  /**
+   * Runs `fn` inside a savepoint of this transaction: if it throws, what it wrote (and the events it
+   * sent) is undone and the transaction goes on without it. Only a transaction's tx has it; for
+   * group commits of several callers' writes (services/common/shared-writes.ts).
+   */
+  readonly savepoint?: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
 export interface Store extends StoreTx {

@@ -188,14 +188,11 @@ describe.each(backends)('queue store contract: $name', (backend) => {
     expect((await store.queue.expiredLeases(T0 + 21 * SEC, 10)).map((j) => j.id)).toEqual([b.id, a.id]);
   });
 
-  it('counts by status, finds backlogged jobs in creation order, and locks the workspace', async () => {
+  it('keeps admission counts, finds backlogged jobs in creation order, and locks the workspace', async () => {
     const b1 = await insert('backlogged');
     const b2 = await insert('backlogged');
     await insert();
-    expect(await store.queue.countJobs(ws.id, ['backlogged'], 10)).toBe(2);
-    expect(await store.queue.countJobs(ws.id, ['queued', 'backlogged'], 10)).toBe(3);
-    // Counting stops at the bound: admission only asks whether a limit is reached.
-    expect(await store.queue.countJobs(ws.id, ['queued', 'backlogged'], 2)).toBe(2);
+    expect(await store.queue.admissionCounts(ws.id)).toEqual({ active: 1, backlogged: 2 });
     expect(await store.queue.oldestBacklogged(ws.id, 5)).toEqual([b1.id, b2.id]);
     expect(await store.queue.oldestBacklogged(ws.id, 1)).toEqual([b1.id]);
     expect(await store.queue.workspacesWithBacklog()).toEqual([ws.id]);

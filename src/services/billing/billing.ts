@@ -104,17 +104,34 @@ export class BillingService {
     return this.#prices.chargeOf(model, request, usage);
   }
 
-  /** In the admission transaction: holds the job's price, or refuses with 402 (nothing written). */
-  async hold(tx: StoreTx, lock: LockedWorkspace, job: { jobId: string; type: string; price: MicroUsd }, now: Micros): Promise<void> {
-    const held = await tx.billing.hold({ workspaceId: lock.workspaceId, jobId: job.jobId, jobType: job.type, amountMicros: job.price, now });
-    if (held) return;
-    const { balanceMicros, heldMicros } = await tx.billing.getBalance(lock.workspaceId);
-    throw new DomainError(
+  /**
+   * Admission decides on a balance read under the workspace lock (`QueueStore.lockForAdmission`):
+   * the available money, or undefined when nothing can be held (no top-up yet).
+   */
+  available(balance: Balance | undefined): MicroUsd | undefined {
+    return balance && balance.balanceMicros - balance.heldMicros;
+  }
+
+  /** The 402 of a job whose price the available balance (after `heldBefore` of this batch) does not cover. */
+  insufficient(price: MicroUsd, balance: Balance | undefined, heldBefore: MicroUsd): DomainError {
+    const balanceMicros = balance?.balanceMicros ?? 0;
+    const heldMicros = (balance?.heldMicros ?? 0) + heldBefore;
+    return new DomainError(
       'insufficient_balance',
-      `insufficient API balance: this request costs $${formatUsd(job.price)} and the workspace has $${formatUsd(balanceMicros - heldMicros)} available ` +
+      `insufficient API balance: this request costs $${formatUsd(price)} and the workspace has $${formatUsd(balanceMicros - heldMicros)} available ` +
         `($${formatUsd(heldMicros)} of its $${formatUsd(balanceMicros)} balance is held for jobs in progress)`,
       { fields: { message: BALANCE_EXPLANATION } },
     );
+  }
+
+  /**
+   * In the admission transaction, under the workspace lock that `available` was read under: holds
+   * the admitted jobs' prices, one entry each. The guarded write cannot fail then; if it does, the
+   * money moved without the lock, and the whole transaction is refused.
+   */
+  async hold(tx: StoreTx, lock: LockedWorkspace, jobs: readonly { jobId: string; type: string; price: MicroUsd }[], now: Micros): Promise<void> {
+    const holds = jobs.map((j) => ({ jobId: j.jobId, jobType: j.type, amountMicros: j.price }));
+    if (!(await tx.billing.holdMany(lock.workspaceId, holds, now))) throw new Error(`the balance of workspace ${lock.workspaceId} moved under its lock`);
   }
 
   /**

@@ -1,6 +1,5 @@
 import type { Micros } from '../../lib/time.js';
-import type { LockedWorkspace, StoreTx } from '../../store/store.js';
-import { ACTIVE_STATUSES } from '../../domain/states.js';
+import type { AdmissionCounts, LockedWorkspace, StoreTx, WorkspaceLimits } from '../../store/store.js';
 import type { JobStatus } from '../../domain/states.js';
 
 /**
@@ -13,26 +12,30 @@ import type { JobStatus } from '../../domain/states.js';
 /** The status a new job starts in, or undefined when the workspace is full. */
 export async function admit(tx: StoreTx, lock: LockedWorkspace, now: Micros): Promise<JobStatus | undefined> {
   // Older backlogged jobs take any free slot first, so promotion stays in creation order.
-  const { admitted } = await fillSlots(tx, lock, now);
-  if (admitted < lock.maxConcurrentJobs) return 'queued';
-  const backlogged = await tx.queue.countJobs(lock.workspaceId, ['backlogged'], lock.maxBackloggedJobs);
-  return backlogged < lock.maxBackloggedJobs ? 'backlogged' : undefined;
+  const counts = await fillSlots(tx, lock, now);
+  return admissionStatus(lock, counts);
+}
+
+/** Where the next job of a workspace holding `counts` goes: a slot, the backlog, or nowhere (full). */
+export function admissionStatus(limits: WorkspaceLimits, counts: AdmissionCounts): JobStatus | undefined {
+  if (counts.active < limits.maxConcurrentJobs) return 'queued';
+  return counts.backlogged < limits.maxBackloggedJobs ? 'backlogged' : undefined;
 }
 
 /**
- * Moves the oldest backlogged jobs into free slots. Returns how many moved and how many jobs are
- * admitted afterwards; fewer than the limit means the backlog is empty.
+ * Moves the oldest backlogged jobs into free slots. Returns how many moved and the workspace's
+ * counts afterwards; a free slot left means the backlog is empty.
  */
-export async function fillSlots(tx: StoreTx, lock: LockedWorkspace, now: Micros): Promise<{ moved: number; admitted: number }> {
-  const active = await tx.queue.countJobs(lock.workspaceId, ACTIVE_STATUSES, lock.maxConcurrentJobs);
-  const free = lock.maxConcurrentJobs - active;
-  if (free <= 0) return { moved: 0, admitted: active };
+export async function fillSlots(tx: StoreTx, lock: LockedWorkspace, now: Micros): Promise<AdmissionCounts & { moved: number }> {
+  const counts = await tx.queue.admissionCounts(lock.workspaceId);
+  const free = Math.min(lock.maxConcurrentJobs - counts.active, counts.backlogged);
+  if (free <= 0) return { ...counts, moved: 0 };
   let moved = 0;
   for (const id of await tx.queue.oldestBacklogged(lock.workspaceId, free)) {
     if (await tx.queue.move('promote', { id, now })) moved++;
   }
   if (moved > 0) await tx.queue.notify({ kind: 'queued' });
-  return { moved, admitted: active + moved };
+  return { active: counts.active + moved, backlogged: counts.backlogged - moved, moved };
 }
 
 /** Locks the workspace of a job or caller that exists: its row is gone only if the store is corrupt. */

@@ -1,14 +1,11 @@
-import type { Clock } from '../../lib/clock.js';
 import type { CatalogEntry } from '../../models/catalog.js';
 import type { Store } from '../../store/store.js';
 import type { BillingService } from '../billing/billing.js';
 import type { AuthContext } from '../identity/identity.js';
 import { checkJobInputs } from './job-inputs.js';
 import type { GenerationPolicy } from './job-inputs.js';
-import { JobAdmission } from './job-admission.js';
+import type { JobAdmission } from './job-admission.js';
 import type { CreatedJob } from './job-admission.js';
-import type { Idempotency } from '../common/idempotency.js';
-import type { Meter } from '../common/meter.js';
 import type { ModelRequests } from '../catalog/model-requests.js';
 
 export { FULL_RETRY_AFTER_S } from './job-admission.js';
@@ -48,11 +45,12 @@ export class GenerationService {
   readonly #billing: BillingService;
   readonly #admission: JobAdmission;
 
-  constructor(store: Store, clock: Clock, requests: ModelRequests, billing: BillingService, opts: { meter?: Meter; idempotency?: Idempotency } = {}) {
+  /** `admission`: the services' one, shared with node-app execution, so their creates share batches. */
+  constructor(store: Store, requests: ModelRequests, billing: BillingService, admission: JobAdmission) {
     this.#store = store;
     this.#requests = requests;
     this.#billing = billing;
-    this.#admission = new JobAdmission(store, clock, billing, opts.meter, opts.idempotency);
+    this.#admission = admission;
   }
 
   /**

@@ -11,10 +11,8 @@ import type { Store } from '../../store/store.js';
 import type { BillingService } from '../billing/billing.js';
 import type { GenerationPolicy } from '../jobs/generation.js';
 import type { AuthContext } from '../identity/identity.js';
-import { JobAdmission } from '../jobs/job-admission.js';
+import type { JobAdmission } from '../jobs/job-admission.js';
 import type { CreatedJob } from '../jobs/job-admission.js';
-import type { Idempotency } from '../common/idempotency.js';
-import type { Meter } from '../common/meter.js';
 import { checkJobInputs } from '../jobs/job-inputs.js';
 import { NodeAppInputs } from './node-app-inputs.js';
 import { checkedStep } from './node-app-steps.js';
@@ -55,13 +53,13 @@ export class NodeAppExecution {
   readonly #remote: RemoteModels;
 
   /** `remote`: the models bound to remote workers, which a graph's steps cannot use. */
-  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService, remote: RemoteModels, meter?: Meter, idempotency?: Idempotency) {
+  constructor(store: Store, clock: Clock, catalog: Catalog, billing: BillingService, remote: RemoteModels, admission: JobAdmission) {
     this.#store = store;
     this.#clock = clock;
     this.#catalog = catalog;
     this.#remote = remote;
     this.#billing = billing;
-    this.#admission = new JobAdmission(store, clock, billing, meter, idempotency);
+    this.#admission = admission;
   }
 
   async execute(req: ExecuteRequest, policy: GenerationPolicy): Promise<CreatedJob> {

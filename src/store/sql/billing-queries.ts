@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import { newId } from '../../lib/ids.js';
 import type { Micros } from '../../lib/time.js';
-import type { Balance, BillingStore, ChargeQuery, ChargeSum, ChargeSumQuery, LedgerEntry, LedgerKind, NewHold, NewTopUp } from '../billing-store.js';
+import { holdAll } from './ledger-holds.js';
+import type { Balance, BillingStore, JobHold, ChargeQuery, ChargeSum, ChargeSumQuery, LedgerEntry, LedgerKind, NewHold, NewTopUp } from '../billing-store.js';
 import type { Database, LedgerEntriesTable } from '../schema.js';
 import type { Transact } from './transact.js';
 
@@ -66,56 +67,19 @@ export class SqlBillingStore implements BillingStore {
   }
 
   hold({ workspaceId, jobId, jobType, amountMicros, now }: NewHold): Promise<Balance | undefined> {
-    if (this.#fusedWrites) {
-      // The guarded UPDATE and the ledger entry in one statement: the entry is written only if
-      // the UPDATE found the money (no row from `b`, no entry).
-      return this.#transact(async (db) => {
-        const row = await db
-          .with('b', (d) =>
-            d
-              .updateTable('balances')
-              .set({ held_micros: sql<number>`held_micros + ${amountMicros}` })
-              .where('workspace_id', '=', workspaceId)
-              .where(sql<boolean>`balance_micros - held_micros >= ${amountMicros}`)
-              .returning(['balance_micros', 'held_micros']),
-          )
-          .with('e', (d) =>
-            d
-              .insertInto('ledger_entries')
-              .columns(['id', 'workspace_id', 'kind', 'amount_micros', 'job_id', 'job_type', 'at'])
-              .expression((eb) =>
-                eb
-                  .selectFrom('b')
-                  .select([
-                    eb.val(newId()).as('id'),
-                    eb.val(workspaceId).as('workspace_id'),
-                    eb.val('hold').as('kind'),
-                    sql<number>`CAST(${amountMicros} AS BIGINT)`.as('amount_micros'),
-                    eb.val(jobId).as('job_id'),
-                    eb.val(jobType).as('job_type'),
-                    sql<number>`CAST(${now} AS BIGINT)`.as('at'),
-                  ]),
-              ),
-          )
-          .selectFrom('b')
-          .select(['balance_micros', 'held_micros'])
-          .executeTakeFirst();
-        return row && toBalance(row);
-      });
-    }
     return this.#transact(async (db) => {
-      // The check and the hold are one guarded UPDATE: no second writer can spend the same money.
-      const row = await db
-        .updateTable('balances')
-        .set({ held_micros: sql<number>`held_micros + ${amountMicros}` })
-        .where('workspace_id', '=', workspaceId)
-        .where(sql<boolean>`balance_micros - held_micros >= ${amountMicros}`)
-        .returning(['balance_micros', 'held_micros'])
-        .executeTakeFirst();
-      if (!row) return undefined;
-      await this.#append(db, { workspace_id: workspaceId, kind: 'hold', amount_micros: amountMicros, job_id: jobId, job_type: jobType, at: now });
-      return toBalance(row);
+      if (!(await holdAll(db, workspaceId, [{ jobId, jobType, amountMicros }], now, this.#fusedWrites))) return undefined;
+      return new SqlBillingStore(db, this.#transact).getBalance(workspaceId);
     });
+  }
+
+  async holdMany(workspaceId: string, holds: readonly JobHold[], now: Micros): Promise<boolean> {
+    return holds.length === 0 || this.#transact((db) => holdAll(db, workspaceId, holds, now, this.#fusedWrites));
+  }
+
+  async findBalance(workspaceId: string): Promise<Balance | undefined> {
+    const row = await this.#db.selectFrom('balances').select(['balance_micros', 'held_micros']).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    return row && toBalance(row);
   }
 
   charge(jobId: string, now: Micros, amountMicros?: number): Promise<LedgerEntry | undefined> {

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { Database, ApiTokensTable, MembersTable, WorkspacesTable } from '../schema.js';
 import type {
   ApiToken,
@@ -13,7 +13,8 @@ import type {
 } from '../identity-store.js';
 import type { Transact } from './transact.js';
 
-const toWorkspace = (r: Selectable<WorkspacesTable>): Workspace => ({
+/** The running admission counts are the queue's (queue-queries.ts), not part of a Workspace. */
+const toWorkspace = (r: Omit<Selectable<WorkspacesTable>, 'active_jobs' | 'backlogged_jobs'>): Workspace => ({
   id: r.id,
   name: r.name,
   apiAccess: Number(r.api_access) === 1,
@@ -100,7 +101,7 @@ export class SqlIdentityStore implements IdentityStore {
   }
 
   async updateWorkspace(id: string, patch: WorkspacePatch): Promise<Workspace | undefined> {
-    const set: Partial<WorkspacesTable> = {};
+    const set: Updateable<WorkspacesTable> = {};
     if (patch.apiAccess !== undefined) set.api_access = patch.apiAccess ? 1 : 0;
     if (patch.maxConcurrentJobs !== undefined) set.max_concurrent_jobs = patch.maxConcurrentJobs;
     if (patch.maxBackloggedJobs !== undefined) set.max_backlogged_jobs = patch.maxBackloggedJobs;

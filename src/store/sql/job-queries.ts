@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, JobsTable } from '../schema.js';
 import type { JobHistory } from '../job-history.js';
@@ -6,34 +5,10 @@ import type { JobQuery, JobRecord, JobStore, JobSummary, NewJob } from '../job-s
 import { assetKeysKept } from './asset-queries.js';
 import { styleKeysKept } from './style-queries.js';
 import type { Transact } from './transact.js';
+import { insertJobs } from './job-inserts.js';
+import { parse, toJobRecord } from './job-rows.js';
 
-const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
-
-export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
-  id: r.id,
-  workspaceId: r.workspace_id,
-  apiUserId: r.api_user_id,
-  type: r.type,
-  status: r.status,
-  createdAt: Number(r.created_at),
-  updatedAt: Number(r.updated_at),
-  completedAt: r.completed_at === null ? null : Number(r.completed_at),
-  request: JSON.parse(r.request) as Record<string, unknown>,
-  webhookUrl: r.webhook_url,
-  zeroDataRetention: Number(r.zero_data_retention) === 1,
-  result: parse(r.result),
-  error: parse(r.error),
-  leaseId: r.lease_id,
-  leaseExpiresAt: r.lease_expires_at === null ? null : Number(r.lease_expires_at),
-  attempts: Number(r.attempts),
-  startedAt: r.started_at === null ? null : Number(r.started_at),
-  outputKey: r.output_key,
-  runAfter: r.run_after === null ? null : Number(r.run_after),
-  faultCount: Number(r.fault_count),
-  createdBy: r.created_by,
-  progress: r.progress === null ? null : Number(r.progress),
-  requestId: r.request_id,
-});
+export { toJobRecord } from './job-rows.js';
 
 /** The columns of a JobSummary: a list reads no request body (up to the body limit each) it would throw away. */
 const SUMMARY_COLUMNS = ['id', 'type', 'status', 'created_at', 'completed_at', 'result', 'error'] as const;
@@ -61,79 +36,11 @@ export class SqlJobStore implements JobStore {
   }
 
   insertJob(job: NewJob, now: number): Promise<JobRecord> {
-    const row: Selectable<JobsTable> = {
-      id: job.id,
-      workspace_id: job.workspaceId,
-      api_user_id: job.apiUserId,
-      type: job.type,
-      status: job.status,
-      created_at: 0,
-      updated_at: 0,
-      completed_at: null,
-      request: JSON.stringify(job.request),
-      webhook_url: job.webhookUrl,
-      zero_data_retention: job.zeroDataRetention ? 1 : 0,
-      result: null,
-      error: null,
-      lease_id: null,
-      lease_expires_at: null,
-      attempts: 0,
-      started_at: null,
-      output_key: null,
-      run_after: null,
-      fault_count: 0,
-      created_by: job.createdBy,
-      progress: null,
-      request_id: job.requestId ?? null,
-      outputs_expired_at: null,
-    };
-    // The API user's creation clock: one more than its newest job, or `now` if that is later. The
-    // row lock (PostgreSQL) or write lock (SQLite) makes concurrent creations for one user take
-    // distinct, increasing times.
-    const advanced = sql<number>`CASE WHEN last_job_us + 1 > CAST(${now} AS BIGINT) THEN last_job_us + 1 ELSE CAST(${now} AS BIGINT) END`;
-    if (this.#fusedWrites) {
-      // One statement, one round trip: the clock advanced and the row inserted with its time.
-      return this.#transact(async (db) => {
-        const { created_at } = await db
-          .with('u', (d) => d.updateTable('api_users').set({ last_job_us: advanced }).where('id', '=', job.apiUserId).returning('last_job_us'))
-          .insertInto('jobs')
-          .columns(['id', 'workspace_id', 'api_user_id', 'type', 'status', 'created_at', 'updated_at', 'request', 'webhook_url', 'zero_data_retention', 'created_by', 'request_id'])
-          .expression((eb) =>
-            eb
-              .selectFrom('u')
-              .select([
-                eb.val(row.id).as('id'),
-                eb.val(row.workspace_id).as('workspace_id'),
-                eb.val(row.api_user_id).as('api_user_id'),
-                eb.val(row.type).as('type'),
-                eb.val(row.status).as('status'),
-                'u.last_job_us as created_at',
-                'u.last_job_us as updated_at',
-                eb.val(row.request).as('request'),
-                sql<string | null>`CAST(${row.webhook_url} AS TEXT)`.as('webhook_url'),
-                sql<number>`CAST(${row.zero_data_retention} AS INTEGER)`.as('zero_data_retention'),
-                sql<string | null>`CAST(${row.created_by} AS TEXT)`.as('created_by'),
-                sql<string | null>`CAST(${row.request_id} AS TEXT)`.as('request_id'),
-              ]),
-          )
-          .returning('created_at')
-          .executeTakeFirstOrThrow();
-        const createdAt = Number(created_at);
-        return toJobRecord({ ...row, created_at: createdAt, updated_at: createdAt });
-      });
-    }
-    return this.#transact(async (db) => {
-      const { last_job_us } = await db
-        .updateTable('api_users')
-        .set({ last_job_us: advanced })
-        .where('id', '=', job.apiUserId)
-        .returning('last_job_us')
-        .executeTakeFirstOrThrow();
-      const createdAt = Number(last_job_us);
-      const inserted = { ...row, created_at: createdAt, updated_at: createdAt };
-      await db.insertInto('jobs').values(inserted).execute();
-      return toJobRecord(inserted);
-    });
+    return this.#transact(async (db) => (await insertJobs(db, [job], now, this.#fusedWrites))[0]!);
+  }
+
+  insertJobs(jobs: readonly NewJob[], now: number): Promise<JobRecord[]> {
+    return jobs.length === 0 ? Promise.resolve([]) : this.#transact((db) => insertJobs(db, jobs, now, this.#fusedWrites));
   }
 
   async getJob(apiUserId: string, id: string): Promise<JobRecord | undefined> {

@@ -66,6 +66,21 @@ function bind(trx: Kysely<Database>, caps: BoundCaps, pending: JobEvent[]): Stor
     styles: new SqlStyleStore(trx, joined, caps.rowLocks),
     workerTokens: new SqlWorkerTokenStore(trx),
     upstreams: new SqlUpstreamStore(trx),
+    savepoint: async (fn) => {
+      // One at a time per transaction (its statements run in sequence), so one name serves.
+      const sent = pending.length;
+      await sql`SAVEPOINT member`.execute(trx);
+      try {
+        const out = await fn();
+        await sql`RELEASE SAVEPOINT member`.execute(trx);
+        return out;
+      } catch (err) {
+        await sql`ROLLBACK TO SAVEPOINT member`.execute(trx);
+        await sql`RELEASE SAVEPOINT member`.execute(trx);
+        pending.length = sent;
+        throw err;
+      }
+    },
   };
 }
 

@@ -16,6 +16,7 @@ import { REMOTE_WORKERS_MIGRATION } from './0014-remote-workers.js';
 import { TRANSITIONS_MIGRATION } from './0015-job-transitions.js';
 import { RETENTION_MIGRATION } from './0016-retention.js';
 import { JOB_UPSTREAMS_MIGRATION } from './0017-job-upstreams.js';
+import { ADMISSION_COUNTS_MIGRATION } from './0018-admission-counts.js';
 
 /**
  * Numbered migrations, written with Kysely's schema builder so every backend runs the same ones.
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0015_job_transitions': TRANSITIONS_MIGRATION,
   '0016_retention': RETENTION_MIGRATION,
   '0017_job_upstreams': JOB_UPSTREAMS_MIGRATION,
+  '0018_admission_counts': ADMISSION_COUNTS_MIGRATION,
 };
 
 /** The names of every migration this code knows, in order (readiness compares them with the store's). */

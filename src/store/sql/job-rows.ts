@@ -1,0 +1,32 @@
+import type { Selectable } from 'kysely';
+import type { JobsTable } from '../schema.js';
+import type { JobRecord } from '../job-store.js';
+
+export const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  apiUserId: r.api_user_id,
+  type: r.type,
+  status: r.status,
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
+  completedAt: r.completed_at === null ? null : Number(r.completed_at),
+  request: JSON.parse(r.request) as Record<string, unknown>,
+  webhookUrl: r.webhook_url,
+  zeroDataRetention: Number(r.zero_data_retention) === 1,
+  result: parse(r.result),
+  error: parse(r.error),
+  leaseId: r.lease_id,
+  leaseExpiresAt: r.lease_expires_at === null ? null : Number(r.lease_expires_at),
+  attempts: Number(r.attempts),
+  startedAt: r.started_at === null ? null : Number(r.started_at),
+  outputKey: r.output_key,
+  runAfter: r.run_after === null ? null : Number(r.run_after),
+  faultCount: Number(r.fault_count),
+  createdBy: r.created_by,
+  progress: r.progress === null ? null : Number(r.progress),
+  requestId: r.request_id,
+});
+
