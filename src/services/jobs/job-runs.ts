@@ -11,6 +11,7 @@ import type { Catalog } from '../../models/catalog.js';
 import { mainOutputTypes } from '../../models/model.js';
 import type { ClaimTypes, JobPatch, JobRecord, Store } from '../../store/store.js';
 import { lockExisting, promote } from '../common/admission-counts.js';
+import { SharedWrites } from '../common/shared-writes.js';
 import type { BillingService } from '../billing/billing.js';
 import { JobLost, endJob } from './job-end.js';
 import type { JobEnding, JobError } from './job-end.js';
@@ -60,6 +61,8 @@ export class JobRuns {
   readonly #webhooks: WebhookService;
   readonly #catalog: Pick<Catalog, 'get'>;
   readonly #meter: Meter;
+  /** The moves of runs and their ends, in transactions shared by the jobs of a workspace (group commit). */
+  readonly #writes: SharedWrites;
   readonly policy: RunPolicy;
 
   constructor(
@@ -70,8 +73,10 @@ export class JobRuns {
     webhooks: WebhookService,
     catalog: Pick<Catalog, 'get'>,
     meter: Meter = noMeter,
+    writes: SharedWrites = new SharedWrites(store),
   ) {
     this.#store = store;
+    this.#writes = writes;
     this.#meter = meter;
     this.#catalog = catalog;
     this.#clock = clock;
@@ -146,7 +151,8 @@ export class JobRuns {
   async advance(job: ClaimedJob, from: JobStatus, stage: EngineStage, patch?: JobPatch): Promise<JobRecord | undefined> {
     const name = STAGE_MOVES[stage];
     assertMove(name, from);
-    return this.#store.queue.move(name, { id: job.id, leaseId: job.leaseId, patch, now: this.#now() });
+    const now = this.#now();
+    return this.#writes.run(job.workspaceId, (tx) => tx.queue.move(name, { id: job.id, leaseId: job.leaseId, patch, now }));
   }
 
   /**
@@ -278,9 +284,7 @@ export class JobRuns {
     const now = this.#now();
     const deps = { billing: this.#billing, webhooks: this.#webhooks };
     try {
-      const ended = await this.#store.transaction(async (tx) => {
-        return endJob(tx, await lockExisting(tx, job.workspaceId), ending, deps, now);
-      });
+      const ended = await this.#writes.run(job.workspaceId, async (tx) => endJob(tx, await lockExisting(tx, job.workspaceId), ending, deps, now));
       this.#meter.jobEnded(ended, ended.chargedMicros);
       return ended;
     } catch (err) {

@@ -5,6 +5,7 @@ import type { Store } from '../store.js';
 import { MIGRATION_NAMES } from '../sql/migrations/index.js';
 import { createSqlStore } from '../sql/sql-store.js';
 import { PgListener } from './pg-listener.js';
+import { nameStatements } from './prepared-statements.js';
 import { JOB_EVENTS_CHANNEL, pgNotify } from './pg-notify.js';
 import type { Transact } from '../sql/transact.js';
 
@@ -22,6 +23,7 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
   // An idle connection dropped by the server (a restart, a failover) is replaced by the pool; without
   // a listener its 'error' event would end the process.
   pool.on('error', () => undefined);
+  nameStatements(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   // Row locks taken by the statements themselves serialise what must be serial; READ COMMITTED suffices.
   const transact: Transact = (fn) => db.transaction().execute(fn);
