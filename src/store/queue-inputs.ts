@@ -18,6 +18,11 @@ export interface NewClaim {
   readonly queuedBefore?: Micros;
 }
 
+/** A claim of up to `leases.length` jobs in one statement: the n-th oldest claimable job gets the n-th lease. */
+export interface NewClaims extends Omit<NewClaim, 'leaseId' | 'outputKey'> {
+  readonly leases: readonly { readonly leaseId: string; readonly outputKey: string }[];
+}
+
 /** One job type's cutoff for `QueueStore.overdueJobs`: now minus its model's timeout. */
 export interface OverdueCutoff {
   readonly type: string;

@@ -3,7 +3,7 @@ import type { Micros } from '../lib/time.js';
 import type { Balance } from './billing-store.js';
 import type { JobRecord } from './job-store.js';
 import type { LockedWorkspace } from './locked-workspace.js';
-import type { JobMove, NewClaim, OverdueCutoff } from './queue-inputs.js';
+import type { JobMove, NewClaim, NewClaims, OverdueCutoff } from './queue-inputs.js';
 
 /** A workspace's jobs holding a concurrency slot (`active`) and waiting for one (`backlogged`). */
 export interface AdmissionCounts {
@@ -45,6 +45,8 @@ export interface QueueStore {
    * moving it to `scheduled` under a new lease.
    */
   claim(claim: NewClaim): Promise<JobRecord | undefined>;
+  /** The `claim` move of up to `leases.length` jobs in one statement, oldest first (fewer when fewer are claimable). */
+  claimMany(claim: NewClaims): Promise<JobRecord[]>;
   /**
    * False when the lease is gone: the job was cancelled, deleted, finished or reaped. A lease
    * exists only while its job runs: every move out of a running status clears it. `progress`, a

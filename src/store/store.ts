@@ -14,7 +14,7 @@ import type { WorkerTokenStore } from './remote-token-store.js';
 import type { UpstreamStore } from './upstream-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
-export type { ClaimTypes, JobMove, JobPatch, NewClaim, OverdueCutoff } from './queue-inputs.js';
+export type { ClaimTypes, JobMove, JobPatch, NewClaim, NewClaims, OverdueCutoff } from './queue-inputs.js';
 export type { JobHistory, JobTransition } from './job-history.js';
 export type {
   ApiToken,

@@ -31,12 +31,10 @@ export class Worker {
     const { log } = deps;
     this.#loop = new SlotLoop<ClaimedJob>(
       {
-        // One job per claim: each is its own guarded statement.
-        batch: 1,
-        claim: async () => {
+        // As many jobs per claim as there are free slots: one statement takes them all.
+        claim: async (max) => {
           try {
-            const job = await deps.runs.claim(opts.types);
-            return job ? [job] : [];
+            return await deps.runs.claimMany(max, opts.types);
           } catch (err) {
             log.error({ err: { message: (err as Error).message } }, 'claiming a job failed');
             return [];

@@ -49,6 +49,57 @@ describe.each(backends)('queue store contract: $name', (backend) => {
     expect(await claim()).toBeUndefined();
   });
 
+  const leases = (n: number) => Array.from({ length: n }, () => ({ leaseId: newId(), outputKey: newId() }));
+
+  it('claims up to max of the oldest claimable jobs in one statement, each under its own lease and output key, and no more than are claimable', async () => {
+    await insert('backlogged');
+    const jobs = [await insert(), await insert(), await insert()];
+    const given = leases(2);
+    const first = await store.queue.claimMany({ leases: given, leaseExpiresAt: T0 + 30 * SEC, now: T0 + SEC });
+    expect(first.map((j) => j.id)).toEqual([jobs[0]!.id, jobs[1]!.id]);
+    expect(first.map((j) => [j.status, j.leaseId, j.outputKey])).toEqual(given.map((l) => ['scheduled', l.leaseId, l.outputKey]));
+    const rest = await store.queue.claimMany({ leases: leases(5), leaseExpiresAt: T0 + 30 * SEC, now: T0 + SEC });
+    expect(rest.map((j) => j.id)).toEqual([jobs[2]!.id]);
+    expect(await store.queue.claimMany({ leases: leases(5), leaseExpiresAt: T0 + 30 * SEC, now: T0 + SEC })).toEqual([]);
+    expect(await store.queue.admissionCounts(ws.id)).toEqual({ active: 3, backlogged: 1 });
+  });
+
+  it('a batch claim keeps to its type filter and leaves a job waiting out its backoff', async () => {
+    const typed = (type: string) =>
+      store.jobs.insertJob({ id: newId(), workspaceId: ws.id, apiUserId: ws.apiUserId, type, status: 'queued', request: {}, webhookUrl: null, zeroDataRetention: false, createdBy: 'owner@localhost' }, T0);
+    const a = await typed('remote/a');
+    const b = await typed('remote/b');
+    const waiting = await typed('remote/a');
+    const c = (await claim())!;
+    expect(c.id).toBe(a.id);
+    await store.queue.move('requeue', { id: a.id, leaseId: c.leaseId!, patch: { faultRetryAt: T0 + 60 * SEC }, now: T0 + 2 * SEC });
+    const only = await store.queue.claimMany({ leases: leases(5), leaseExpiresAt: T0 + 99 * SEC, now: T0 + 3 * SEC, types: { only: ['remote/a'] } });
+    expect(only.map((j) => j.id)).toEqual([waiting.id]);
+    const except = await store.queue.claimMany({ leases: leases(5), leaseExpiresAt: T0 + 99 * SEC, now: T0 + 61 * SEC, types: { except: ['remote/b'] } });
+    expect(except.map((j) => j.id)).toEqual([a.id]);
+    expect((await store.queue.findJob(b.id))!.status).toBe('queued');
+  });
+
+  it('concurrent batch claims on separate connections take every job exactly once', async () => {
+    const many = 60;
+    for (let i = 0; i < many; i++) await insert('queued', T0 + i);
+    const handles = [store, await f.openAnother(), await f.openAnother()];
+    const taken: string[] = [];
+    await Promise.all(
+      handles.flatMap((h) =>
+        Array.from({ length: 3 }, async () => {
+          for (;;) {
+            const got = await h.queue.claimMany({ leases: leases(4), leaseExpiresAt: T0 + 99 * SEC, now: T0 + SEC });
+            if (got.length === 0) return;
+            taken.push(...got.map((j) => j.id));
+          }
+        }),
+      ),
+    );
+    expect(taken).toHaveLength(many);
+    expect(new Set(taken).size).toBe(many);
+  });
+
   it('keeps the first start time and output key when a job is claimed again', async () => {
     await insert();
     const first = await claim();

@@ -110,11 +110,15 @@ export class JobRuns {
 
   /** Claims the oldest claimable job of `types` (all types when absent). */
   async claim(types?: ClaimTypes): Promise<ClaimedJob | undefined> {
+    return (await this.claimMany(1, types))[0];
+  }
+
+  /** Claims up to `max` of the oldest claimable jobs of `types`, oldest first, in one statement. */
+  async claimMany(max: number, types?: ClaimTypes): Promise<ClaimedJob[]> {
     const now = this.#now();
-    const job = await this.#store.queue.claim({
-      leaseId: newId(),
+    const jobs = await this.#store.queue.claimMany({
+      leases: Array.from({ length: max }, () => ({ leaseId: newId(), outputKey: newOutputKey() })),
       leaseExpiresAt: now + this.policy.leaseMs * 1000,
-      outputKey: newOutputKey(),
       now,
       ...(types ? { types } : {}),
       ...(this.policy.minQueuedMs ? { queuedBefore: now - this.policy.minQueuedMs * 1000 } : {}),
@@ -122,11 +126,10 @@ export class JobRuns {
     // Dispatch latency is the wait before a job's first claim: only the claim that set started_at
     // (a later one keeps it) reports it. Not `attempts === 1`: a shutdown hand-back uncounts the
     // attempt, so that test would see every claim after a rolling restart as a first one.
-    if (job && job.startedAt === now) this.#meter.jobClaimed(job);
-    return job as ClaimedJob | undefined;
+    for (const job of jobs) if (job.startedAt === now) this.#meter.jobClaimed(job);
+    return jobs as ClaimedJob[];
   }
 
-  /** Renews the lease (and stores a remote worker's `progress`); false when the worker lost the job. */
   heartbeat(job: ClaimedJob, progress?: number): Promise<boolean> {
     return this.#store.queue.extendLease(job.id, job.leaseId, this.leaseEnd(), progress);
   }

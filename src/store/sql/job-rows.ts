@@ -30,3 +30,10 @@ export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
   requestId: r.request_id,
 });
 
+
+/** Every column of `jobs`, for statements that name them (a RETURNING beside a FROM). */
+export const JOB_COLUMNS = [
+  'id', 'workspace_id', 'api_user_id', 'type', 'status', 'created_at', 'updated_at', 'completed_at', 'request', 'webhook_url',
+  'zero_data_retention', 'result', 'error', 'lease_id', 'lease_expires_at', 'attempts', 'started_at', 'output_key', 'run_after',
+  'fault_count', 'created_by', 'progress', 'request_id', 'outputs_expired_at',
+] as const satisfies readonly (keyof Selectable<JobsTable>)[];

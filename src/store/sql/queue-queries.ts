@@ -1,14 +1,14 @@
 import { sql } from 'kysely';
-import type { Kysely, UpdateObject } from 'kysely';
+import type { Kysely, Selectable, UpdateObject } from 'kysely';
 import { ACTIVE_STATUSES, MOVES, RUNNING_STATUSES, isTerminal } from '../../domain/states.js';
 import type { MoveRule } from '../../domain/states.js';
 import { sealLock } from '../locked-workspace.js';
 import type { LockedWorkspace } from '../locked-workspace.js';
-import type { Database } from '../schema.js';
+import type { Database, JobsTable } from '../schema.js';
 import type { JobRecord } from '../job-store.js';
-import type { JobMove, NewClaim, OverdueCutoff } from '../queue-inputs.js';
+import type { JobMove, NewClaim, NewClaims, OverdueCutoff } from '../queue-inputs.js';
 import type { AdmissionCounts, AdmissionLock, JobEvent, JobMoveName, QueueStore } from '../queue-store.js';
-import { toJobRecord } from './job-queries.js';
+import { JOB_COLUMNS, toJobRecord } from './job-rows.js';
 
 /** Sends an event to other processes, delivered when the transaction `db` belongs to commits. */
 export type EventSender = (db: Kysely<Database>, event: JobEvent) => Promise<void>;
@@ -90,49 +90,51 @@ export class SqlQueueStore implements QueueStore {
   }
 
   async claim(c: NewClaim): Promise<JobRecord | undefined> {
+    const { leaseId, outputKey, ...rest } = c;
+    return (await this.claimMany({ ...rest, leases: [{ leaseId, outputKey }] }))[0];
+  }
+
+  async claimMany(c: NewClaims): Promise<JobRecord[]> {
     // A filter naming no type takes nothing: no query at all.
-    if (c.types && 'only' in c.types && c.types.only.length === 0) return undefined;
-    // One statement: pick the oldest queued job and take it, guarded by its status.
+    if (c.leases.length === 0 || (c.types && 'only' in c.types && c.types.only.length === 0)) return [];
+    // One statement: pick the oldest queued jobs and take them, guarded by their status; the n-th
+    // oldest gets the n-th lease (a CTE's VALUES, which both backends name the same way).
     const { from, to } = MOVES.claim;
-    const r = await this.#db
-      .updateTable('jobs')
-      .set({
-        status: to,
-        lease_id: c.leaseId,
-        lease_expires_at: c.leaseExpiresAt,
-        attempts: sql<number>`attempts + 1`,
-        started_at: sql<number>`COALESCE(started_at, ${c.now})`,
-        output_key: sql<string>`COALESCE(output_key, ${c.outputKey})`,
-        run_after: null,
-        // A new attempt reports its own progress.
-        progress: null,
-        updated_at: c.now,
-      })
-      .where('id', '=', (eb) => {
-        const oldest = eb
-          .selectFrom('jobs')
-          .select('id')
-          .where('status', 'in', from)
-          // A job handed back for an infrastructure fault waits out its backoff.
-          .where((w) => w.or([w('run_after', 'is', null), w('run_after', '<=', c.now)]))
-          .$call((q) => {
-            const t = c.types;
-            if (!t) return q;
-            if ('only' in t) return q.where('type', 'in', [...t.only]);
-            return t.except.length > 0 ? q.where('type', 'not in', [...t.except]) : q;
-          })
-          // A status change sets updated_at, so a queued job's updated_at is when it became queued.
-          .$call((q) => (c.queuedBefore === undefined ? q : q.where('updated_at', '<=', c.queuedBefore)))
-          .orderBy('created_at')
-          .orderBy('id')
-          .limit(1);
-        return this.#caps.skipLocked ? oldest.forUpdate().skipLocked() : oldest;
-      })
+    const oldest = this.#db
+      .selectFrom('jobs')
+      .select(['id', 'created_at'])
       .where('status', 'in', from)
-      .returningAll()
-      .executeTakeFirst();
-    if (r) this.#changed(r.id);
-    return r && toJobRecord(r);
+      // A job handed back for an infrastructure fault waits out its backoff.
+      .where((w) => w.or([w('run_after', 'is', null), w('run_after', '<=', c.now)]))
+      .$call((q) => {
+        const t = c.types;
+        if (!t) return q;
+        if ('only' in t) return q.where('type', 'in', [...t.only]);
+        return t.except.length > 0 ? q.where('type', 'not in', [...t.except]) : q;
+      })
+      // A status change sets updated_at, so a queued job's updated_at is when it became queued.
+      .$call((q) => (c.queuedBefore === undefined ? q : q.where('updated_at', '<=', c.queuedBefore)))
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(c.leases.length);
+    const picked = this.#caps.skipLocked ? oldest.forUpdate().skipLocked() : oldest;
+    const leases = sql.join(c.leases.map((l, i) => sql`(CAST(${i + 1} AS INTEGER), ${l.leaseId}, ${l.outputKey})`));
+    const { rows } = await sql<Selectable<JobsTable>>`
+      WITH lease(n, lease_id, output_key) AS (VALUES ${leases})
+      UPDATE jobs SET
+        status = ${to}, lease_id = p.lease_id, lease_expires_at = ${c.leaseExpiresAt}, attempts = attempts + 1,
+        started_at = COALESCE(started_at, ${c.now}), output_key = COALESCE(jobs.output_key, p.output_key),
+        run_after = NULL, progress = NULL, updated_at = ${c.now}
+      FROM (
+        SELECT o.id, lease.lease_id, lease.output_key
+        FROM (SELECT x.id, ROW_NUMBER() OVER (ORDER BY x.created_at, x.id) AS n FROM (${picked}) AS x) AS o
+        JOIN lease ON lease.n = o.n
+      ) AS p
+      WHERE jobs.id = p.id AND jobs.status IN (${sql.join(from)})
+      RETURNING ${sql.raw(JOB_COLUMNS.map((col) => `jobs.${col}`).join(', '))}`.execute(this.#db);
+    const claimed = rows.map(toJobRecord).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    for (const job of claimed) this.#changed(job.id);
+    return claimed;
   }
 
   async extendLease(id: string, leaseId: string, expiresAt: number, progress?: number): Promise<boolean> {
