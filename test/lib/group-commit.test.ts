@@ -51,6 +51,20 @@ describe('group commit', () => {
     ]);
   });
 
+  it('items that waited stallMs behind a batch still running start their own beside it', async () => {
+    const r = recorder();
+    r.hold();
+    const stuck = r.gc.submit(1);
+    await new Promise((res) => setImmediate(res));
+    // The gate holds batch [1]; [2] must not wait for it.
+    const next = r.gc.submit(2);
+    const raced = await Promise.race([next.then(() => 'answered'), new Promise((res) => setTimeout(() => res('waiting'), 200))]);
+    expect(raced).toBe('waiting');
+    expect(r.batches).toEqual([[1], [2]]);
+    r.open();
+    expect(await Promise.all([stuck, next])).toEqual([2, 4]);
+  });
+
   it('never puts more than maxBatch items in one batch', async () => {
     const r = recorder({ maxBatch: 2 });
     await Promise.all([1, 2, 3, 4, 5].map((i) => r.gc.submit(i)));
