@@ -10,7 +10,7 @@ import { dispatchEmbedded, dispatchSplit } from './measure/dispatch.js';
 import { httpFigures, httpRound, warmUp } from './measure/http.js';
 import { scaleRatios, storeScale } from './measure/scale.js';
 import type { ScalePoint } from './measure/scale.js';
-import { pipelineThroughput } from './measure/pipeline.js';
+import { createOnlyThroughput, pipelineThroughput } from './measure/pipeline.js';
 import { webhookLatency } from './measure/webhook.js';
 
 export interface BackendRun {
@@ -57,11 +57,13 @@ export async function runBackend(db: BenchDatabase, makeDb: () => Promise<BenchD
       note(`seeded ${Math.max(0, add).toLocaleString('en')} jobs in ${(ms / 1000).toFixed(1)} s (${total.toLocaleString('en')} stored)`);
     };
     const round = { seconds: s.httpSeconds, connections: s.connections };
+    // The spread create run's workspaces, each with its own token, balance and the default's limits.
+    const tokens = await server.addWorkspaces(s.spreadWorkspaces);
 
     await phase(`HTTP with ${s.smallStore.toLocaleString('en')} stored jobs, ${s.httpSeconds} s per run, ${s.connections} connections`, async () => {
-      await warmUp(server, db, templateId, jobJson, { seconds: s.warmupSeconds, connections: s.connections });
+      await warmUp(server, db, templateId, jobJson, tokens, { seconds: s.warmupSeconds, connections: s.connections });
       await seed(s.smallStore);
-      const r = await httpRound(server, db, templateId, jobJson, round, say);
+      const r = await httpRound(server, db, templateId, jobJson, tokens, round, say);
       result.http = httpFigures(r);
       notes.push(`${r.unfinishedAfterCreate} jobs unfinished after the create run`);
     });
@@ -77,8 +79,13 @@ export async function runBackend(db: BenchDatabase, makeDb: () => Promise<BenchD
     });
     await phase(`pipeline throughput (${s.pipelineJobs} jobs, ${s.pipelineConcurrency} creates in flight, ${s.workerConcurrency} job slots)`, async () => {
       const r = await pipelineThroughput(server, db, { jobs: s.pipelineJobs, concurrency: s.pipelineConcurrency });
-      result.pipeline = { jobs_per_s: r.jobs_per_s };
+      result.pipeline.jobs_per_s = r.jobs_per_s;
       say(`  ${r.jobs_per_s} jobs/s${r.failed ? ` (${r.failed} not completed!)` : ''}`);
+    });
+    await phase(`create-only pipeline (the same ${s.pipelineJobs} creates, ${s.pipelineConcurrency} in flight, timed to the last create's answer)`, async () => {
+      const r = await createOnlyThroughput(server, db, { jobs: s.pipelineJobs, concurrency: s.pipelineConcurrency });
+      result.pipeline.create_only_jobs_per_s = r.jobs_per_s;
+      say(`  ${r.jobs_per_s} jobs/s${r.failed ? ` (${r.failed} creates failed!)` : ''}`);
     });
     await phase(`dispatch latency, API here and \`serve --role worker\` in another process (up to ${s.splitSamples} jobs or ${s.splitSeconds} s)`, async () => {
       await server.stopRunner();

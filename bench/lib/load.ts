@@ -20,6 +20,29 @@ export interface LoadOptions {
   readonly headers?: Record<string, string>;
   readonly body?: string;
   readonly expectStatus?: number;
+  /**
+   * API tokens to spread the requests over: each request, whichever connection sends it, carries
+   * the next one (round robin) as `authorization: Bearer …`, overriding any in `headers`.
+   */
+  readonly tokens?: readonly string[];
+  /** Paths to spread the requests over the same way, instead of the path of `url`. */
+  readonly paths?: readonly string[];
+}
+
+/**
+ * autocannon's `requests` with one entry whose `setupRequest` rebuilds it before each send (a
+ * few µs in this process). A shared counter rather than a list of fixed requests: every connection
+ * walks such a list from its first entry, so the connections would move over it in step.
+ */
+function rotation(o: LoadOptions): { requests: autocannon.Request[] } | undefined {
+  if (!o.tokens?.length && !o.paths?.length) return undefined;
+  let next = 0;
+  const setupRequest = (req: autocannon.Request): autocannon.Request => {
+    const i = next++;
+    const token = o.tokens?.length ? { authorization: `Bearer ${o.tokens[i % o.tokens.length]}` } : {};
+    return { ...req, ...(o.paths?.length ? { path: o.paths[i % o.paths.length] } : {}), headers: { ...req.headers, ...token } };
+  };
+  return { requests: [{ setupRequest }] };
 }
 
 /** Drives `url` with autocannon in this process (the server under test shares the CPU with it). */
@@ -31,6 +54,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     method: o.method ?? 'GET',
     ...(o.headers ? { headers: o.headers } : {}),
     ...(o.body ? { body: o.body } : {}),
+    ...rotation(o),
   });
   const byClass = result as unknown as Record<string, number>;
   const expected = byClass[`${Math.floor((o.expectStatus ?? 200) / 100)}xx`] ?? 0;

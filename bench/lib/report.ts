@@ -34,6 +34,7 @@ export function resultTable(results: Record<BackendName, BackendResult>): string
   route('`GET /jobs/{id}`', 'get_job', 'GET');
   route('`GET /jobs?limit=100`', 'list_jobs', 'GET');
   route('`POST` create (model-a-2 medium-turbo)', 'create_job', 'POST');
+  route('`POST` create, over 16 workspaces', 'create_job_16ws', 'POST');
   const q = (label: string, key: 'dispatch_ms' | 'dispatch_split_ms' | 'webhook_ms') =>
     rows.push([`${label}, p50 / p99`, (r) => `${num(r[key].p50)} / ${num(r[key].p99)} ms`]);
   q('dispatch, embedded', 'dispatch_ms');
@@ -41,6 +42,7 @@ export function resultTable(results: Record<BackendName, BackendResult>): string
   q('webhook', 'webhook_ms');
   rows.push(['store scale, large / 10k: get, list, create', (r) => `${num(r.store_scale.get_ratio)}, ${num(r.store_scale.list_ratio)}, ${num(r.store_scale.create_ratio)}`]);
   rows.push(['pipeline, jobs/s', (r) => num(r.pipeline.jobs_per_s)]);
+  rows.push(['pipeline, creates only, jobs/s', (r) => num(r.pipeline.create_only_jobs_per_s)]);
   const lines = [`| measure | ${names.join(' | ')} |`, `| --- | ${names.map(() => '---').join(' | ')} |`];
   for (const [label, cell] of rows) lines.push(`| ${label} | ${names.map((n) => cell(results[n])).join(' | ')} |`);
   return lines.join('\n');

@@ -24,6 +24,8 @@ export interface Settings {
   /** Jobs created for the pipeline throughput, and how many creates are in flight at once. */
   readonly pipelineJobs: number;
   readonly pipelineConcurrency: number;
+  /** Workspaces, one API token each, the spread create run of the HTTP round sends its requests over. */
+  readonly spreadWorkspaces: number;
   /** Job slots of the in-process worker. */
   readonly workerConcurrency: number;
 }
@@ -45,6 +47,7 @@ export function settingsFrom(argv: readonly string[], env: NodeJS.ProcessEnv): S
     webhookSamples: quick ? 30 : 200,
     pipelineJobs: quick ? 100 : 600,
     pipelineConcurrency: 16,
+    spreadWorkspaces: 16,
     workerConcurrency: 8,
   };
 }

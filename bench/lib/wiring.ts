@@ -9,6 +9,7 @@ import type { RunningWorker } from '../../src/app/workers.js';
 import { openRuntime } from '../../src/cli/context.js';
 import type { Engine } from '../../src/engines/engine.js';
 import type { Log } from '../../src/lib/log.js';
+import { msToMicros } from '../../src/lib/time.js';
 import type { Store } from '../../src/store/store.js';
 
 export interface ServerOptions {
@@ -32,6 +33,11 @@ export interface BenchServer {
   readonly workspaceId: string;
   /** The backstop poll of workers started with the same flags (`poll_interval_ms`). */
   readonly pollMs: number;
+  /**
+   * Creates `n` more workspaces as `mediagen admin workspace create` and `token create` do, each with
+   * the default workspace's limits and balance (never 402 or 429), and returns one API token of each.
+   */
+  addWorkspaces(n: number): Promise<string[]>;
   /** Calls `fn` with `performance.now()` each time a transaction announcing `kind` commits here. */
   onCommitted(kind: 'queued' | 'webhook', fn: (at: number) => void): () => void;
   /** Starts this process's job worker (the server's engine and slots), webhook sender and janitor again. */
@@ -97,6 +103,17 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
     token: boot.secret,
     workspaceId: boot.workspace.id,
     pollMs: config.pollIntervalMs,
+    async addWorkspaces(n) {
+      const tokens: string[] = [];
+      const owner = 'bench@localhost';
+      for (let i = 0; i < n; i++) {
+        const ws = await services.identity.createWorkspace(`bench-${tokens.length + 1}-${Date.now()}`, owner);
+        tokens.push((await services.identity.createToken(ws, 'bench', owner)).secret);
+        // The store's top-up, as bootstrap gives the default workspace its balance (the admin CLI caps one at $10,000).
+        await store.billing.topUp({ workspaceId: ws.id, amountMicros: BALANCE_MICROS, createdBy: owner, now: msToMicros(runtime.clock.nowMs()) });
+      }
+      return tokens;
+    },
     onCommitted(kind, fn) {
       return store.onEvent((event) => {
         if (event.kind === kind) fn(performance.now());

@@ -7,14 +7,19 @@ import { CREATE_BODY, CREATE_PATH } from '../lib/settings.js';
 import { ratio, waitUntil } from '../lib/stats.js';
 import type { BenchServer } from '../lib/wiring.js';
 
-/** One round of HTTP runs: the two baselines, then the three API routes, in the same minute. */
+/**
+ * One round of HTTP runs: the two baselines, then the three API routes and the create again spread
+ * over several workspaces, in the same minute or two.
+ */
 export interface HttpRound {
   readonly baseGet: LoadResult;
   readonly basePost: LoadResult;
   readonly getJob: LoadResult;
   readonly listJobs: LoadResult;
   readonly createJob: LoadResult;
-  /** Jobs not yet finished right after the create run (the workers' backlog). */
+  /** The same creates, each request with the next of `tokens` (one per workspace). */
+  readonly createJobSpread: LoadResult;
+  /** Jobs not yet finished right after the (first) create run (the workers' backlog). */
   readonly unfinishedAfterCreate: number;
   /** Seconds the workers then took to finish them. */
   readonly drainSeconds: number;
@@ -31,12 +36,15 @@ export interface RouteFigure {
 /**
  * Drives the bare server and the API (workers running) with autocannon. `jobJson` is the body of
  * `GET /jobs/{jobId}`, which the bare GET answers verbatim; the bare POST parses the create body.
+ * `tokens` are API tokens of other workspaces, one each, for the spread create run; the workers
+ * finish the jobs of each create run before the next run starts.
  */
 export async function httpRound(
   server: BenchServer,
   db: BenchDatabase,
   jobId: string,
   jobJson: unknown,
+  tokens: readonly string[],
   o: { seconds: number; connections: number },
   say: (line: string) => void,
 ): Promise<HttpRound> {
@@ -62,13 +70,27 @@ export async function httpRound(
       body: CREATE_BODY,
       expectStatus: 201,
     });
-    const unfinishedAfterCreate = await countJobs(db, UNFINISHED);
-    const t0 = performance.now();
-    // The next figure starts with an empty queue.
-    await waitUntil(async () => (await countJobs(db, UNFINISHED)) === 0, 'the workers to finish the created jobs', 300_000, 50);
-    const drainSeconds = (performance.now() - t0) / 1000;
-    say(`  (${unfinishedAfterCreate} jobs unfinished after the create run, finished ${drainSeconds.toFixed(1)} s later)`);
-    return { baseGet, basePost, getJob, listJobs, createJob, unfinishedAfterCreate, drainSeconds };
+    const drain = async () => {
+      const unfinished = await countJobs(db, UNFINISHED);
+      const t0 = performance.now();
+      // The next figure starts with an empty queue.
+      await waitUntil(async () => (await countJobs(db, UNFINISHED)) === 0, 'the workers to finish the created jobs', 300_000, 50);
+      const seconds = (performance.now() - t0) / 1000;
+      say(`  (${unfinished} jobs unfinished after the create run, finished ${seconds.toFixed(1)} s later)`);
+      return { unfinished, seconds };
+    };
+    const { unfinished: unfinishedAfterCreate, seconds: drainSeconds } = await drain();
+    const createJobSpread = await run(`POST, over ${tokens.length} workspaces`, {
+      ...common,
+      url: `${server.url}${CREATE_PATH}`,
+      method: 'POST',
+      headers: json,
+      body: CREATE_BODY,
+      tokens,
+      expectStatus: 201,
+    });
+    await drain();
+    return { baseGet, basePost, getJob, listJobs, createJob, createJobSpread, unfinishedAfterCreate, drainSeconds };
   } finally {
     await baseline.close();
   }
@@ -76,11 +98,12 @@ export async function httpRound(
 
 const figure = (r: LoadResult, base: LoadResult): RouteFigure => ({ rps: r.rps, p50_ms: r.p50_ms, p99_ms: r.p99_ms, ratio: ratio(r.rps, base.rps) });
 
-export function httpFigures(r: HttpRound): { get_job: RouteFigure; list_jobs: RouteFigure; create_job: RouteFigure } {
+export function httpFigures(r: HttpRound): { get_job: RouteFigure; list_jobs: RouteFigure; create_job: RouteFigure; create_job_16ws: RouteFigure } {
   return {
     get_job: figure(r.getJob, r.baseGet),
     list_jobs: figure(r.listJobs, r.baseGet),
     create_job: figure(r.createJob, r.basePost),
+    create_job_16ws: figure(r.createJobSpread, r.basePost),
   };
 }
 
@@ -89,7 +112,14 @@ export function httpFigures(r: HttpRound): { get_job: RouteFigure; list_jobs: Ro
  * jobs it made: the first figures of a process would otherwise include JIT compilation and cold
  * caches and pools.
  */
-export async function warmUp(server: BenchServer, db: BenchDatabase, jobId: string, jobJson: unknown, o: { seconds: number; connections: number }): Promise<void> {
+export async function warmUp(
+  server: BenchServer,
+  db: BenchDatabase,
+  jobId: string,
+  jobJson: unknown,
+  tokens: readonly string[],
+  o: { seconds: number; connections: number },
+): Promise<void> {
   const baseline = await startBaseline(jobJson);
   const auth = { authorization: `Bearer ${server.token}` };
   const json = { 'content-type': 'application/json' };
@@ -99,6 +129,7 @@ export async function warmUp(server: BenchServer, db: BenchDatabase, jobId: stri
     await runLoad({ ...o, url: `${server.url}/jobs/${jobId}`, headers: auth });
     await runLoad({ ...o, url: `${server.url}/jobs?limit=100`, headers: auth });
     await runLoad({ ...o, url: `${server.url}${CREATE_PATH}`, method: 'POST', headers: { ...auth, ...json }, body: CREATE_BODY });
+    await runLoad({ ...o, url: `${server.url}${CREATE_PATH}`, method: 'POST', headers: json, body: CREATE_BODY, tokens });
     await waitUntil(async () => (await countJobs(db, UNFINISHED)) === 0, 'the workers to finish the warm-up jobs', 300_000, 50);
   } finally {
     await baseline.close();

@@ -32,3 +32,28 @@ export async function pipelineThroughput(
   const completed = (await countJobs(db, ['completed'])) - before;
   return { jobs_per_s: round(completed / seconds, 1), failed: load.failed + (created - completed) };
 }
+
+/**
+ * The creates of the pipeline alone: the same `jobs` creates with `concurrency` in flight, the
+ * in-process worker running, jobs per second from the first create to the last create's answer.
+ * Then waits, untimed, for the worker to finish them, so the next phase starts with an empty queue.
+ */
+export async function createOnlyThroughput(
+  server: BenchServer,
+  db: BenchDatabase,
+  o: { jobs: number; concurrency: number },
+): Promise<{ jobs_per_s: number | null; failed: number }> {
+  const t0 = performance.now();
+  const load = await runLoad({
+    url: `${server.url}${CREATE_PATH}`,
+    amount: o.jobs,
+    connections: o.concurrency,
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+    body: CREATE_BODY,
+    expectStatus: 201,
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  await waitUntil(async () => (await countJobs(db, UNFINISHED)) === 0, 'the create-only jobs to finish', 300_000, 10);
+  return { jobs_per_s: round((load.total - load.failed) / seconds, 1), failed: load.failed };
+}
