@@ -64,6 +64,26 @@ describe.each(backends)('webhook outbox store contract: $name', (backend) => {
     expect(ids).toHaveLength(20);
   });
 
+  // PostgreSQL: separate connections passing each other's locked rows (SKIP LOCKED); SQLite: one
+  // handle, its claims serial under the write lock.
+  it('takes each due delivery once across concurrent batch claimers, and none not yet due', async () => {
+    for (let i = 0; i < 45; i++) await enqueue();
+    await enqueue(newId(), T0 + 10 * SEC);
+    const handles = backend.asyncLocks ? [store, ...(await Promise.all([f.openAnother(), f.openAnother(), f.openAnother()]))] : [store];
+    const claimer = async (limit: number, i: number): Promise<string[]> => {
+      const mine: string[] = [];
+      for (;;) {
+        const batch = await handles[i % handles.length]!.webhooks.claimDue(T0 + SEC, T0 + 60 * SEC, limit);
+        expect(batch.length).toBeLessThanOrEqual(limit);
+        if (batch.length === 0) return mine;
+        mine.push(...batch.map((d) => d.id));
+      }
+    };
+    const ids = (await Promise.all([1, 3, 4, 7, 10].map(claimer))).flat();
+    expect(ids).toHaveLength(45);
+    expect(new Set(ids).size).toBe(45);
+  });
+
   it('keeps the secret until rotated; the previous one is kept with its end of validity', async () => {
     const first = await store.webhooks.secrets(ws.id, 'whsec_first', T0);
     expect(first).toEqual({ secret: 'whsec_first', previousSecret: null, previousUntil: null });
