@@ -106,3 +106,25 @@ export class GroupCommit<I, O> {
     });
   }
 }
+
+/**
+ * One GroupCommit per key: items of one key share batches, items of different keys never do (their
+ * batches run side by side). A key's batcher lives while the process does; keys are few (workspaces).
+ */
+export class KeyedGroupCommit<I, O> {
+  readonly #make: () => GroupCommit<I, O>;
+  readonly #byKey = new Map<string, GroupCommit<I, O>>();
+
+  constructor(run: (items: readonly I[]) => Promise<readonly Outcome<O>[]>, opts: GroupCommitOptions) {
+    this.#make = () => new GroupCommit(run, opts);
+  }
+
+  submit(key: string, item: I): Promise<O> {
+    let batcher = this.#byKey.get(key);
+    if (!batcher) {
+      batcher = this.#make();
+      this.#byKey.set(key, batcher);
+    }
+    return batcher.submit(item);
+  }
+}

@@ -64,6 +64,12 @@ export interface StoreTx {
 }
 
 export interface Store extends StoreTx {
+  /**
+   * Write transactions of different workspaces run side by side (PostgreSQL's row locks); false
+   * where the backend has one writer at a time (SQLite). Group commits batch per workspace when
+   * true, and across workspaces when false.
+   */
+  readonly parallelWrites: boolean;
   /** Queue figures for the metrics; read outside any transaction. */
   readonly stats: QueueStatsStore;
   /** The retention janitor's batched sweeps: each call is its own short transaction. */

@@ -159,11 +159,11 @@ describe('admission and the backlog', () => {
     // Each job that ends lets exactly the oldest backlogged job in. Observed at the claim: two
     // runs claimed one after the other may reach the engine in either order.
     const claimed: string[] = [];
-    const claim = t.services.runs.claim.bind(t.services.runs);
-    t.services.runs.claim = async () => {
-      const job = await claim();
-      if (job) claimed.push(job.id);
-      return job;
+    const claimMany = t.services.runs.claimMany.bind(t.services.runs);
+    t.services.runs.claimMany = async (...a) => {
+      const jobs = await claimMany(...a);
+      claimed.push(...jobs.map((j) => j.id));
+      return jobs;
     };
     engine.hold.resolve();
     engine.hold = undefined;

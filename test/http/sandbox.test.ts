@@ -44,8 +44,8 @@ async function start(sandbox: boolean) {
     if (r) writes.push({ id: r.id, status: r.status, at: r.updatedAt });
     return r;
   };
-  const [claim, advance] = [runs.claim.bind(runs), runs.advance.bind(runs)];
-  runs.claim = async (...a) => note(await claim(...a));
+  const [claimMany, advance] = [runs.claimMany.bind(runs), runs.advance.bind(runs)];
+  runs.claimMany = async (...a) => (await claimMany(...a)).map(note);
   runs.advance = async (...a) => note(await advance(...a));
 }
 afterEach(async () => {

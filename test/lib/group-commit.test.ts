@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit } from '../../src/lib/group-commit.js';
+import { GroupCommit, KeyedGroupCommit } from '../../src/lib/group-commit.js';
 import type { Outcome } from '../../src/lib/group-commit.js';
 
 /** A batcher whose run records each batch and answers each item with itself doubled, or refuses odd ones. */
@@ -92,5 +92,18 @@ describe('group commit', () => {
     const results = await Promise.allSettled([1, 2, 3, 4].map((i) => r.gc.submit(i)));
     expect(results.map((x) => (x.status === 'fulfilled' ? x.value : (x.reason as Error).message))).toEqual([2, 4, 'batch with 3 failed', 8]);
     expect(r.batches).toEqual([[1, 2, 3, 4], [1], [2], [3], [4]]);
+  });
+
+  it('keyed: items of one key share a batch, items of different keys never do', async () => {
+    const batches: string[][] = [];
+    const gc = new KeyedGroupCommit<string, string>(async (items) => {
+      batches.push([...items]);
+      return items.map((value) => ({ ok: true as const, value }));
+    }, { maxBatch: 64, windowMs: 0 });
+    await Promise.all([gc.submit('a', 'a1'), gc.submit('b', 'b1'), gc.submit('a', 'a2'), gc.submit('b', 'b2')]);
+    expect(batches.sort()).toEqual([
+      ['a1', 'a2'],
+      ['b1', 'b2'],
+    ]);
   });
 });

@@ -62,6 +62,7 @@ function cuttableBackend(inner: Backend, cut: { down: boolean }): Backend {
         async open() {
           const store = await db.open();
           const wrapped: Store = {
+            parallelWrites: store.parallelWrites,
             identity: store.identity,
             jobs: store.jobs,
             nodeApps: store.nodeApps,

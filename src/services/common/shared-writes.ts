@@ -1,4 +1,4 @@
-import { GroupCommit } from '../../lib/group-commit.js';
+import { KeyedGroupCommit } from '../../lib/group-commit.js';
 import type { Outcome } from '../../lib/group-commit.js';
 import type { Store, StoreTx } from '../../store/store.js';
 
@@ -16,21 +16,15 @@ type Write = (tx: StoreTx) => Promise<unknown>;
  */
 export class SharedWrites {
   readonly #store: Store;
-  readonly #opts: { maxBatch: number; windowMs: number };
-  readonly #batches = new Map<string, GroupCommit<Write, unknown>>();
+  readonly #batches: KeyedGroupCommit<Write, unknown>;
 
   constructor(store: Store, opts: { maxBatch: number; windowMs: number } = { maxBatch: 64, windowMs: 0 }) {
     this.#store = store;
-    this.#opts = opts;
+    this.#batches = new KeyedGroupCommit<Write, unknown>((writes) => this.#runAll(writes), opts);
   }
 
   run<T>(workspaceId: string, write: (tx: StoreTx) => Promise<T>): Promise<T> {
-    let batch = this.#batches.get(workspaceId);
-    if (!batch) {
-      batch = new GroupCommit<Write, unknown>((writes) => this.#runAll(writes), this.#opts);
-      this.#batches.set(workspaceId, batch);
-    }
-    return batch.submit(write) as Promise<T>;
+    return this.#batches.submit(workspaceId, write) as Promise<T>;
   }
 
   #runAll(writes: readonly Write[]): Promise<Outcome<unknown>[]> {

@@ -1,5 +1,5 @@
 import type { Clock } from '../../lib/clock.js';
-import { GroupCommit } from '../../lib/group-commit.js';
+import { KeyedGroupCommit } from '../../lib/group-commit.js';
 import { msToMicros } from '../../lib/time.js';
 import type { Store } from '../../store/store.js';
 import type { BillingService } from '../billing/billing.js';
@@ -45,7 +45,7 @@ export class JobAdmission {
   readonly #clock: Clock;
   readonly #idempotency: Idempotency;
   readonly #meter: Meter;
-  readonly #batches: GroupCommit<AdmissionRequest, CreatedJobView>;
+  readonly #batches: KeyedGroupCommit<AdmissionRequest, CreatedJobView>;
 
   /** `idempotency`: the services' one, with the configured window (default: 24 hours). */
   constructor(
@@ -61,7 +61,7 @@ export class JobAdmission {
     this.#clock = clock;
     this.#idempotency = idempotency;
     const deps = { billing, idempotency };
-    this.#batches = new GroupCommit(
+    this.#batches = new KeyedGroupCommit(
       (requests) => this.#store.transaction((tx) => admitBatch(tx, requests, deps, msToMicros(this.#clock.nowMs()))),
       batching,
     );
@@ -85,7 +85,10 @@ export class JobAdmission {
   }
 
   async #insert(request: AdmissionRequest): Promise<CreatedJobView> {
-    const created = await this.#batches.submit(request);
+    // One writer at a time (SQLite): every create shares the next batch. Writers side by side
+    // (PostgreSQL): each workspace batches on its own, and batches of different workspaces run at once.
+    const key = this.#store.parallelWrites ? request.auth.workspace.id : '';
+    const created = await this.#batches.submit(key, request);
     this.#meter.jobCreated(request.job.type);
     return created;
   }

@@ -119,6 +119,7 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
     styles: new SqlStyleStore(db, transact, caps.rowLocks),
     workerTokens: new SqlWorkerTokenStore(db),
     upstreams: new SqlUpstreamStore(db),
+    parallelWrites: rowLocks,
     stats: new SqlQueueStatsStore(db),
     retention: new SqlRetentionStore(db, transact, caps.skipLocked),
     async transaction(fn) {
