@@ -201,7 +201,8 @@ describe('model-c-edit', () => {
       const run = await runJob(engine, dirs, C, { prompt: 'sepia', init_video: 'v', ratio, seed: 1 }, { v: source30fps });
       expectVideo(run, w!, h!, 2.5);
     }
-  });
+    // Seven renders: a bound against a hang, which a full run at load 10 took past 30 s.
+  }, 120_000);
 
   it('keeps the audio of an input that has some, at the same length, and grades visibly by prompt', async () => {
     const input = await withAudio();
@@ -212,7 +213,7 @@ describe('model-c-edit', () => {
     expect(Math.abs(audio(info)[0]!.durationSec - 4)).toBeLessThan(1 / 24);
     const [a, b] = [await videoFrame(warm.path, 48, dirs), await videoFrame(cold.path, 48, dirs)];
     expect(meanAbsDiff(a, b)).toBeGreaterThan(8);
-  });
+  }, 120_000);
 
   it('fails with input_invalid when init_video is not a video', async () => {
     const cases: [Buffer, string | RegExp][] = [

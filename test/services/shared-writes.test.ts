@@ -3,20 +3,10 @@ import { createTestApp, generate } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import type { Store } from '../../src/store/store.js';
+import { watchTransactions } from '../helpers/transactions.js';
 import type { ClaimedJob } from '../../src/services/jobs/job-runs.js';
 
 const MODEL = 'image/vendor-b/model-b-1';
-
-function countTransactions(store: Store): { readonly count: number } {
-  const original = store.transaction.bind(store);
-  const seen = { count: 0 };
-  (store as { transaction: Store['transaction'] }).transaction = (fn) => {
-    seen.count++;
-    return original(fn);
-  };
-  return seen;
-}
 
 describe.each(backends)('the moves of runs in shared transactions: $name', (backend) => {
   let t: TestApp;
@@ -29,7 +19,7 @@ describe.each(backends)('the moves of runs in shared transactions: $name', (back
     const runs = t.services.runs;
     const claimed: ClaimedJob[] = [];
     for (let i = 0; i < n; i++) claimed.push((await runs.claim())!);
-    const seen = countTransactions(t.store);
+    const seen = watchTransactions(t.store);
     await Promise.all(claimed.map((job) => runs.advance(job, 'scheduled', 'processing')));
     await Promise.all(claimed.map((job) => runs.advance(job, 'processing', 'sampling')));
     const lost = claimed[5]!;
