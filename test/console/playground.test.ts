@@ -49,8 +49,10 @@ async function followJob(page: Page): Promise<{ values: number[]; statuses: stri
     const status = (await badge.textContent({ timeout: 10_000 }))?.trim() ?? '';
     if (status && statuses.at(-1) !== status) statuses.push(status);
     if ((await bar.count()) > 0) {
-      const now = Number(await bar.getAttribute('aria-valuenow'));
-      if (values.at(-1) !== now) values.push(now);
+      // The bar goes when the job ends, maybe between the count and this read: then there is no value.
+      const read = await bar.getAttribute('aria-valuenow', { timeout: 1_000 }).catch(() => null);
+      const now = Number(read);
+      if (read !== null && values.at(-1) !== now) values.push(now);
     }
     if (['completed', 'failed', 'cancelled'].includes(status)) return { values, statuses, final: status };
     if (Date.now() > deadline) throw new Error(`the job did not end; statuses seen: ${statuses.join(', ')}`);

@@ -30,6 +30,11 @@ const create = async () => ((await generate(t, MODEL, { prompt: 'a red fox' })).
 const job = async (id: string) => (await get(t, `/jobs/${id}`)).json() as Json & { status: string };
 const statusIs = (id: string, status: string) => waitFor(async () => (await job(id)).status === status && job(id), `job ${id} to be ${status}`);
 const settle = () => new Promise((r) => setTimeout(r, 30));
+/**
+ * Until the worker's loop waits on the clock again: an advance made while its pass still runs would
+ * put its next wake-up past the moment the test means (a fixed pause was too short under load).
+ */
+const asleep = () => waitFor(async () => t.clock.sleepers > 0, 'the worker to wait on the clock');
 
 describe('recovering jobs of stopped workers', () => {
   it('reclaims a job whose worker died once its lease expires, and completes it exactly once', async () => {
@@ -40,9 +45,9 @@ describe('recovering jobs of stopped workers', () => {
     const dead = (await t.services.runs.claim())!;
     expect(dead.id).toBe(id);
     startWorker();
-    await settle();
+    await asleep();
     t.clock.advance(29_000);
-    await settle();
+    await asleep();
     expect((await job(id)).status).toBe('scheduled');
     t.clock.advance(1_001);
     const done = await statusIs(id, 'completed');
@@ -62,7 +67,7 @@ describe('recovering jobs of stopped workers', () => {
     const id = await create();
     await t.services.runs.claim();
     startWorker();
-    await settle();
+    await asleep();
     t.clock.advance(31_000);
     const failed = await statusIs(id, 'failed');
     expect(failed.error).toMatchObject({ code: 'worker_lost' });
@@ -75,7 +80,7 @@ describe('recovering jobs of stopped workers', () => {
     const id = await create();
     await t.services.runs.claim();
     startWorker();
-    await settle();
+    await asleep();
     t.clock.advance(61_000);
     expect((await statusIs(id, 'failed')).error).toMatchObject({ code: 'timeout' });
   });
