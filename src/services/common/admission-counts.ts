@@ -9,13 +9,6 @@ import type { JobStatus } from '../../domain/states.js';
  * at a time.
  */
 
-/** The status a new job starts in, or undefined when the workspace is full. */
-export async function admit(tx: StoreTx, lock: LockedWorkspace, now: Micros): Promise<JobStatus | undefined> {
-  // Older backlogged jobs take any free slot first, so promotion stays in creation order.
-  const counts = await fillSlots(tx, lock, now);
-  return admissionStatus(lock, counts);
-}
-
 /** Where the next job of a workspace holding `counts` goes: a slot, the backlog, or nowhere (full). */
 export function admissionStatus(limits: WorkspaceLimits, counts: AdmissionCounts): JobStatus | undefined {
   if (counts.active < limits.maxConcurrentJobs) return 'queued';
