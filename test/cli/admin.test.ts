@@ -4,6 +4,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adminJson, api, cleanup, oneLineError, run, startServer, tempDir } from '../e2e/binary.js';
+import { TOKEN_CACHE_TTL_MS } from '../../src/services/identity/token-cache.js';
+
+/**
+ * A change made by another process reaches a running server within the token cache's life
+ * (token-cache.ts); the admin command itself can take less than that (about 0.2 s here).
+ */
+const pastTokenCache = () => new Promise((resolve) => setTimeout(resolve, TOKEN_CACHE_TTL_MS + 50));
 
 const OWNER = 'owner@acme.test';
 const ADMIN = 'admin@acme.test';
@@ -187,6 +194,7 @@ describe('mediagen admin (compiled binary)', { timeout: 60_000 }, () => {
       expect(r.token_id).toBe(revoked.token_id);
       expect(r.revoked_at).not.toBeNull();
 
+      await pastTokenCache();
       const res = await api(server.url, '/jobs', revoked.token);
       expect(res.status).toBe(401);
       expect(res.body.error).toMatch(/revoked/);
@@ -219,6 +227,7 @@ describe('mediagen admin (compiled binary)', { timeout: 60_000 }, () => {
 
       const off = await adminJson(dir, ['workspace', 'set', '--workspace', 'acme', '--api-access', 'off']);
       expect(off.api_access).toBe(false);
+      await pastTokenCache();
       const denied = await api(server.url, '/jobs', token);
       expect(denied.status).toBe(403);
       expect(Object.keys(denied.body)).toEqual(['error']);
@@ -226,6 +235,7 @@ describe('mediagen admin (compiled binary)', { timeout: 60_000 }, () => {
 
       const on = await adminJson(dir, ['workspace', 'set', '--workspace', 'acme', '--api-access', 'on']);
       expect(on.api_access).toBe(true);
+      await pastTokenCache();
       expect((await api(server.url, '/jobs', token)).status).toBe(200);
     });
 

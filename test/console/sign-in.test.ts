@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminJson, cleanup } from '../e2e/binary.js';
 import { HAVE_BROWSER, expectNoErrors, launchBrowser, openPage, signIn, startConsoleServer, unlabelledControls } from './browser.js';
 import { completedJob } from './make-jobs.js';
+import { TOKEN_CACHE_TTL_MS } from '../../src/services/identity/token-cache.js';
 import type { ConsoleServer } from './browser.js';
 
 /** The budget for the first load: at most 200 KB of gzipped JavaScript. */
@@ -165,6 +166,8 @@ describe.skipIf(!HAVE_BROWSER)('console: serving and signing in', { timeout: 60_
     const p = await openPage(browser);
     await signIn(p.page, srv.url, made.token);
     await adminJson(srv.dataDir, ['token', 'revoke', '--workspace', 'default', '--token-id', made.token_id, '--as', 'owner@localhost']);
+    // Another process's change reaches the server within the token cache's life (token-cache.ts).
+    await new Promise((resolve) => setTimeout(resolve, TOKEN_CACHE_TTL_MS + 50));
     await p.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Jobs' }).click();
     await expect.poll(() => p.page.getByRole('alert').textContent(), { timeout: 15_000 }).toContain('revoked');
     await p.page.getByLabel('API token').waitFor();
