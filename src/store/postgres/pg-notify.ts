@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { encodeJobEvent } from '../job-event-codec.js';
 import type { JobEvent } from '../store.js';
+import { PreparedQuery } from '../sql/prepared-query.js';
 
 /** The PostgreSQL channel that carries JobEvents between processes. */
 export const JOB_EVENTS_CHANNEL = 'mediagen_jobs';
@@ -12,5 +13,8 @@ export const JOB_EVENTS_CHANNEL = 'mediagen_jobs';
  * transaction it is delivered at commit, and not at all on rollback.
  */
 export async function pgNotify(db: Kysely<Database>, event: JobEvent): Promise<void> {
-  await sql`SELECT pg_notify(${JOB_EVENTS_CHANNEL}, ${encodeJobEvent(event)})`.execute(db);
+  await NOTIFY.execute(db, { payload: encodeJobEvent(event) }, undefined);
 }
+
+/** In the write transaction of every create and every end: built once (prepared-query.ts). */
+const NOTIFY = new PreparedQuery((db, { args }: { args: { payload: string } }) => sql`SELECT pg_notify(${JOB_EVENTS_CHANNEL}, ${args.payload})`.compile(db));

@@ -6,6 +6,7 @@ import { holdAll } from './ledger-holds.js';
 import type { Balance, BillingStore, JobHold, ChargeQuery, ChargeSum, ChargeSumQuery, LedgerEntry, LedgerKind, NewHold, NewTopUp } from '../billing-store.js';
 import type { Database, LedgerEntriesTable } from '../schema.js';
 import type { Transact } from './transact.js';
+import { PreparedQuery } from './prepared-query.js';
 
 const MICROS_PER_DAY = 86_400_000_000;
 
@@ -24,6 +25,39 @@ const toBalance = (r: { balance_micros: number; held_micros: number } | undefine
   balanceMicros: Number(r?.balance_micros ?? 0),
   heldMicros: Number(r?.held_micros ?? 0),
 });
+
+/** A seek on ledger_job_kind (job_id, kind): at most three rows. */
+const ENTRIES_OF_JOB = new PreparedQuery((db, { args }: { args: { jobId: string } }) =>
+  db.selectFrom('ledger_entries').selectAll().where('job_id', '=', args.jobId).compile(),
+);
+
+/** A settlement's move of the running totals; a charge also advances the workspace's charge clock. */
+const SETTLE_TOTALS = new PreparedQuery(
+  (db, { args }: { args: { workspaceId: string; charged: number; held: number; now: number } }, kind: 'charge' | 'release') =>
+    db
+      .updateTable('balances')
+      .set(
+        kind === 'charge'
+          ? {
+              balance_micros: sql<number>`balance_micros - ${args.charged}`,
+              held_micros: sql<number>`held_micros - ${args.held}`,
+              last_charge_at: sql<number>`CASE WHEN last_charge_at + 1 > CAST(${args.now} AS BIGINT) THEN last_charge_at + 1 ELSE CAST(${args.now} AS BIGINT) END`,
+            }
+          : { held_micros: sql<number>`held_micros - ${args.held}` },
+      )
+      .where('workspace_id', '=', args.workspaceId)
+      .returning('last_charge_at')
+      .compile(),
+  String,
+);
+
+const APPEND_ENTRY = new PreparedQuery((db, { args: e }: { args: Selectable<LedgerEntriesTable> }) =>
+  db
+    .insertInto('ledger_entries')
+    // Named one by one: the build's stand-ins have no keys to spread.
+    .values({ id: e.id, workspace_id: e.workspace_id, kind: e.kind, amount_micros: e.amount_micros, job_id: e.job_id, job_type: e.job_type, at: e.at, created_by: e.created_by })
+    .compile(),
+);
 
 /**
  * The ledger's queries. Each write appends its entry and moves the running totals in one
@@ -92,8 +126,7 @@ export class SqlBillingStore implements BillingStore {
 
   async entriesOfJob(jobId: string): Promise<LedgerEntry[]> {
     // A seek on ledger_job_kind (job_id, kind): at most three rows.
-    const rows = await this.#db.selectFrom('ledger_entries').selectAll().where('job_id', '=', jobId).execute();
-    return rows.map(toEntry);
+    return (await ENTRIES_OF_JOB.execute(this.#db, { jobId }, undefined)).rows.map(toEntry);
   }
 
   async listEntries(workspaceId: string): Promise<LedgerEntry[]> {
@@ -153,27 +186,15 @@ export class SqlBillingStore implements BillingStore {
    */
   #settle(jobId: string, kind: 'charge' | 'release', now: Micros, amount?: number): Promise<LedgerEntry | undefined> {
     return this.#transact(async (db) => {
-      const entries = await db.selectFrom('ledger_entries').selectAll().where('job_id', '=', jobId).execute();
+      const entries = (await ENTRIES_OF_JOB.execute(db, { jobId }, undefined)).rows;
       const hold = entries.find((e) => e.kind === 'hold');
       if (!hold || entries.some((e) => e.kind === 'charge' || e.kind === 'release')) return undefined;
       const held = Number(hold.amount_micros);
       // A metered amount is clamped to [0, hold]; a non-finite one (a bad measurement) charges the hold.
       const metered = amount !== undefined && Number.isFinite(amount) ? amount : held;
       const charged = kind === 'release' ? 0 : Math.min(held, Math.max(0, Math.round(metered)));
-      const totals = await db
-        .updateTable('balances')
-        .set(
-          kind === 'charge'
-            ? {
-                balance_micros: sql<number>`balance_micros - ${charged}`,
-                held_micros: sql<number>`held_micros - ${held}`,
-                last_charge_at: sql<number>`CASE WHEN last_charge_at + 1 > CAST(${now} AS BIGINT) THEN last_charge_at + 1 ELSE CAST(${now} AS BIGINT) END`,
-              }
-            : { held_micros: sql<number>`held_micros - ${held}` },
-        )
-        .where('workspace_id', '=', hold.workspace_id)
-        .returning('last_charge_at')
-        .executeTakeFirstOrThrow();
+      const totals = (await SETTLE_TOTALS.execute(db, { workspaceId: hold.workspace_id, charged, held, now }, kind)).rows[0];
+      if (!totals) throw new Error(`workspace ${hold.workspace_id} has a hold but no balance`);
       const entry = (kind: 'charge' | 'release', amountMicros: number, at: Micros) =>
         this.#append(db, { workspace_id: hold.workspace_id, kind, amount_micros: amountMicros, job_id: jobId, job_type: hold.job_type, at });
       if (kind === 'release') return toEntry(await entry('release', held, now));
@@ -188,7 +209,7 @@ export class SqlBillingStore implements BillingStore {
     entry: Omit<LedgerEntriesTable, 'id' | 'job_id' | 'job_type' | 'created_by'> & Partial<Pick<LedgerEntriesTable, 'job_id' | 'job_type' | 'created_by'>>,
   ): Promise<Selectable<LedgerEntriesTable>> {
     const row = { id: newId(), job_id: null, job_type: null, created_by: null, ...entry };
-    await db.insertInto('ledger_entries').values(row).execute();
+    await APPEND_ENTRY.execute(db, row, undefined);
     return row;
   }
 }

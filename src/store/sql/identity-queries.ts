@@ -12,6 +12,36 @@ import type {
   WorkspacePatch,
 } from '../identity-store.js';
 import type { Transact } from './transact.js';
+import { PreparedQuery } from './prepared-query.js';
+
+/** Every authenticated request's lookup: the token, its workspace and the workspace's API user. */
+const TOKEN_BY_HASH = new PreparedQuery((db, { args }: { args: { tokenHash: string } }) =>
+  db
+    .selectFrom('api_tokens as t')
+    .innerJoin('workspaces as w', 'w.id', 't.workspace_id')
+    .innerJoin('api_users as u', 'u.workspace_id', 't.workspace_id')
+    .selectAll('t')
+    .select([
+      'w.name as w_name',
+      'w.api_access as w_api_access',
+      'w.max_concurrent_jobs as w_max_concurrent_jobs',
+      'w.max_backlogged_jobs as w_max_backlogged_jobs',
+      'w.created_at as w_created_at',
+      'u.id as api_user_id',
+    ])
+    .where('t.token_hash', '=', args.tokenHash)
+    .compile(),
+);
+
+/** Conditional, so that of many concurrent requests with one token only the first writes. */
+const TOUCH_TOKEN = new PreparedQuery((db, { args }: { args: { tokenId: string; now: number; notSince: number } }) =>
+  db
+    .updateTable('api_tokens')
+    .set({ last_used_at: args.now })
+    .where('id', '=', args.tokenId)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', args.notSince)]))
+    .compile(),
+);
 
 /** The running admission counts are the queue's (queue-queries.ts), not part of a Workspace. */
 const toWorkspace = (r: Omit<Selectable<WorkspacesTable>, 'active_jobs' | 'backlogged_jobs'>): Workspace => ({
@@ -189,21 +219,7 @@ export class SqlIdentityStore implements IdentityStore {
   }
 
   async findTokenByHash(tokenHash: string): Promise<TokenOwner | undefined> {
-    const r = await this.#db
-      .selectFrom('api_tokens as t')
-      .innerJoin('workspaces as w', 'w.id', 't.workspace_id')
-      .innerJoin('api_users as u', 'u.workspace_id', 't.workspace_id')
-      .selectAll('t')
-      .select([
-        'w.name as w_name',
-        'w.api_access as w_api_access',
-        'w.max_concurrent_jobs as w_max_concurrent_jobs',
-        'w.max_backlogged_jobs as w_max_backlogged_jobs',
-        'w.created_at as w_created_at',
-        'u.id as api_user_id',
-      ])
-      .where('t.token_hash', '=', tokenHash)
-      .executeTakeFirst();
+    const r = (await TOKEN_BY_HASH.execute(this.#db, { tokenHash }, undefined)).rows[0];
     if (!r) return undefined;
     return {
       token: toToken(r),
@@ -220,12 +236,6 @@ export class SqlIdentityStore implements IdentityStore {
   }
 
   async touchToken(tokenId: string, now: number, notSince: number): Promise<void> {
-    // Conditional, so that of many concurrent requests with one token only the first writes.
-    await this.#db
-      .updateTable('api_tokens')
-      .set({ last_used_at: now })
-      .where('id', '=', tokenId)
-      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', notSince)]))
-      .execute();
+    await TOUCH_TOKEN.execute(this.#db, { tokenId, now, notSince }, undefined);
   }
 }

@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database, JobsTable } from '../schema.js';
 import type { JobRecord, NewJob } from '../job-store.js';
 import { toJobRecord } from './job-rows.js';
+import { PreparedQuery } from './prepared-query.js';
 
 /** The columns a new job is written with; the others start at their defaults (`newRow`). */
 const COLUMNS = ['id', 'workspace_id', 'api_user_id', 'type', 'status', 'request', 'webhook_url', 'zero_data_retention', 'created_by', 'request_id'] as const;
@@ -36,6 +37,64 @@ function newRow(job: NewJob, createdAt: number): Selectable<JobsTable> {
   };
 }
 
+type NewRow = Selectable<JobsTable> & { readonly back: number };
+type ClockArgs = { userId: string; k: number; now: number; end: number };
+
+/** The user's clock moved past its k new jobs (see insertJobs). */
+const advanceClock = (db: Kysely<Database>, a: ClockArgs) =>
+  db
+    .updateTable('api_users')
+    .set({ last_job_us: sql<number>`CASE WHEN last_job_us + ${a.k} > CAST(${a.now} AS BIGINT) THEN last_job_us + ${a.k} ELSE CAST(${a.end} AS BIGINT) END` })
+    .where('id', '=', a.userId)
+    .returning('last_job_us');
+
+const ADVANCE_CLOCK = new PreparedQuery((db, { args }: { args: ClockArgs }) => advanceClock(db, args).compile());
+
+/** PostgreSQL: one user's jobs and its clock in one statement; `back` is each row's distance below the user's newest time. */
+const INSERT_FUSED = new PreparedQuery(
+  (db, { args, row }: { args: ClockArgs; row: (i: number) => NewRow }, count: number) => {
+    const values = sql.join(Array.from({ length: count }, (_, i) => sql`(${sql.join(COLUMNS.map((c) => row(i)[c]))}, ${row(i).back})`));
+    return sql<{ id: string; created_at: number }>`
+      WITH u AS (${advanceClock(db, args)})
+      INSERT INTO jobs (${sql.join(COLUMNS.map((c) => sql.ref(c)))}, created_at, updated_at)
+      SELECT v.id, v.workspace_id, v.api_user_id, v.type, v.status, v.request, v.webhook_url, CAST(v.zero_data_retention AS INTEGER),
+             v.created_by, v.request_id, u.last_job_us - CAST(v.back AS BIGINT), u.last_job_us - CAST(v.back AS BIGINT)
+      FROM (VALUES ${values}) AS v(${sql.join(COLUMNS.map((c) => sql.ref(c)))}, back) CROSS JOIN u
+      RETURNING id, created_at`.compile(db);
+  },
+  String,
+);
+
+/** The new rows' written columns; the others start at their defaults, as in INSERT_FUSED. */
+const INSERT_ROWS = new PreparedQuery(
+  (db, { row }: { row: (i: number) => NewRow }, count: number) =>
+    db
+      .insertInto('jobs')
+      .values(
+        Array.from({ length: count }, (_, i) => {
+          const r = row(i);
+          return {
+            id: r.id,
+            workspace_id: r.workspace_id,
+            api_user_id: r.api_user_id,
+            type: r.type,
+            status: r.status,
+            request: r.request,
+            webhook_url: r.webhook_url,
+            zero_data_retention: r.zero_data_retention,
+            created_by: r.created_by,
+            request_id: r.request_id,
+            attempts: r.attempts,
+            fault_count: r.fault_count,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+          } satisfies Pick<Selectable<JobsTable>, (typeof COLUMNS)[number] | 'attempts' | 'fault_count' | 'created_at' | 'updated_at'>;
+        }),
+      )
+      .compile(),
+  String,
+);
+
 /**
  * Stores jobs, in the order given, with one statement per API user on PostgreSQL (`fused`: the
  * clock's UPDATE inside the INSERT's WITH) and two in all plus one per user on SQLite. Call it in a
@@ -55,35 +114,26 @@ export async function insertJobs(db: Kysely<Database>, jobs: readonly NewJob[], 
     else byUser.set(job.apiUserId, [job]);
   }
   const created = new Map<string, Selectable<JobsTable>>();
-  const pending: Selectable<JobsTable>[] = [];
+  const pending: NewRow[] = [];
   for (const [userId, own] of [...byUser].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const k = own.length;
-    const advanced = sql<number>`CASE WHEN last_job_us + ${k} > CAST(${now} AS BIGINT) THEN last_job_us + ${k} ELSE CAST(${now + k - 1} AS BIGINT) END`;
+    const clock: ClockArgs = { userId, k, now, end: now + k - 1 };
     if (fused) {
-      const rows = own.map((job, i) => newRow(job, k - 1 - i));
-      // `created_at` carries each row's distance below the user's newest time until the SELECT.
-      const values = sql.join(rows.map((r) => sql`(${sql.join(COLUMNS.map((c) => r[c]))}, ${r.created_at})`));
-      const result = await sql<{ id: string; created_at: number }>`
-        WITH u AS (${db.updateTable('api_users').set({ last_job_us: advanced }).where('id', '=', userId).returning('last_job_us')})
-        INSERT INTO jobs (${sql.join(COLUMNS.map((c) => sql.ref(c)))}, created_at, updated_at)
-        SELECT v.id, v.workspace_id, v.api_user_id, v.type, v.status, v.request, v.webhook_url, CAST(v.zero_data_retention AS INTEGER),
-               v.created_by, v.request_id, u.last_job_us - CAST(v.back AS BIGINT), u.last_job_us - CAST(v.back AS BIGINT)
-        FROM (VALUES ${values}) AS v(${sql.join(COLUMNS.map((c) => sql.ref(c)))}, back) CROSS JOIN u
-        RETURNING id, created_at`.execute(db);
+      const rows = own.map((job, i) => ({ ...newRow(job, 0), back: k - 1 - i }));
+      const result = await INSERT_FUSED.execute(db, clock, k, rows);
       if (result.rows.length !== k) throw new Error(`API user ${userId} vanished`);
-      for (const r of rows) {
-        const at = Number(result.rows.find((x) => x.id === r.id)!.created_at);
-        created.set(r.id, { ...r, created_at: at, updated_at: at });
-      }
+      const at = new Map(result.rows.map((x) => [x.id, Number(x.created_at)]));
+      for (const job of own) created.set(job.id, newRow(job, at.get(job.id)!));
       continue;
     }
-    const { last_job_us } = await db.updateTable('api_users').set({ last_job_us: advanced }).where('id', '=', userId).returning('last_job_us').executeTakeFirstOrThrow();
+    const advanced = (await ADVANCE_CLOCK.execute(db, clock, undefined)).rows[0];
+    if (!advanced) throw new Error(`API user ${userId} vanished`);
     own.forEach((job, i) => {
-      const row = newRow(job, Number(last_job_us) - (k - 1 - i));
+      const row = { ...newRow(job, Number(advanced.last_job_us) - (k - 1 - i)), back: 0 };
       created.set(row.id, row);
       pending.push(row);
     });
   }
-  if (pending.length > 0) await db.insertInto('jobs').values(pending).execute();
+  if (pending.length > 0) await INSERT_ROWS.execute(db, {}, pending.length, pending);
   return jobs.map((job) => toJobRecord(created.get(job.id)!));
 }

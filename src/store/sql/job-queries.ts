@@ -7,6 +7,7 @@ import { styleKeysKept } from './style-queries.js';
 import type { Transact } from './transact.js';
 import { insertJobs } from './job-inserts.js';
 import { parse, toJobRecord } from './job-rows.js';
+import { PreparedQuery } from './prepared-query.js';
 
 export { toJobRecord } from './job-rows.js';
 
@@ -22,6 +23,17 @@ const toJobSummary = (r: Pick<Selectable<JobsTable>, (typeof SUMMARY_COLUMNS)[nu
   result: parse(r.result),
   error: parse(r.error),
 });
+
+type JobKey = { args: { apiUserId: string; id: string } };
+
+/** `GET /jobs/{id}` and every route that reads one job: an API user sees only its own. */
+const JOB_BY_ID = new PreparedQuery((db, { args }: JobKey) =>
+  db.selectFrom('jobs').selectAll().where('api_user_id', '=', args.apiUserId).where('id', '=', args.id).compile(),
+);
+
+const JOB_SUMMARY_BY_ID = new PreparedQuery((db, { args }: JobKey) =>
+  db.selectFrom('jobs').select(SUMMARY_COLUMNS).where('api_user_id', '=', args.apiUserId).where('id', '=', args.id).compile(),
+);
 
 export class SqlJobStore implements JobStore {
   readonly #db: Kysely<Database>;
@@ -44,22 +56,12 @@ export class SqlJobStore implements JobStore {
   }
 
   async getJob(apiUserId: string, id: string): Promise<JobRecord | undefined> {
-    const r = await this.#db
-      .selectFrom('jobs')
-      .selectAll()
-      .where('api_user_id', '=', apiUserId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const r = (await JOB_BY_ID.execute(this.#db, { apiUserId, id }, undefined)).rows[0];
     return r && toJobRecord(r);
   }
 
   async getJobSummary(apiUserId: string, id: string): Promise<JobSummary | undefined> {
-    const r = await this.#db
-      .selectFrom('jobs')
-      .select(SUMMARY_COLUMNS)
-      .where('api_user_id', '=', apiUserId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const r = (await JOB_SUMMARY_BY_ID.execute(this.#db, { apiUserId, id }, undefined)).rows[0];
     return r && toJobSummary(r);
   }
 

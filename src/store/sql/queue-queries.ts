@@ -1,14 +1,14 @@
-import { sql } from 'kysely';
-import type { Kysely, Selectable, UpdateObject } from 'kysely';
-import { ACTIVE_STATUSES, MOVES, RUNNING_STATUSES, isTerminal } from '../../domain/states.js';
-import type { MoveRule } from '../../domain/states.js';
+import type { Kysely } from 'kysely';
+import { ACTIVE_STATUSES, MOVES } from '../../domain/states.js';
 import { sealLock } from '../locked-workspace.js';
 import type { LockedWorkspace } from '../locked-workspace.js';
-import type { Database, JobsTable } from '../schema.js';
+import type { Database } from '../schema.js';
 import type { JobRecord } from '../job-store.js';
 import type { JobMove, NewClaim, NewClaims, OverdueCutoff } from '../queue-inputs.js';
 import type { AdmissionCounts, AdmissionLock, JobEvent, JobMoveName, QueueStore } from '../queue-store.js';
-import { JOB_COLUMNS, toJobRecord } from './job-rows.js';
+import { toJobRecord } from './job-rows.js';
+import { ADMISSION_COUNTS, CLAIM, EXPIRED_LEASES, EXTEND_LEASE, OLDEST_BACKLOGGED, WORKSPACES_WITH_BACKLOG, LOCK_FOR_ADMISSION, LOCK_WORKSPACE, MOVE } from './queue-statements.js';
+import type { MoveArgs, MoveShape } from './queue-statements.js';
 
 /** Sends an event to other processes, delivered when the transaction `db` belongs to commits. */
 export type EventSender = (db: Kysely<Database>, event: JobEvent) => Promise<void>;
@@ -53,11 +53,7 @@ export class SqlQueueStore implements QueueStore {
     // into child tables pass it). The old no-op `UPDATE workspaces SET id = id` made SQLite check
     // every child row referencing the workspace, so a create grew with the workspace's history
     // (docs/benchmarks.md), and left a dead row version per create on PostgreSQL.
-    const q = this.#db
-      .selectFrom('workspaces')
-      .select(['max_concurrent_jobs', 'max_backlogged_jobs'])
-      .where('id', '=', workspaceId);
-    const r = await (this.#caps.rowLocks ? q.forNoKeyUpdate() : q).executeTakeFirst();
+    const r = (await LOCK_WORKSPACE.execute(this.#db, { workspaceId }, this.#caps.rowLocks)).rows[0];
     return r && sealLock(workspaceId, { maxConcurrentJobs: Number(r.max_concurrent_jobs), maxBackloggedJobs: Number(r.max_backlogged_jobs) });
   }
 
@@ -65,12 +61,7 @@ export class SqlQueueStore implements QueueStore {
     // The lock, the counts and the balance in one statement: one round trip per workspace of a
     // batch of creates. Only the workspace row is locked (FOR NO KEY UPDATE OF w); the balance is
     // written only under this lock (top-ups add to it, which an older reading never overspends).
-    const q = this.#db
-      .selectFrom('workspaces as w')
-      .leftJoin('balances as b', 'b.workspace_id', 'w.id')
-      .select(['w.max_concurrent_jobs', 'w.max_backlogged_jobs', 'w.active_jobs', 'w.backlogged_jobs', 'b.balance_micros', 'b.held_micros'])
-      .where('w.id', '=', workspaceId);
-    const r = await (this.#caps.rowLocks ? q.forNoKeyUpdate('w') : q).executeTakeFirst();
+    const r = (await LOCK_FOR_ADMISSION.execute(this.#db, { workspaceId }, this.#caps.rowLocks)).rows[0];
     if (!r) return undefined;
     return {
       lock: sealLock(workspaceId, { maxConcurrentJobs: Number(r.max_concurrent_jobs), maxBackloggedJobs: Number(r.max_backlogged_jobs) }),
@@ -80,12 +71,7 @@ export class SqlQueueStore implements QueueStore {
   }
 
   async admissionCounts(workspaceId: string): Promise<AdmissionCounts> {
-    // Kept by migration 0018's triggers in the statement that moves a job: no rows are counted.
-    const r = await this.#db
-      .selectFrom('workspaces')
-      .select(['active_jobs', 'backlogged_jobs'])
-      .where('id', '=', workspaceId)
-      .executeTakeFirst();
+    const r = (await ADMISSION_COUNTS.execute(this.#db, { workspaceId }, undefined)).rows[0];
     return { active: Number(r?.active_jobs ?? 0), backlogged: Number(r?.backlogged_jobs ?? 0) };
   }
 
@@ -97,85 +83,42 @@ export class SqlQueueStore implements QueueStore {
   async claimMany(c: NewClaims): Promise<JobRecord[]> {
     // A filter naming no type takes nothing: no query at all.
     if (c.leases.length === 0 || (c.types && 'only' in c.types && c.types.only.length === 0)) return [];
-    // One statement: pick the oldest queued jobs and take them, guarded by their status; the n-th
-    // oldest gets the n-th lease (a CTE's VALUES, which both backends name the same way).
-    const { from, to } = MOVES.claim;
-    const oldest = this.#db
-      .selectFrom('jobs')
-      .select(['id', 'created_at'])
-      .where('status', 'in', from)
-      // A job handed back for an infrastructure fault waits out its backoff.
-      .where((w) => w.or([w('run_after', 'is', null), w('run_after', '<=', c.now)]))
-      .$call((q) => {
-        const t = c.types;
-        if (!t) return q;
-        if ('only' in t) return q.where('type', 'in', [...t.only]);
-        return t.except.length > 0 ? q.where('type', 'not in', [...t.except]) : q;
-      })
-      // A status change sets updated_at, so a queued job's updated_at is when it became queued.
-      .$call((q) => (c.queuedBefore === undefined ? q : q.where('updated_at', '<=', c.queuedBefore)))
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(c.leases.length);
-    const picked = this.#caps.skipLocked ? oldest.forUpdate().skipLocked() : oldest;
-    const leases = sql.join(c.leases.map((l, i) => sql`(CAST(${i + 1} AS INTEGER), ${l.leaseId}, ${l.outputKey})`));
-    const { rows } = await sql<Selectable<JobsTable>>`
-      WITH lease(n, lease_id, output_key) AS (VALUES ${leases})
-      UPDATE jobs SET
-        status = ${to}, lease_id = p.lease_id, lease_expires_at = ${c.leaseExpiresAt}, attempts = attempts + 1,
-        started_at = COALESCE(started_at, ${c.now}), output_key = COALESCE(jobs.output_key, p.output_key),
-        run_after = NULL, progress = NULL, updated_at = ${c.now}
-      FROM (
-        SELECT o.id, lease.lease_id, lease.output_key
-        FROM (SELECT x.id, ROW_NUMBER() OVER (ORDER BY x.created_at, x.id) AS n FROM (${picked}) AS x) AS o
-        JOIN lease ON lease.n = o.n
-      ) AS p
-      WHERE jobs.id = p.id AND jobs.status IN (${sql.join(from)})
-      RETURNING ${sql.raw(JOB_COLUMNS.map((col) => `jobs.${col}`).join(', '))}`.execute(this.#db);
+    const shape = { count: c.leases.length, types: c.types, queuedBefore: c.queuedBefore !== undefined, skipLocked: this.#caps.skipLocked };
+    const args = { now: c.now, leaseExpiresAt: c.leaseExpiresAt, ...(c.queuedBefore === undefined ? {} : { queuedBefore: c.queuedBefore }) };
+    const { rows } = await CLAIM.execute(this.#db, args, shape, c.leases);
     const claimed = rows.map(toJobRecord).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     for (const job of claimed) this.#changed(job.id);
     return claimed;
   }
 
   async extendLease(id: string, leaseId: string, expiresAt: number, progress?: number): Promise<boolean> {
-    const r = await this.#db
-      .updateTable('jobs')
-      .set({ lease_expires_at: expiresAt, ...(progress === undefined ? {} : { progress }) })
-      .where('id', '=', id)
-      .where('lease_id', '=', leaseId)
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+    const r = await EXTEND_LEASE.execute(this.#db, { id, leaseId, expiresAt, ...(progress === undefined ? {} : { progress }) }, progress !== undefined);
+    return Number(r.numAffectedRows ?? 0) > 0;
   }
 
   async move<N extends JobMoveName>(name: N, m: JobMove<N>): Promise<JobRecord | undefined> {
-    const rule: MoveRule = MOVES[name];
     const p = m.patch ?? {};
-    const set: UpdateObject<Database, 'jobs'> = { status: rule.to, updated_at: m.now };
-    if (p.result !== undefined) set.result = p.result === null ? null : JSON.stringify(p.result);
-    if (p.error !== undefined) set.error = p.error === null ? null : JSON.stringify(p.error);
-    if (!RUNNING_STATUSES.includes(rule.to)) {
-      // A lease exists only while its job runs.
-      set.lease_id = null;
-      set.lease_expires_at = null;
-    }
-    if (isTerminal(rule.to)) {
-      set.completed_at = p.completedAt ?? m.now;
-      // Zero data retention: the prompt and inputs go in the same write that ends the job.
-      set.request = sql<string>`CASE WHEN zero_data_retention = 1 THEN '{}' ELSE request END`;
-    }
-    if (p.faultRetryAt !== undefined) {
-      set.run_after = p.faultRetryAt;
-      set.fault_count = sql<number>`fault_count + 1`;
-    }
-    if (p.uncountAttempt) set.attempts = sql<number>`attempts - 1`;
-    let q = this.#db.updateTable('jobs').set(set).where('id', '=', m.id).where('status', 'in', rule.from);
-    if (m.unchangedSince !== undefined) q = q.where('updated_at', '<=', m.unchangedSince);
-    if (rule.lease === 'holder') {
-      // The type makes holder moves carry a lease; this refuses one that slipped through a cast.
-      if (typeof m.leaseId !== 'string') throw new Error(`move '${name}' requires the worker's lease`);
-      q = q.where('lease_id', '=', m.leaseId);
-    }
-    const r = await q.returningAll().executeTakeFirst();
+    // The type makes holder moves carry a lease; this refuses one that slipped through a cast.
+    if (MOVES[name].lease === 'holder' && typeof m.leaseId !== 'string') throw new Error(`move '${name}' requires the worker's lease`);
+    const shape: MoveShape = {
+      name,
+      result: p.result !== undefined,
+      error: p.error !== undefined,
+      faultRetry: p.faultRetryAt !== undefined,
+      uncountAttempt: p.uncountAttempt === true,
+      unchangedSince: m.unchangedSince !== undefined,
+    };
+    const args: MoveArgs = {
+      id: m.id,
+      now: m.now,
+      completedAt: p.completedAt ?? m.now,
+      ...(p.result === undefined ? {} : { result: p.result === null ? null : JSON.stringify(p.result) }),
+      ...(p.error === undefined ? {} : { error: p.error === null ? null : JSON.stringify(p.error) }),
+      ...(p.faultRetryAt === undefined ? {} : { faultRetryAt: p.faultRetryAt }),
+      ...(m.unchangedSince === undefined ? {} : { unchangedSince: m.unchangedSince }),
+      ...(m.leaseId === undefined ? {} : { leaseId: m.leaseId }),
+    };
+    const r = (await MOVE.execute(this.#db, args, shape)).rows[0];
     if (r) this.#changed(r.id);
     return r && toJobRecord(r);
   }
@@ -190,13 +133,7 @@ export class SqlQueueStore implements QueueStore {
   }
 
   async expiredLeases(now: number, limit: number): Promise<JobRecord[]> {
-    const rows = await this.#db
-      .selectFrom('jobs')
-      .selectAll()
-      .where('lease_expires_at', '<', now)
-      .orderBy('lease_expires_at')
-      .limit(limit)
-      .execute();
+    const { rows } = await EXPIRED_LEASES.execute(this.#db, { now, limit }, undefined);
     return rows.map(toJobRecord);
   }
 
@@ -221,20 +158,12 @@ export class SqlQueueStore implements QueueStore {
   }
 
   async oldestBacklogged(workspaceId: string, limit: number): Promise<string[]> {
-    const rows = await this.#db
-      .selectFrom('jobs')
-      .select('id')
-      .where('workspace_id', '=', workspaceId)
-      .where('status', '=', 'backlogged')
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(limit)
-      .execute();
+    const { rows } = await OLDEST_BACKLOGGED.execute(this.#db, { workspaceId, limit }, undefined);
     return rows.map((r) => r.id);
   }
 
   async workspacesWithBacklog(): Promise<string[]> {
-    const rows = await this.#db.selectFrom('jobs').select('workspace_id').distinct().where('status', '=', 'backlogged').execute();
+    const { rows } = await WORKSPACES_WITH_BACKLOG.execute(this.#db, {}, undefined);
     return rows.map((r) => r.workspace_id);
   }
 

@@ -1,4 +1,4 @@
-import { Migrator, sql } from 'kysely';
+import { CompiledQuery, Migrator, sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { JobEvent, Store, StoreTx } from '../store.js';
@@ -48,6 +48,11 @@ export interface SqlBackend {
   readonly backup?: Store['backup'];
 }
 
+/** A shared write's savepoint (services/common/shared-writes.ts), compiled once. */
+const SAVEPOINT = CompiledQuery.raw('SAVEPOINT member');
+const RELEASE = CompiledQuery.raw('RELEASE SAVEPOINT member');
+const ROLLBACK_TO = CompiledQuery.raw('ROLLBACK TO SAVEPOINT member');
+
 type BoundCaps = QueueCaps & { readonly fusedWrites: boolean };
 
 /** Query modules bound to one transaction: calls inside it join it instead of opening another. */
@@ -69,14 +74,14 @@ function bind(trx: Kysely<Database>, caps: BoundCaps, pending: JobEvent[]): Stor
     savepoint: async (fn) => {
       // One at a time per transaction (its statements run in sequence), so one name serves.
       const sent = pending.length;
-      await sql`SAVEPOINT member`.execute(trx);
+      await trx.executeQuery(SAVEPOINT);
       try {
         const out = await fn();
-        await sql`RELEASE SAVEPOINT member`.execute(trx);
+        await trx.executeQuery(RELEASE);
         return out;
       } catch (err) {
-        await sql`ROLLBACK TO SAVEPOINT member`.execute(trx);
-        await sql`RELEASE SAVEPOINT member`.execute(trx);
+        await trx.executeQuery(ROLLBACK_TO);
+        await trx.executeQuery(RELEASE);
         pending.length = sent;
         throw err;
       }

@@ -12,8 +12,8 @@ import type {
   WebhookSecrets,
   WebhookStore,
 } from '../webhook-store.js';
-import { nextCreatedAt } from './increasing-time.js';
 import type { Transact } from './transact.js';
+import { DUE, ENQUEUE, LEASE, LOG_ATTEMPT, REQUEST_IDS, SECRETS, SETTLE_DELIVERY } from './webhook-statements.js';
 
 const num = (v: number | null): number | null => (v === null ? null : Number(v));
 
@@ -58,54 +58,21 @@ export class SqlWebhookStore implements WebhookStore {
   }
 
   async enqueue(d: NewDelivery): Promise<void> {
-    // Strictly increasing per workspace, so GET /webhook-deliveries pages by time exactly. The
-    // caller holds the workspace lock (the job's end), which orders concurrent ends on PostgreSQL.
-    const createdAt = await nextCreatedAt(this.#db, 'webhook_deliveries', d.workspaceId, d.now, false);
-    await this.#db
-      .insertInto('webhook_deliveries')
-      .values({
-        id: d.id,
-        job_id: d.jobId,
-        workspace_id: d.workspaceId,
-        api_user_id: d.apiUserId,
-        url: d.url,
-        payload: JSON.stringify(d.payload),
-        state: 'pending',
-        attempts: 0,
-        next_attempt_at: d.now,
-        lease_until: null,
-        created_at: createdAt,
-      })
-      .execute();
+    // Strictly increasing per workspace (webhook-statements.ts); the caller holds the workspace lock.
+    const row = { id: d.id, job_id: d.jobId, workspace_id: d.workspaceId, api_user_id: d.apiUserId, url: d.url, payload: JSON.stringify(d.payload), next_attempt_at: d.now };
+    await ENQUEUE.execute(this.#db, row, undefined);
   }
 
   async claimDue(now: Micros, leaseUntil: Micros, limit: number): Promise<WebhookDelivery[]> {
-    const dueAt = (db: Kysely<Database>) =>
-      db
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('state', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-        .orderBy('next_attempt_at')
-        .limit(limit);
     // Most polls find nothing: a plain read first spares SQLite its write lock every second.
-    if (!(await dueAt(this.#db).executeTakeFirst())) return [];
+    if ((await DUE.execute(this.#db, { now, limit }, false)).rows.length === 0) return [];
     return this.#transact(async (db) => {
-      let due = dueAt(db);
       // PostgreSQL: senders in other processes pass each other's rows instead of waiting on them.
-      if (this.#skipLocked) due = due.forUpdate().skipLocked();
-      const ids = (await due.execute()).map((r) => r.id);
-      if (ids.length === 0) return [];
-      const rows = await db
-        .updateTable('webhook_deliveries')
-        .set({ lease_until: leaseUntil })
-        .where('id', 'in', ids)
-        .where('state', '=', 'pending')
-        .returningAll()
-        .execute();
-      // The request that created each job, for the sender's log lines (the job may be gone).
-      const jobs = await db.selectFrom('jobs').select(['id', 'request_id']).where('id', 'in', [...new Set(rows.map((r) => r.job_id))]).execute();
+      const due = (await DUE.execute(db, { now, limit }, this.#skipLocked)).rows;
+      if (due.length === 0) return [];
+      const { rows } = await LEASE.execute(db, { leaseUntil }, due.length, due);
+      const jobIds = [...new Set(rows.map((r) => r.job_id))].map((id) => ({ id }));
+      const jobs = jobIds.length === 0 ? [] : (await REQUEST_IDS.execute(db, {}, jobIds.length, jobIds)).rows;
       const requestIds = new Map(jobs.map((j) => [j.id, j.request_id]));
       return rows
         .map((r) => ({ ...toDelivery(r), requestId: requestIds.get(r.job_id) ?? null }))
@@ -114,27 +81,11 @@ export class SqlWebhookStore implements WebhookStore {
   }
 
   recordAttempt({ deliveryId, leaseUntil, attempt, state }: AttemptResult): Promise<boolean> {
+    const args = { deliveryId, leaseUntil, state, ...attempt };
     return this.#transact(async (db) => {
-      const updated = await db
-        .updateTable('webhook_deliveries')
-        .set({ state, attempts: attempt.attempt, next_attempt_at: attempt.nextRetryAt, lease_until: null })
-        .where('id', '=', deliveryId)
-        .where('state', '=', 'pending')
-        .where('lease_until', '=', leaseUntil)
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) !== 1) return false;
-      await db
-        .insertInto('webhook_attempts')
-        .values({
-          delivery_id: deliveryId,
-          attempt: attempt.attempt,
-          attempted_at: attempt.attemptedAt,
-          status_code: attempt.statusCode,
-          error: attempt.error,
-          duration_ms: attempt.durationMs,
-          next_retry_at: attempt.nextRetryAt,
-        })
-        .execute();
+      const updated = await SETTLE_DELIVERY.execute(db, args, undefined);
+      if (Number(updated.numAffectedRows ?? 0) !== 1) return false;
+      await LOG_ATTEMPT.execute(db, args, undefined);
       return true;
     });
   }
@@ -169,7 +120,7 @@ export class SqlWebhookStore implements WebhookStore {
 
   async secrets(workspaceId: string, fresh: string, now: Micros): Promise<WebhookSecrets> {
     // Every delivery attempt asks: a plain read, and a write only the first time.
-    const row = await this.#db.selectFrom('webhook_secrets').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const row = (await SECRETS.execute(this.#db, { workspaceId }, undefined)).rows[0];
     return row ? toSecrets(row) : this.#transact((db) => this.#ensureSecret(db, workspaceId, fresh, now));
   }
 

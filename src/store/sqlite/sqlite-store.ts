@@ -1,7 +1,7 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
 import type { Database } from '../schema.js';
 import type { JobEvent, Store } from '../store.js';
 import { createSqlStore } from '../sql/sql-store.js';
@@ -28,6 +28,11 @@ function withStatementCache(raw: SQLite.Database) {
   };
 }
 
+/** Every write transaction's bracket, compiled once. */
+const BEGIN_IMMEDIATE = CompiledQuery.raw('BEGIN IMMEDIATE');
+const COMMIT = CompiledQuery.raw('COMMIT');
+const ROLLBACK = CompiledQuery.raw('ROLLBACK');
+
 /**
  * The embedded store: one SQLite file in WAL mode. The server and the admin CLI may have it open
  * at once; busy_timeout makes one wait for the other's write instead of failing. better-sqlite3 is
@@ -50,15 +55,15 @@ export async function openSqliteStore(file: string): Promise<Store> {
   // other callers wait; BEGIN IMMEDIATE takes the file's write lock before the first read.
   const transact: Transact = (fn) =>
     db.connection().execute(async (conn) => {
-      await sql`BEGIN IMMEDIATE`.execute(conn);
+      await conn.executeQuery(BEGIN_IMMEDIATE);
       try {
         const out = await fn(conn);
-        await sql`COMMIT`.execute(conn);
+        await conn.executeQuery(COMMIT);
         return out;
       } catch (err) {
         // SQLite ends the transaction itself on some errors (SQLITE_FULL, SQLITE_IOERR): then
         // ROLLBACK fails too, and its "no transaction is active" must not hide the real cause.
-        await sql`ROLLBACK`.execute(conn).catch(() => undefined);
+        await conn.executeQuery(ROLLBACK).catch(() => undefined);
         throw err;
       }
     });
