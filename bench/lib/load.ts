@@ -8,6 +8,11 @@ export interface LoadResult {
   /** Answers whose status was not the expected one, and socket errors or timeouts. */
   readonly failed: number;
   readonly total: number;
+  /**
+   * `performance.now()` at the last answer. autocannon resolves an `amount` run on its one-second
+   * tick, so a run of fewer requests than a second takes looks like a second; time to this instead.
+   */
+  readonly lastAnswerAt: number;
 }
 
 export interface LoadOptions {
@@ -47,7 +52,8 @@ function rotation(o: LoadOptions): { requests: autocannon.Request[] } | undefine
 
 /** Drives `url` with autocannon in this process (the server under test shares the CPU with it). */
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
-  const result = await autocannon({
+  let lastAnswerAt = performance.now();
+  const run = autocannon({
     url: o.url,
     ...(o.amount ? { amount: o.amount } : { duration: o.seconds ?? 5 }),
     connections: o.connections,
@@ -56,6 +62,9 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     ...(o.body ? { body: o.body } : {}),
     ...rotation(o),
   });
+  // The promise autocannon returns is also its tracker, an EventEmitter (its types show only the promise).
+  (run as unknown as NodeJS.EventEmitter).on('response', () => (lastAnswerAt = performance.now()));
+  const result = await run;
   const byClass = result as unknown as Record<string, number>;
   const expected = byClass[`${Math.floor((o.expectStatus ?? 200) / 100)}xx`] ?? 0;
   return {
@@ -64,5 +73,6 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     p99_ms: result.latency.p99,
     failed: result.requests.total - expected + result.errors + result.timeouts,
     total: result.requests.total,
+    lastAnswerAt,
   };
 }

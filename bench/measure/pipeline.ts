@@ -53,7 +53,7 @@ export async function createOnlyThroughput(
     body: CREATE_BODY,
     expectStatus: 201,
   });
-  const seconds = (performance.now() - t0) / 1000;
+  const seconds = (load.lastAnswerAt - t0) / 1000;
   await waitUntil(async () => (await countJobs(db, UNFINISHED)) === 0, 'the create-only jobs to finish', 300_000, 10);
   return { jobs_per_s: round((load.total - load.failed) / seconds, 1), failed: load.failed };
 }

@@ -14,7 +14,7 @@ export interface SlotSource<T> {
   readonly batch?: number;
   /** Asked before claiming into free slots; false claims nothing this pass (a full disk). */
   mayClaim?(): Promise<boolean>;
-  /** Runs at the first pass and then at most once per poll interval, before claiming. */
+  /** Runs at the first pass and then at most once per poll interval, after that pass has claimed. */
   maintain?(): Promise<void>;
 }
 
@@ -116,11 +116,13 @@ export class SlotLoop<T> {
     let lastMaintenance = -Infinity;
     while (!this.#stopping.signal.aborted) {
       this.#wake = new AbortController();
+      // Claims first: the wake-up that finds maintenance due is most often a job just queued, and
+      // its dispatch would otherwise wait for the sweep (docs/benchmarks.md, dispatch latency).
+      await this.#fill(false);
       if (this.#source.maintain && clock.nowMs() - lastMaintenance >= pollMs) {
         lastMaintenance = clock.nowMs();
         await this.#source.maintain();
       }
-      await this.#fill(false);
       const wait = AbortSignal.any([this.#wake.signal, this.#stopping.signal]);
       await clock.sleep(pollMs, wait).catch(() => undefined);
     }

@@ -16,14 +16,19 @@ export const DISK_CHECK_TTL_MS = 1000;
 
 /**
  * Can the data dir take writes? Free space on its filesystem (statfs) at or above the floor, and a
- * probe write that succeeds (a read-only mount, a full quota, an I/O error). Shared by job creation
- * and /readyz; each answer is kept for DISK_CHECK_TTL_MS, and concurrent callers share one check.
+ * probe write that succeeds (a read-only mount, a full quota, an I/O error). Shared by job creation,
+ * the worker's claims and /readyz; each answer is kept for DISK_CHECK_TTL_MS, and concurrent callers
+ * share one check. A caller in the second half of an answer's life starts the next check in the
+ * background: under steady traffic no create and no claim waits for the disk (the wait was the tail
+ * of dispatch latency, once a second, docs/benchmarks.md), and an answer is still never older than
+ * the TTL.
  */
 export class DiskCheck {
   readonly #dir: string;
   readonly #minFreeBytes: number;
   readonly #clock: Clock;
   #last: { at: number; state: Promise<DiskState> } | undefined;
+  #refreshing = false;
 
   constructor(dir: string, minFreeBytes: number, clock: Clock) {
     this.#dir = dir;
@@ -33,10 +38,22 @@ export class DiskCheck {
 
   check(): Promise<DiskState> {
     const now = this.#clock.nowMs();
-    if (!this.#last || now - this.#last.at >= DISK_CHECK_TTL_MS || now < this.#last.at) {
-      this.#last = { at: now, state: this.#measure() };
+    const last = this.#last;
+    if (!last || now - last.at >= DISK_CHECK_TTL_MS || now < last.at) {
+      const fresh = { at: now, state: this.#measure() };
+      this.#last = fresh;
+      return fresh.state;
     }
-    return this.#last.state;
+    if (now - last.at >= DISK_CHECK_TTL_MS / 2 && !this.#refreshing) {
+      this.#refreshing = true;
+      const state = this.#measure();
+      void state.then((measured) => {
+        this.#refreshing = false;
+        // Unless a caller that found the answer expired measured anew meanwhile.
+        if (this.#last === last) this.#last = { at: now, state: Promise.resolve(measured) };
+      });
+    }
+    return last.state;
   }
 
   async #measure(): Promise<DiskState> {
