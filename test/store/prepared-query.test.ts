@@ -100,13 +100,15 @@ for (const dialect of dialects) {
       expect(builds).toBe(2);
     });
 
-    it('refuses an argument that the build altered, enumerated or that the call left out', async () => {
+    it('refuses an argument that the build altered, enumerated, wrote into the text or that the call left out', async () => {
       const altered = new PreparedQuery((db, { args }: { args: { id: string } }) => untyped(db).selectFrom('t').select('id').where('id', 'like', `${args.id}%`).compile());
       await expect(altered.execute(opened.db, { id: 'a' }, undefined)).rejects.toThrow(/altered a parameter stand-in/);
       const spread = new PreparedQuery((db, { args }: { args: Row }) => untyped(db).insertInto('t').values({ ...args }).compile());
       await expect(spread.execute(opened.db, { id: 'x', v: 9 }, undefined)).rejects.toThrow(/enumerated its stand-ins/);
       const byId = new PreparedQuery((db, { args }: { args: { id?: string } }) => untyped(db).selectFrom('t').select('id').where('id', '=', args.id!).compile());
       await expect(byId.execute(opened.db, {}, undefined)).rejects.toThrow(/parameter 1 has no value/);
+      const literal = new PreparedQuery((db, { args }: { args: { id: string } }) => untyped(db).selectFrom('t').select('id').where('id', '=', sql.lit(args.id)).compile());
+      await expect(literal.execute(opened.db, { id: 'a' }, undefined)).rejects.toThrow(/into its SQL text/);
     });
   });
 }

@@ -81,6 +81,8 @@ export class PreparedQuery<A extends object, R, S = void, Row extends object = R
     if (!compiled) {
       const p: Params<A, Row> = { args: standIns<A>(':'), row: (i) => standIns<Row>(`${i}:`) };
       const query = this.#build(db, p, shape);
+      // A stand-in written into the text (sql.raw, sql.lit) would send its placeholder as SQL.
+      if (query.sql.includes(MARK)) throw new Error('a prepared statement wrote a parameter stand-in into its SQL text; pass it as a value');
       compiled = { query, slots: query.parameters.map(slotOf) };
       if (variants.size < MAX_VARIANTS) variants.set(key, compiled);
     }
