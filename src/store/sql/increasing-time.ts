@@ -24,6 +24,11 @@ export async function nextCreatedAt(
   rowLocks: boolean,
 ): Promise<RawBuilder<number>> {
   if (rowLocks) await db.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forNoKeyUpdate().execute();
+  return createdAfterNewest(table, workspaceId, now);
+}
+
+/** nextCreatedAt's expression alone, for a caller that already holds the order (a prepared statement's build). */
+export function createdAfterNewest(table: 'assets' | 'styles' | 'webhook_deliveries', workspaceId: string, now: number): RawBuilder<number> {
   const newest = sql<number | null>`(SELECT created_at FROM ${sql.table(table)} WHERE workspace_id = ${workspaceId} ORDER BY created_at DESC LIMIT 1)`;
   return sql<number>`CASE WHEN ${newest} + 1 > CAST(${now} AS BIGINT) THEN ${newest} + 1 ELSE CAST(${now} AS BIGINT) END`;
 }

@@ -67,7 +67,7 @@ const INSERT_FUSED = new PreparedQuery(
 
 /** The new rows' written columns; the others start at their defaults, as in INSERT_FUSED. */
 const INSERT_ROWS = new PreparedQuery(
-  (db, { row }: { row: (i: number) => NewRow }, count: number) =>
+  (db, { row }: { row: (i: number) => Selectable<JobsTable> }, count: number) =>
     db
       .insertInto('jobs')
       .values(
@@ -114,22 +114,25 @@ export async function insertJobs(db: Kysely<Database>, jobs: readonly NewJob[], 
     else byUser.set(job.apiUserId, [job]);
   }
   const created = new Map<string, Selectable<JobsTable>>();
-  const pending: NewRow[] = [];
+  const pending: Selectable<JobsTable>[] = [];
   for (const [userId, own] of [...byUser].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const k = own.length;
     const clock: ClockArgs = { userId, k, now, end: now + k - 1 };
     if (fused) {
-      const rows = own.map((job, i) => ({ ...newRow(job, 0), back: k - 1 - i }));
+      const rows = own.map((job, i): NewRow => ({ ...newRow(job, 0), back: k - 1 - i }));
       const result = await INSERT_FUSED.execute(db, clock, k, rows);
       if (result.rows.length !== k) throw new Error(`API user ${userId} vanished`);
       const at = new Map(result.rows.map((x) => [x.id, Number(x.created_at)]));
-      for (const job of own) created.set(job.id, newRow(job, at.get(job.id)!));
+      for (const { back: _, ...row } of rows) {
+        const createdAt = at.get(row.id)!;
+        created.set(row.id, { ...row, created_at: createdAt, updated_at: createdAt });
+      }
       continue;
     }
     const advanced = (await ADVANCE_CLOCK.execute(db, clock, undefined)).rows[0];
     if (!advanced) throw new Error(`API user ${userId} vanished`);
     own.forEach((job, i) => {
-      const row = { ...newRow(job, Number(advanced.last_job_us) - (k - 1 - i)), back: 0 };
+      const row = newRow(job, Number(advanced.last_job_us) - (k - 1 - i));
       created.set(row.id, row);
       pending.push(row);
     });

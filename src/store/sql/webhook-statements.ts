@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { Selectable } from 'kysely';
 import type { WebhookDeliveriesTable } from '../schema.js';
+import { createdAfterNewest } from './increasing-time.js';
 import { PreparedQuery } from './prepared-query.js';
 
 /**
@@ -11,12 +11,11 @@ import { PreparedQuery } from './prepared-query.js';
 type NewRow = Omit<Selectable<WebhookDeliveriesTable>, 'created_at' | 'lease_until' | 'state' | 'attempts'>;
 
 /**
- * One delivery, its created_at strictly after the workspace's newest (increasing-time.ts's rule),
+ * One delivery, its created_at strictly after the workspace's newest (increasing-time.ts),
  * so GET /webhook-deliveries pages by time exactly; the end's workspace lock orders concurrent ends.
  */
-export const ENQUEUE = new PreparedQuery((db, { args: d }: { args: NewRow }) => {
-  const newest = sql<number | null>`(SELECT created_at FROM webhook_deliveries WHERE workspace_id = ${d.workspace_id} ORDER BY created_at DESC LIMIT 1)`;
-  return db
+export const ENQUEUE = new PreparedQuery((db, { args: d }: { args: NewRow }) =>
+  db
     .insertInto('webhook_deliveries')
     .values({
       id: d.id,
@@ -29,10 +28,10 @@ export const ENQUEUE = new PreparedQuery((db, { args: d }: { args: NewRow }) => 
       attempts: 0,
       next_attempt_at: d.next_attempt_at,
       lease_until: null,
-      created_at: sql<number>`CASE WHEN ${newest} + 1 > CAST(${d.next_attempt_at} AS BIGINT) THEN ${newest} + 1 ELSE CAST(${d.next_attempt_at} AS BIGINT) END`,
+      created_at: createdAfterNewest('webhook_deliveries', d.workspace_id, d.next_attempt_at!),
     })
-    .compile();
-}, () => '');
+    .compile(),
+);
 
 /** The oldest due deliveries; `skipLocked` (PostgreSQL, in the claim's transaction) passes other senders' rows. */
 export const DUE = new PreparedQuery(
