@@ -2,7 +2,7 @@ import { SANDBOX_DWELL_MS, sandboxMarkersOf } from '../domain/sandbox-markers.js
 import type { SandboxFailCode, SandboxMarkers } from '../domain/sandbox-markers.js';
 import type { Clock } from '../lib/clock.js';
 import { describeFault } from '../lib/infra-fault.js';
-import { UPSTREAM_MESSAGES } from './providers/upstream-errors.js';
+import { UPSTREAM_MESSAGES } from './upstream/upstream-error.js';
 import { EngineError } from './engine.js';
 import type { Engine, EngineContext, EngineJob, EngineStage, OutputFile } from './engine.js';
 import { DEFAULT_MEDIA_LIMITS, count, tooLarge } from './media/media-limits.js';

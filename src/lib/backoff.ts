@@ -117,3 +117,14 @@ export function parseRetryAfter(header: string | undefined, nowMs: number): numb
   const at = parseHttpDate(text, nowMs);
   return at === undefined ? undefined : Math.max(0, at - nowMs);
 }
+
+/**
+ * The one exponential backoff of every retry loop that is not a webhook delivery (an upstream's
+ * passing trouble, a process restart, a worker's claims): `baseMs` after the first failure,
+ * doubling with each one after, never more than `maxMs`. `failures` counts the failures so far
+ * (1 after the first); the exponent is clamped, so a long outage cannot overflow to Infinity.
+ */
+export function backoffMs(failures: number, baseMs: number, maxMs: number): number {
+  const n = Number.isFinite(failures) ? Math.min(Math.max(1, Math.floor(failures)), 31) : 31;
+  return Math.min(maxMs, baseMs * 2 ** (n - 1));
+}

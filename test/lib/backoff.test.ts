@@ -5,6 +5,7 @@ import {
   MAX_RETRY_DELAY_MS,
   RETRY_DELAYS_MS,
   RETRY_JITTER,
+  backoffMs,
   parseRetryAfter,
   retryDelayMs,
   withRetryAfter,
@@ -165,5 +166,18 @@ describe('docs/webhooks.md', () => {
     expect(doc).toContain(`After ${MAX_ATTEMPTS} attempts`);
     expect(doc).toContain(`±${RETRY_JITTER * 100}%`);
     expect(doc).toContain(`no wait exceeds ${MAX_RETRY_DELAY_MS / HOUR} hours`);
+  });
+});
+
+describe('backoffMs', () => {
+  it('starts at the base, doubles with each failure and stops at the cap', () => {
+    expect([1, 2, 3, 4, 5, 6].map((n) => backoffMs(n, 500, 10_000))).toEqual([500, 1000, 2000, 4000, 8000, 10_000]);
+  });
+
+  it('stays finite and capped through a long outage and for nonsense counts', () => {
+    expect(backoffMs(10_000, 500, 30_000)).toBe(30_000);
+    expect(backoffMs(Number.POSITIVE_INFINITY, 500, 30_000)).toBe(30_000);
+    expect(backoffMs(0, 500, 30_000)).toBe(500);
+    expect(backoffMs(-3, 500, 30_000)).toBe(500);
   });
 });

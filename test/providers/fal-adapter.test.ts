@@ -5,7 +5,7 @@ import { FAL_DEFAULT_BASE_URL, FAL_DEFAULT_OUTPUTS, falAdapter, falAppId, falBas
 import { clearFalJwksCache } from '../../src/engines/providers/fal-webhook.js';
 import { createProviderHttp } from '../../src/engines/providers/provider-http.js';
 import type { ProviderAdapter, ProviderSettings } from '../../src/engines/providers/provider-port.js';
-import { UpstreamError } from '../../src/engines/providers/provider-port.js';
+import { UpstreamError } from '../../src/engines/upstream/upstream-error.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { startFakeFal, type FakeFal, type FakeFalOptions } from './fakes/fake-fal.js';
 

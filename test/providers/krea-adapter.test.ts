@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { KREA_DEFAULT_OUTPUTS, kreaAdapter, kreaPath } from '../../src/engines/providers/krea-adapter.js';
 import { createProviderHttp } from '../../src/engines/providers/provider-http.js';
-import { UpstreamError } from '../../src/engines/providers/provider-port.js';
+import { UpstreamError } from '../../src/engines/upstream/upstream-error.js';
 import type { ProviderAdapter, UpstreamHandle, UpstreamStatus } from '../../src/engines/providers/provider-port.js';
 import { LocalEngine } from '../../src/engines/local/local-engine.js';
 import { systemClock } from '../../src/lib/clock.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OPENAI_DEFAULT_OUTPUTS, openaiAdapter, openaiBaseUrl } from '../../src/engines/providers/openai-adapter.js';
 import { createProviderHttp } from '../../src/engines/providers/provider-http.js';
-import { UpstreamError } from '../../src/engines/providers/provider-port.js';
+import { UpstreamError } from '../../src/engines/upstream/upstream-error.js';
 import type { ProviderAdapter, ProviderSettings } from '../../src/engines/providers/provider-port.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { startFakeOpenAi } from './fakes/fake-openai.js';

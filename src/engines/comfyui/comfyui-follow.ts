@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { isPlainObject } from '../../lib/plain-object.js';
 import type { EngineContext } from '../engine.js';
-import { UpstreamError } from '../providers/provider-port.js';
+import { UpstreamError } from '../upstream/upstream-error.js';
 import type { ComfyHttp } from './comfyui-http.js';
 import type { HistoryEntry } from './comfyui-results.js';
 import { executionFailure, historyFailure, isFinished } from './comfyui-results.js';

@@ -1,4 +1,4 @@
-import { UpstreamError } from '../providers/provider-port.js';
+import { UpstreamError } from '../upstream/upstream-error.js';
 
 /**
  * HTTP to one ComfyUI server (its routes: server.py of Comfy-Org/ComfyUI). Every call ends with

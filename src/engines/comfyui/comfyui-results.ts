@@ -4,8 +4,8 @@ import { isPlainObject } from '../../lib/plain-object.js';
 import { contentTypeOf } from '../../outputs/output-store.js';
 import type { OutputFile } from '../engine.js';
 import { sniffAsset } from '../media/media-types.js';
-import { MAX_UPSTREAM_OUTPUTS } from '../providers/provider-media.js';
-import { UpstreamError } from '../providers/provider-port.js';
+import { MAX_UPSTREAM_OUTPUTS } from '../upstream/upstream-template.js';
+import { UpstreamError } from '../upstream/upstream-error.js';
 import type { ComfyWorkflow } from './comfyui-binding.js';
 import type { ComfyHttp } from './comfyui-http.js';
 

@@ -5,7 +5,7 @@ import type { Log } from '../../lib/log.js';
 import { urlInputsOf } from '../../models/private-urls.js';
 import { EngineError, JOB_ERROR_CODES, RunStopped } from '../engine.js';
 import type { BindableEngine, EngineContext, EngineJob, JobErrorCode, OutputFile } from '../engine.js';
-import { fillTemplate } from '../providers/upstream-mapping.js';
+import { fillTemplate } from '../upstream/upstream-template.js';
 import { takeOutput, writeInputs } from './command-files.js';
 import type { OutputRules } from './command-files.js';
 import { CommandRetryable, ProcessPool } from './command-pool.js';

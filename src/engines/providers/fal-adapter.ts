@@ -25,7 +25,7 @@
  *   sent without our key), and `file_url` is what the model is given.
  */
 import type { AdapterFactory, ProviderSettings, UpstreamHandle, UpstreamStatus, UpstreamUsage } from './provider-port.js';
-import { UpstreamError, cleanUpstreamMessage } from './provider-port.js';
+import { UpstreamError, cleanUpstreamMessage } from '../upstream/upstream-error.js';
 import { errorText } from './provider-http.js';
 import { FAL_DEFAULT_JWKS_URL, verifyFalWebhook } from './fal-webhook.js';
 

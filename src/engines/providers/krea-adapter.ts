@@ -20,7 +20,7 @@
  * (403) simply reports no usage.
  */
 import type { AdapterFactory, ProviderAdapter, ProviderHttp, SubmitRequest, Submitted, UpstreamHandle, UpstreamStatus, UpstreamUsage } from './provider-port.js';
-import { UpstreamError, cleanUpstreamMessage } from './provider-port.js';
+import { UpstreamError, cleanUpstreamMessage } from '../upstream/upstream-error.js';
 
 export const KREA_DEFAULT_BASE_URL = 'https://api.krea.ai';
 

@@ -19,7 +19,7 @@
  */
 import { DataUriError, decodeDataUri } from '../../lib/data-uri.js';
 import type { AdapterFactory, ProviderAdapter, SubmitRequest, Submitted, UpstreamStatus, UpstreamUsage } from './provider-port.js';
-import { UpstreamError } from './provider-port.js';
+import { UpstreamError } from '../upstream/upstream-error.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 

@@ -9,9 +9,9 @@ import { createProviderHttp } from './provider-http.js';
 import type { ProviderCallOutcome } from './provider-http.js';
 import { providerMediaInput, storeUpstreamOutputs } from './provider-media.js';
 import type { AdapterFactory, ProviderAdapter, ProviderSettings, ProviderType, UpstreamHandle, UpstreamStatus } from './provider-port.js';
-import { UpstreamError } from './provider-port.js';
-import { upstreamJobError } from './upstream-errors.js';
-import { fillTemplate, readOutputPaths } from './upstream-mapping.js';
+import { UpstreamError } from '../upstream/upstream-error.js';
+import { upstreamJobError } from '../upstream/upstream-error.js';
+import { fillTemplate, readOutputPaths } from '../upstream/upstream-template.js';
 import type { UpstreamNudges } from './upstream-nudges.js';
 
 /** The longest wait between two status polls. */

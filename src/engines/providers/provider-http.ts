@@ -1,7 +1,7 @@
 import { parseRetryAfter } from '../../lib/backoff.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ProviderHttp, ProviderType } from './provider-port.js';
-import { UpstreamError, cleanUpstreamMessage } from './provider-port.js';
+import { UpstreamError, cleanUpstreamMessage } from '../upstream/upstream-error.js';
 
 /** The largest JSON answer a provider may send: an OpenAI answer with four base64 PNGs fits easily. */
 export const MAX_PROVIDER_JSON_BYTES = 64 * 1024 * 1024;

@@ -7,8 +7,8 @@ import { contentTypeOf } from '../../outputs/output-store.js';
 import type { OutputFile } from '../engine.js';
 import { sniffAsset } from '../media/media-types.js';
 import type { ProviderAdapter } from './provider-port.js';
-import { UpstreamError } from './provider-port.js';
-import { containsString, replaceString } from './upstream-mapping.js';
+import { UpstreamError } from '../upstream/upstream-error.js';
+import { MAX_UPSTREAM_OUTPUTS, containsString, replaceString } from '../upstream/upstream-template.js';
 
 /**
  * Media across the provider boundary. In: the request's media inputs (assets, URLs, data URIs),
@@ -18,8 +18,6 @@ import { containsString, replaceString } from './upstream-mapping.js';
  * origin) or decoded, capped, judged by their bytes, written to the run's directory.
  */
 
-/** At most this many files are taken from one answer. */
-export const MAX_UPSTREAM_OUTPUTS = 16;
 
 export interface MediaInput {
   readonly field: string;

@@ -12,7 +12,7 @@
 import { verifyWebhook as verifyStandardWebhook } from '../../lib/standard-webhooks.js';
 import { isPlainObject } from '../../lib/plain-object.js';
 import type { AdapterFactory, ProviderAdapter, ProviderHttp, UpstreamHandle, UpstreamStatus, UpstreamUsage } from './provider-port.js';
-import { UpstreamError, cleanUpstreamMessage } from './provider-port.js';
+import { UpstreamError, cleanUpstreamMessage } from '../upstream/upstream-error.js';
 
 export const REPLICATE_DEFAULT_OUTPUTS = ['output'] as const;
 

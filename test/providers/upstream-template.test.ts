@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fillTemplate, readOutputPaths } from '../../src/engines/providers/upstream-mapping.js';
+import { fillTemplate, readOutputPaths } from '../../src/engines/upstream/upstream-template.js';
 
 describe('upstream templates', () => {
   const request = { prompt: 'a red fox', width: 1024, steps: 28, seed: null, loras: [{ id: 'x', scale: 0.5 }], size: { w: 3 } };

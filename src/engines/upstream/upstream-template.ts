@@ -111,3 +111,6 @@ export function containsString(value: unknown, s: string): boolean {
   if (isPlainObject(value)) return Object.values(value).some((v) => containsString(v, s));
   return false;
 }
+
+/** At most this many files are taken from one answer. */
+export const MAX_UPSTREAM_OUTPUTS = 16;
