@@ -63,7 +63,7 @@ export const DEFAULT_BASE_URLS: Readonly<Record<ProviderType, string>> = Object.
 /** Types whose SDKs take the base URL with `/v1` (and whose paths below it have none): one without it gets it. */
 const V1_TYPES: ReadonlySet<ProviderType> = new Set(['replicate', 'openai']);
 export const DEFAULT_FAL_JWKS_URL = 'https://rest.alpha.fal.ai/.well-known/jwks.json';
-export const DEFAULT_FAL_STORAGE_URL = 'https://rest.alpha.fal.ai';
+export const DEFAULT_FAL_STORAGE_URL = 'https://rest.fal.ai';
 
 const NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const ENV_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;

@@ -43,6 +43,11 @@ describe('providers in the config file', () => {
     expect(JSON.stringify(config)).not.toContain(ENV.REPLICATE_API_TOKEN);
   });
 
+  it("gives a fal provider fal's storage at rest.fal.ai (both of fal's clients use it) and its webhook keys where fal publishes them", () => {
+    const [fal] = load({ providers: { f: { type: 'fal', api_key_env: 'OPENAI_API_KEY' } } }).providers;
+    expect(fal).toMatchObject({ baseUrl: 'https://queue.fal.run', storageUrl: 'https://rest.fal.ai', webhookJwksUrl: 'https://rest.alpha.fal.ai/.well-known/jwks.json' });
+  });
+
   it.each([
     [{ x: { type: 'midjourney', api_key_env: 'OPENAI_API_KEY' } }, 'providers.x.type must be one of replicate, fal, openai, krea, got "midjourney"'],
     [{ x: { type: 'openai' } }, 'providers.x.api_key_env must name the environment variable that holds the key'],

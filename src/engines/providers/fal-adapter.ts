@@ -12,7 +12,7 @@
  *   app id without the endpoint's subpath (`fal-ai/flux` for `fal-ai/flux/dev`): the answer's URLs
  *   are used; without them they are built as fal-js does (libs/client/src/queue.ts and
  *   parseEndpointId in libs/client/src/utils.ts of fal-ai/fal-js: `owner/alias`, behind a
- *   `workflows/` or `comfy/` namespace when there is one).
+ *   `workflows/` or `comfy/` namespace when there is one; a legacy `123-alias` is `123/alias`, as ensureEndpointIdFormat reads it).
  *   fal has no FAILED status: a failed request goes COMPLETED, with `error` / `error_type` on the
  *   status (fal-ai/fal pull 1143, `final_status.error`) and its response URL answering a 4xx with
  *   `detail` (TanStack/ai pull 396, "fal.ai never returns a FAILED queue status").
@@ -33,8 +33,12 @@ export { FAL_DEFAULT_JWKS_URL } from './fal-webhook.js';
 
 /** fal's queue API: what the JavaScript client calls (`queue` subdomain of fal.run). */
 export const FAL_DEFAULT_BASE_URL = 'https://queue.fal.run';
-/** fal's REST API, where storage uploads start: its origin must be among createProviderHttp's trustedOrigins. */
-export const FAL_DEFAULT_STORAGE_URL = 'https://rest.alpha.fal.ai';
+/**
+ * fal's REST API, where storage uploads start (fal-js libs/client/src/config.ts getRestApiUrl, and
+ * fal's Python client: `rest.fal.ai`, no longer `rest.alpha.fal.ai`). Its origin must be among
+ * createProviderHttp's trustedOrigins.
+ */
+export const FAL_DEFAULT_STORAGE_URL = 'https://rest.fal.ai';
 /** Where fal's common answers hold files: images (FLUX and most image models), one image, video, audio. */
 export const FAL_DEFAULT_OUTPUTS: readonly string[] = Object.freeze(['images[*].url', 'image.url', 'video.url', 'audio.url']);
 
@@ -52,9 +56,20 @@ export function falBaseUrl(configured?: string): string {
   return trimmed;
 }
 
-/** An endpoint id as fal takes it: `owner/alias[/path...]`, each segment plain (no `..`, no query). */
+/** fal's legacy app id, `<numeric owner>-<alias>` (fal-js ensureEndpointIdFormat): the same app as `<owner>/<alias>`. */
+const LEGACY_APP_ID_RE = /^([0-9]+)-([a-zA-Z0-9-]+)$/;
+
+/**
+ * An endpoint id as fal takes it, `owner/alias[/path...]`, each segment plain (no `..`, no query);
+ * a legacy `123-alias` is rewritten `123/alias`, as fal-js's ensureEndpointIdFormat does.
+ */
+export function falEndpointId(model: string): string {
+  const legacy = LEGACY_APP_ID_RE.exec(model);
+  return legacy ? `${legacy[1]}/${legacy[2]}` : model;
+}
+
 function checkEndpointId(model: string): string[] {
-  const parts = model.split('/');
+  const parts = falEndpointId(model).split('/');
   const ok = parts.length >= 2 && parts.every((p) => /^[A-Za-z0-9_][A-Za-z0-9_.~-]*$/.test(p) && p !== '..');
   if (!ok || (NAMESPACES.has(parts[0]!) && parts.length < 3)) {
     throw new UpstreamError('rejected', `"${cleanUpstreamMessage(model)}" is not a fal endpoint id (owner/app[/path])`);
@@ -151,12 +166,12 @@ export const falAdapter: AdapterFactory = (settings: ProviderSettings, http) => 
     synchronous: false,
 
     async submit(req) {
-      checkEndpointId(req.model);
+      const endpoint = checkEndpointId(req.model).join('/');
       const query = req.webhookUrl ? `?fal_webhook=${encodeURIComponent(req.webhookUrl)}` : '';
-      const answer = record(await http.json('POST', `${base}/${req.model}${query}`, req.input));
+      const answer = record(await http.json('POST', `${base}/${endpoint}${query}`, req.input));
       const id = str(answer?.request_id);
       if (!answer || !id) throw new UpstreamError('malformed', 'fal accepted the submission without a request_id');
-      const handle: UpstreamHandle = { id, urls: urlsFor(req.model, id, answer) };
+      const handle: UpstreamHandle = { id, urls: urlsFor(endpoint, id, answer) };
       // The answer is IN_QUEUE as documented; anything else (even COMPLETED) is read by the first poll.
       const raw = str(answer.status) ?? 'IN_QUEUE';
       return { handle, status: raw === 'IN_QUEUE' || raw === 'COMPLETED' ? { state: 'queued', raw } : mapStatus(raw, answer) };

@@ -7,7 +7,8 @@
  * - the signed message: request id, user id, timestamp and the hex SHA-256 of the raw body,
  *   joined by newlines;
  * - the public keys: the JWKS at https://rest.alpha.fal.ai/.well-known/jwks.json (OKP / Ed25519,
- *   base64url `x`), which fal's example caches for 24 hours; any key verifying is enough.
+ *   base64url `x`), which fal's example caches for 24 hours; any key verifying is enough. It stays
+ *   where fal's webhook documentation publishes it, though fal's clients moved storage to rest.fal.ai.
  * The JWKS is fetched without our key (it is public) and cached per URL.
  */
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
