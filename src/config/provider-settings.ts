@@ -1,5 +1,5 @@
 import { isPlainObject } from '../lib/plain-object.js';
-import { ConfigError } from './readers.js';
+import { ConfigError, shownUrl } from './readers.js';
 
 /**
  * The config file's `providers` (hosted services models can be bound to as `provider:<name>`) and
@@ -75,16 +75,21 @@ const INTS = {
   inline_max_bytes: { min: 0, max: 64 * 1024 * 1024, default: 1024 * 1024 },
 } as const;
 
+/** An absolute http(s) URL without credentials, query or fragment; an error quotes it without its credentials (shownUrl). */
 function httpUrl(raw: unknown, where: string): string {
   if (typeof raw === 'string') {
+    let u: URL | undefined;
     try {
-      const u = new URL(raw);
-      if ((u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && !u.search && !u.hash) return raw.replace(/\/+$/, '');
+      u = new URL(raw);
     } catch {
       /* refused below */
     }
+    if (u && (u.username || u.password)) {
+      throw new ConfigError(`${where} must be an absolute http(s) URL without credentials, query or fragment; it carries credentials (user:password@), which are never used: the key goes in the variable api_key_env names; got ${shownUrl(raw)}`);
+    }
+    if (u && (u.protocol === 'http:' || u.protocol === 'https:') && !u.search && !u.hash) return raw.replace(/\/+$/, '');
   }
-  throw new ConfigError(`${where} must be an absolute http(s) URL without credentials, query or fragment, got ${JSON.stringify(raw)}`);
+  throw new ConfigError(`${where} must be an absolute http(s) URL without credentials, query or fragment, got ${shownUrl(raw)}`);
 }
 
 /** `https://api.replicate.com` and `https://api.replicate.com/v1` both name the same API. */
@@ -109,7 +114,8 @@ function readProvider(name: string, raw: unknown, file: string, env: Readonly<Re
   const keyEnv = raw.api_key_env;
   if (typeof keyEnv !== 'string' || !ENV_RE.test(keyEnv)) throw new ConfigError(`${where}.api_key_env must name the environment variable that holds the key, e.g. "REPLICATE_API_TOKEN"`);
   const key = env[keyEnv];
-  if (key === undefined || key.trim() === '') throw new ConfigError(`${where}: the environment variable ${keyEnv} (api_key_env) is not set; it must hold the provider's key`);
+  if (key === undefined) throw new ConfigError(`${where}: the environment variable ${keyEnv} (api_key_env) is not set; it must hold the provider's key`);
+  if (key.trim() === '') throw new ConfigError(`${where}: the environment variable ${keyEnv} (api_key_env) is set but empty; it must hold the provider's key`);
   const secret = key.trim();
   const ints = Object.fromEntries(
     Object.entries(INTS).map(([k, spec]) => {
