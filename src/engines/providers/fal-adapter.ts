@@ -24,6 +24,7 @@
  *   file_name}` answers `{upload_url, file_url}`; the bytes go by `PUT upload_url` (a presigned URL:
  *   sent without our key), and `file_url` is what the model is given.
  */
+import { providerType } from '../../config/provider-types.js';
 import type { AdapterFactory, ProviderSettings, UpstreamHandle, UpstreamStatus, UpstreamUsage } from './provider-port.js';
 import { UpstreamError, cleanUpstreamMessage } from '../upstream/upstream-error.js';
 import { errorText } from './provider-http.js';
@@ -31,29 +32,28 @@ import { FAL_DEFAULT_JWKS_URL, verifyFalWebhook } from './fal-webhook.js';
 
 export { FAL_DEFAULT_JWKS_URL } from './fal-webhook.js';
 
+const FAL = providerType('fal');
 /** fal's queue API: what the JavaScript client calls (`queue` subdomain of fal.run). */
-export const FAL_DEFAULT_BASE_URL = 'https://queue.fal.run';
+export const FAL_DEFAULT_BASE_URL = FAL.defaultBaseUrl;
 /**
  * fal's REST API, where storage uploads start (fal-js libs/client/src/config.ts getRestApiUrl, and
  * fal's Python client: `rest.fal.ai`, no longer `rest.alpha.fal.ai`). Its origin must be among
  * createProviderHttp's trustedOrigins.
  */
-export const FAL_DEFAULT_STORAGE_URL = 'https://rest.fal.ai';
+export const FAL_DEFAULT_STORAGE_URL = FAL.extraUrls.storage_url!.default;
 /** Where fal's common answers hold files: images (FLUX and most image models), one image, video, audio. */
 export const FAL_DEFAULT_OUTPUTS: readonly string[] = Object.freeze(['images[*].url', 'image.url', 'video.url', 'audio.url']);
 
 const NAMESPACES = new Set(['workflows', 'comfy']);
 
 /**
- * The queue base URL from a configured one: trailing slashes dropped, and fal's synchronous host
- * (`https://fal.run`, which has no queue and no webhooks) replaced by `https://queue.fal.run`.
- * Any other URL (a proxy, a fake) is kept as given. fal's URLs have no `/v1`.
+ * The queue base URL from a configured one (the type's rule, config/provider-types.ts): trailing
+ * slashes dropped, and fal's synchronous host (`https://fal.run`, which has no queue and no
+ * webhooks) replaced by `https://queue.fal.run`. Any other URL (a proxy, a fake) is kept as given.
+ * fal's URLs have no `/v1`.
  */
 export function falBaseUrl(configured?: string): string {
-  const trimmed = (configured ?? '').trim().replace(/\/+$/, '');
-  if (!trimmed) return FAL_DEFAULT_BASE_URL;
-  if (/^https:\/\/fal\.run$/i.test(trimmed)) return FAL_DEFAULT_BASE_URL;
-  return trimmed;
+  return configured?.trim() ? FAL.baseUrl(configured) : FAL_DEFAULT_BASE_URL;
 }
 
 /** fal's legacy app id, `<numeric owner>-<alias>` (fal-js ensureEndpointIdFormat): the same app as `<owner>/<alias>`. */

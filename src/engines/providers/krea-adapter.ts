@@ -27,8 +27,9 @@
  */
 import type { AdapterFactory, ProviderAdapter, ProviderHttp, SubmitRequest, Submitted, UpstreamHandle, UpstreamStatus, UpstreamUsage } from './provider-port.js';
 import { UpstreamError, cleanUpstreamMessage } from '../upstream/upstream-error.js';
+import { providerType } from '../../config/provider-types.js';
 
-export const KREA_DEFAULT_BASE_URL = 'https://api.krea.ai';
+export const KREA_DEFAULT_BASE_URL = providerType('krea').defaultBaseUrl;
 
 /**
  * Where a job's files are (spec 2.2): `result.urls` as an array of URL strings (images, video), or
