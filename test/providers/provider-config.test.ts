@@ -87,6 +87,14 @@ describe('providers in the config file', () => {
     expect(err.message).toContain('***@');
   });
 
+  it('never echoes the text around a syntax error of the config file, which may hold credentials', () => {
+    const path = join(dir, `config-${n++}.json`);
+    // V8 would quote `'https://:s3c`: the start of the password.
+    writeFileSync(path, `{"providers": {"x": {"type": "openai", "base_url": 'https://:s3cr3t-pw@api.openai.com'}}}`);
+    expect(() => loadConfig({ env: ENV, configFile: path })).toThrow(/cannot read config file .* is not valid JSON/);
+    expect(() => loadConfig({ env: ENV, configFile: path })).not.toThrow(/https|s3c/);
+  });
+
   it('never echoes the credentials of a URL setting in its error (public_url)', () => {
     expect(() => load({ public_url: 'ftp://user:s3cr3t-pw@example.com' })).toThrow(ConfigError);
     expect(() => load({ public_url: 'ftp://user:s3cr3t-pw@example.com' })).not.toThrow(/s3cr3t-pw/);
