@@ -83,7 +83,6 @@ function httpUrl(raw: unknown, where: string): string {
   throw new ConfigError(`${where} must be an absolute http(s) URL without credentials, query or fragment, got ${shownUrl(raw)}`);
 }
 
-
 function readProvider(name: string, raw: unknown, file: string, env: Readonly<Record<string, string | undefined>>): ProviderSettings {
   const where = `${file}: providers.${name}`;
   if (!NAME_RE.test(name)) throw new ConfigError(`${file}: providers: '${name.slice(0, 80)}' is not a provider name; a name is 1 to 63 of a-z, 0-9, _ and -`);
