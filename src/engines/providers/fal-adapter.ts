@@ -36,9 +36,10 @@ const FAL = providerType('fal');
 /** fal's queue API: what the JavaScript client calls (`queue` subdomain of fal.run). */
 export const FAL_DEFAULT_BASE_URL = FAL.defaultBaseUrl;
 /**
- * fal's REST API, where storage uploads start (fal-js libs/client/src/config.ts getRestApiUrl, and
- * fal's Python client: `rest.fal.ai`, no longer `rest.alpha.fal.ai`). Its origin must be among
- * createProviderHttp's trustedOrigins.
+ * fal's REST API, where storage uploads start: `rest.fal.ai`, no longer `rest.alpha.fal.ai`, in
+ * fal-js (libs/client/src/config.ts getRestApiUrl, since fal-ai/fal-js pull 198) and fal's Python
+ * client (fal-ai/fal projects/fal_client/src/fal_client/client.py REST_URL). Its origin must be
+ * among createProviderHttp's trustedOrigins.
  */
 export const FAL_DEFAULT_STORAGE_URL = FAL.extraUrls.storage_url!.default;
 /** Where fal's common answers hold files: images (FLUX and most image models), one image, video, audio. */
