@@ -1,4 +1,4 @@
-import { ConfigError } from './readers.js';
+import { ConfigError, shownUrl } from './readers.js';
 import type { OptionSpec } from './options.js';
 
 /** A setting's value, as the config file, the environment or a flag gave it. */
@@ -28,7 +28,7 @@ export function coerce(spec: OptionSpec, raw: unknown, where: string): Value {
           /* reported below */
         }
       }
-      throw new ConfigError(`${where} must be an absolute http(s) URL, got ${JSON.stringify(raw)}`);
+      throw new ConfigError(`${where} must be an absolute http(s) URL, got ${shownUrl(raw)}`);
     }
     case 'string':
       if (typeof raw === 'string' && raw.length > 0) {

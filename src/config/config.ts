@@ -188,7 +188,8 @@ export function loadConfig(opts: {
     try {
       parsed = JSON.parse(readFileSync(file, 'utf8'));
     } catch (err) {
-      throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
+      // V8 quotes the text around a syntax error, which may be part of a URL's credentials: dropped.
+      throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message.replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, ' is not valid JSON')}`);
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       throw new ConfigError(`${file}: must be a JSON object`);

@@ -1,5 +1,7 @@
 import { isPlainObject } from '../lib/plain-object.js';
-import { ConfigError } from './readers.js';
+import { PROVIDER_TYPE_LIST, PROVIDER_TYPES, providerTypeOf } from './provider-types.js';
+import type { ProviderType } from './provider-types.js';
+import { ConfigError, shownUrl } from './readers.js';
 
 /**
  * The config file's `providers` (hosted services models can be bound to as `provider:<name>`) and
@@ -9,22 +11,22 @@ import { ConfigError } from './readers.js';
  * the settings carries it.
  */
 
-export const PROVIDER_TYPES = ['replicate', 'fal', 'openai', 'krea'] as const;
-export type ProviderType = (typeof PROVIDER_TYPES)[number];
+export { PROVIDER_TYPES } from './provider-types.js';
+export type { ProviderType } from './provider-types.js';
 
 export interface ProviderSettings {
   /** Its key in `providers`: models bind to it as `provider:<name>`. */
   readonly name: string;
   readonly type: ProviderType;
-  /** As configured (or the type's default), without a trailing slash, `/v1` added where the type's API has it. */
+  /** As configured (or the type's default), normalised by the type (config/provider-types.ts): no trailing slash, `/v1` added where its API has it. */
   readonly baseUrl: string;
   /** The environment variable holding the secret: named in messages, never the secret itself. */
   readonly apiKeyEnv: string;
   /** The secret. A function, so no JSON.stringify or log of the settings carries it. */
   readonly apiKey: () => string;
-  /** fal only: where its webhook signing keys are published (JWKS). */
+  /** Where its webhook signing keys are published (JWKS), for a type that has the setting (fal). */
   readonly webhookJwksUrl?: string;
-  /** fal only: the storage API's base URL for uploads. */
+  /** Its storage API's base URL for uploads, for a type that has the setting (fal). */
   readonly storageUrl?: string;
   /** How long one HTTP call to the provider may take, in ms (a synchronous OpenAI generation included). */
   readonly requestTimeoutMs: number;
@@ -52,22 +54,11 @@ export interface UpstreamBinding {
   readonly outputNodes?: unknown;
 }
 
-/** Each type's base URL when none is given: the one its own SDK uses. */
-export const DEFAULT_BASE_URLS: Readonly<Record<ProviderType, string>> = Object.freeze({
-  replicate: 'https://api.replicate.com/v1',
-  fal: 'https://queue.fal.run',
-  openai: 'https://api.openai.com/v1',
-  krea: 'https://api.krea.ai',
-});
-
-/** Types whose SDKs take the base URL with `/v1` (and whose paths below it have none): one without it gets it. */
-const V1_TYPES: ReadonlySet<ProviderType> = new Set(['replicate', 'openai']);
-export const DEFAULT_FAL_JWKS_URL = 'https://rest.alpha.fal.ai/.well-known/jwks.json';
-export const DEFAULT_FAL_STORAGE_URL = 'https://rest.alpha.fal.ai';
-
 const NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const ENV_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-const KEYS = ['type', 'base_url', 'api_key_env', 'webhook_jwks_url', 'storage_url', 'request_timeout_ms', 'max_attempts', 'poll_interval_ms', 'inline_max_bytes'];
+const COMMON_KEYS = ['type', 'base_url', 'api_key_env', 'request_timeout_ms', 'max_attempts', 'poll_interval_ms', 'inline_max_bytes'];
+/** Every key a provider block may have: the common ones, then each type's own. */
+const KEYS = [...new Set([...COMMON_KEYS, ...PROVIDER_TYPE_LIST.flatMap((t) => Object.keys(t.extraUrls))])];
 const INTS = {
   request_timeout_ms: { min: 1000, max: 3_600_000, default: 120_000 },
   max_attempts: { min: 1, max: 100, default: 5 },
@@ -75,24 +66,21 @@ const INTS = {
   inline_max_bytes: { min: 0, max: 64 * 1024 * 1024, default: 1024 * 1024 },
 } as const;
 
+/** An absolute http(s) URL without credentials, query or fragment; an error quotes it without its credentials (shownUrl). */
 function httpUrl(raw: unknown, where: string): string {
   if (typeof raw === 'string') {
+    let u: URL | undefined;
     try {
-      const u = new URL(raw);
-      if ((u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && !u.search && !u.hash) return raw.replace(/\/+$/, '');
+      u = new URL(raw);
     } catch {
       /* refused below */
     }
+    if (u && (u.username || u.password)) {
+      throw new ConfigError(`${where} must be an absolute http(s) URL without credentials, query or fragment; it carries credentials (user:password@), which are never used: the key goes in the variable api_key_env names; got ${shownUrl(raw)}`);
+    }
+    if (u && (u.protocol === 'http:' || u.protocol === 'https:') && !u.search && !u.hash) return raw.replace(/\/+$/, '');
   }
-  throw new ConfigError(`${where} must be an absolute http(s) URL without credentials, query or fragment, got ${JSON.stringify(raw)}`);
-}
-
-/** `https://api.replicate.com` and `https://api.replicate.com/v1` both name the same API. */
-export function baseUrlFor(type: ProviderType, configured: string | undefined): string {
-  let url = (configured ?? DEFAULT_BASE_URLS[type]).replace(/\/+$/, '');
-  // fal's synchronous host has no queue (and no webhooks): its queue API is the same path on queue.fal.run.
-  if (type === 'fal') url = url.replace(/^https:\/\/fal\.run(?=\/|$)/, 'https://queue.fal.run');
-  return V1_TYPES.has(type) && !/\/v1$/.test(url) ? `${url}/v1` : url;
+  throw new ConfigError(`${where} must be an absolute http(s) URL without credentials, query or fragment, got ${shownUrl(raw)}`);
 }
 
 function readProvider(name: string, raw: unknown, file: string, env: Readonly<Record<string, string | undefined>>): ProviderSettings {
@@ -101,15 +89,13 @@ function readProvider(name: string, raw: unknown, file: string, env: Readonly<Re
   if (!isPlainObject(raw)) throw new ConfigError(`${where} must be an object such as {"type": "replicate", "api_key_env": "REPLICATE_API_TOKEN"}`);
   const extra = Object.keys(raw).find((k) => !KEYS.includes(k));
   if (extra !== undefined) throw new ConfigError(`${where}: unknown key '${extra}'; the keys are ${KEYS.join(', ')}`);
-  const type = raw.type;
-  if (typeof type !== 'string' || !(PROVIDER_TYPES as readonly string[]).includes(type)) {
-    throw new ConfigError(`${where}.type must be one of ${PROVIDER_TYPES.join(', ')}, got ${JSON.stringify(type)}`);
-  }
-  const t = type as ProviderType;
+  const facts = typeof raw.type === 'string' ? providerTypeOf(raw.type) : undefined;
+  if (!facts) throw new ConfigError(`${where}.type must be one of ${PROVIDER_TYPES.join(', ')}, got ${JSON.stringify(raw.type)?.slice(0, 80)}`);
   const keyEnv = raw.api_key_env;
   if (typeof keyEnv !== 'string' || !ENV_RE.test(keyEnv)) throw new ConfigError(`${where}.api_key_env must name the environment variable that holds the key, e.g. "REPLICATE_API_TOKEN"`);
   const key = env[keyEnv];
-  if (key === undefined || key.trim() === '') throw new ConfigError(`${where}: the environment variable ${keyEnv} (api_key_env) is not set; it must hold the provider's key`);
+  if (key === undefined) throw new ConfigError(`${where}: the environment variable ${keyEnv} (api_key_env) is not set; it must hold the provider's key`);
+  if (key.trim() === '') throw new ConfigError(`${where}: the environment variable ${keyEnv} (api_key_env) is set but empty; it must hold the provider's key`);
   const secret = key.trim();
   const ints = Object.fromEntries(
     Object.entries(INTS).map(([k, spec]) => {
@@ -118,27 +104,27 @@ function readProvider(name: string, raw: unknown, file: string, env: Readonly<Re
       return [k, v];
     }),
   ) as Record<keyof typeof INTS, number>;
-  for (const k of ['webhook_jwks_url', 'storage_url']) {
-    if (raw[k] !== undefined && t !== 'fal') throw new ConfigError(`${where}.${k} is a setting of fal providers only`);
+  const urls: Record<string, string> = {};
+  for (const k of KEYS.filter((key) => !COMMON_KEYS.includes(key))) {
+    const own = facts.extraUrls[k];
+    if (own) urls[own.setting] = raw[k] === undefined ? own.default : httpUrl(raw[k], `${where}.${k}`);
+    else if (raw[k] !== undefined) throw new ConfigError(`${where}.${k} is a setting of ${typesWith(k)} providers only`);
   }
   return Object.freeze({
     name,
-    type: t,
-    baseUrl: baseUrlFor(t, raw.base_url === undefined ? undefined : httpUrl(raw.base_url, `${where}.base_url`)),
+    type: facts.name as ProviderType,
+    baseUrl: facts.baseUrl(raw.base_url === undefined ? facts.defaultBaseUrl : httpUrl(raw.base_url, `${where}.base_url`)),
     apiKeyEnv: keyEnv,
     apiKey: () => secret,
-    ...(t === 'fal'
-      ? {
-          webhookJwksUrl: raw.webhook_jwks_url === undefined ? DEFAULT_FAL_JWKS_URL : httpUrl(raw.webhook_jwks_url, `${where}.webhook_jwks_url`),
-          storageUrl: raw.storage_url === undefined ? DEFAULT_FAL_STORAGE_URL : httpUrl(raw.storage_url, `${where}.storage_url`),
-        }
-      : {}),
+    ...urls,
     requestTimeoutMs: ints.request_timeout_ms,
     maxAttempts: ints.max_attempts,
     pollIntervalMs: ints.poll_interval_ms,
     inlineMaxBytes: ints.inline_max_bytes,
   });
 }
+
+const typesWith = (key: string): string => PROVIDER_TYPE_LIST.filter((t) => Object.hasOwn(t.extraUrls, key)).map((t) => t.name).join(', ');
 
 /** `providers`: name -> provider block. Each key variable must be set (and non-empty) at start. */
 export function readProviders(raw: unknown, file: string, env: Readonly<Record<string, string | undefined>>): ProviderSettings[] {

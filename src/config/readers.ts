@@ -19,6 +19,16 @@ export function readUsd(raw: unknown, where: string): MicroUsd {
 }
 
 /**
+ * A URL-ish setting as an error may quote it: JSON, at most 200 characters, with anything up to its
+ * last `@` after the scheme (user:password, however mangled) replaced by `***`, so no config error
+ * ever echoes a credential back.
+ */
+export function shownUrl(raw: unknown): string {
+  if (typeof raw !== 'string') return JSON.stringify(raw) ?? String(raw);
+  return JSON.stringify(raw.replace(/^([a-z][a-z0-9+.-]*:\/*)?.*@/is, (_all, scheme: string | undefined) => `${scheme ?? ''}***@`).slice(0, 200));
+}
+
+/**
  * A server URL a command line was given (`from` names the flag or variable): absolute http(s) and
  * without credentials, which belong in the token (`tokenHint`: where to give it). Query and
  * fragment are left to the caller, which refuses or drops them.
@@ -28,7 +38,7 @@ export function serverUrlOf(raw: string, from: string, tokenHint: string): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`${from} must be an absolute http(s) URL such as http://localhost:8080, got '${raw}'`);
+    throw new ConfigError(`${from} must be an absolute http(s) URL such as http://localhost:8080, got ${shownUrl(raw)}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${from} must be an http(s) URL, got '${url.protocol}'`);
   if (url.username || url.password) throw new ConfigError(`${from} must not carry credentials; ${tokenHint}`);

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FAL_DEFAULT_BASE_URL, FAL_DEFAULT_OUTPUTS, falAdapter, falAppId, falBaseUrl } from '../../src/engines/providers/fal-adapter.js';
+import { FAL_DEFAULT_BASE_URL, FAL_DEFAULT_JWKS_URL, FAL_DEFAULT_OUTPUTS, FAL_DEFAULT_STORAGE_URL, falAdapter, falAppId, falBaseUrl, falEndpointId } from '../../src/engines/providers/fal-adapter.js';
 import { clearFalJwksCache } from '../../src/engines/providers/fal-webhook.js';
 import { createProviderHttp } from '../../src/engines/providers/provider-http.js';
 import type { ProviderAdapter, ProviderSettings } from '../../src/engines/providers/provider-port.js';
@@ -85,12 +85,28 @@ describe('fal submissions', () => {
     expect(falAppId('someone/my_app/sub_path')).toBe('someone/my_app');
   });
 
+  it("takes fal's legacy app id `123-alias` as `123/alias`, as fal-js does, for the submission and the request URLs", async () => {
+    expect(falEndpointId('12345-my-app')).toBe('12345/my-app');
+    expect(falEndpointId('fal-ai/flux/dev')).toBe('fal-ai/flux/dev');
+    expect(falAppId('12345-my-app')).toBe('12345/my-app');
+    const adapter = await setup({ bareSubmitAnswer: true });
+    const { handle } = await adapter.submit({ model: '12345-my-app', input: { prompt: 'a cat' }, jobId: 'job_1' });
+    expect(new URL(fake.calls[0]!.path, fake.url).pathname).toBe('/12345/my-app');
+    expect(handle.urls?.status_url).toBe(`${fake.url}/12345/my-app/requests/${handle.id}/status`);
+    expect(await adapter.status(handle)).toEqual({ state: 'queued', raw: 'IN_QUEUE' });
+  });
+
   it('refuses an endpoint id that is not owner/app[/path] without calling fal', async () => {
     const adapter = await setup();
     for (const model of ['flux', '../admin/x', 'fal-ai/flux?x=1', 'workflows/only', 'https://evil.example/x/y']) {
       expect((await rejection(adapter.submit({ model, input: {}, jobId: 'j' }))).kind).toBe('rejected');
     }
     expect(fake.calls).toHaveLength(0);
+  });
+
+  it("uploads to fal's storage at rest.fal.ai by default, as both of fal's clients do; the webhook keys stay where fal publishes them", () => {
+    expect(FAL_DEFAULT_STORAGE_URL).toBe('https://rest.fal.ai');
+    expect(FAL_DEFAULT_JWKS_URL).toBe('https://rest.alpha.fal.ai/.well-known/jwks.json');
   });
 
   it('normalises the configured base URL: trailing slash dropped, fal.run replaced by the queue', () => {

@@ -201,12 +201,34 @@ describe('krea adapter against a fake upstream', () => {
     expect(await a().status(handle)).toMatchObject({ state: 'running' });
   });
 
-  it('answers that are not JSON, not a job, of an unknown status, of another job or completed without a result are malformed', async () => {
+  it("a job failed at Krea carries its reason from result.error, as Krea's API puts it (string or {code, message})", async () => {
+    fake.statuses = ['failed'];
+    try {
+      const { handle } = await a().submit({ model: 'x/y', input: { prompt: 'p' }, jobId: newJobId() });
+      fake.resultError = 'Content moderation: the prompt was flagged';
+      expect(await a().status(handle)).toEqual({ state: 'failed', raw: 'failed', message: 'Content moderation: the prompt was flagged' });
+      fake.resultError = { code: 'nsfw', message: 'the image was filtered' };
+      expect(await a().status(handle)).toEqual({ state: 'failed', raw: 'failed', message: 'the image was filtered (nsfw)' });
+    } finally {
+      fake.resultError = undefined;
+    }
+  });
+
+  it('a status this code does not know is still running (as for Replicate and fal), on submit and on status', async () => {
+    fake.statuses = ['processing'];
+    const { handle } = await a().submit({ model: 'x/y', input: { prompt: 'p' }, jobId: newJobId() });
+    fake.answerNext({ job_id: handle.id, status: 'upscaling' });
+    expect(await a().status(handle)).toEqual({ state: 'running', raw: 'upscaling' });
+    fake.answerNext({ job_id: 'new-job-1', status: 'preparing', created_at: new Date().toISOString(), completed_at: null, result: null });
+    expect(await a().submit({ model: 'x/y', input: { prompt: 'p' }, jobId: newJobId() })).toEqual({ handle: { id: 'new-job-1' }, status: { state: 'running', raw: 'preparing' } });
+  });
+
+  it('answers that are not JSON, not a job, without a status, of another job or completed without a result are malformed', async () => {
     fake.statuses = ['processing'];
     const { handle } = await a().submit({ model: 'x/y', input: { prompt: 'p' }, jobId: newJobId() });
     fake.failMalformed();
     fake.answerNext({ status: 'queued' });
-    fake.answerNext({ job_id: handle.id, status: 'dreaming' });
+    fake.answerNext({ job_id: handle.id });
     fake.answerNext({ job_id: 'someone-else', status: 'queued' });
     fake.answerNext({ job_id: handle.id, status: 'completed' });
     for (let i = 0; i < 5; i++) expect((await failure(a().status(handle))).kind).toBe('malformed');

@@ -43,6 +43,11 @@ describe('providers in the config file', () => {
     expect(JSON.stringify(config)).not.toContain(ENV.REPLICATE_API_TOKEN);
   });
 
+  it("gives a fal provider fal's storage at rest.fal.ai (both of fal's clients use it) and its webhook keys where fal publishes them", () => {
+    const [fal] = load({ providers: { f: { type: 'fal', api_key_env: 'OPENAI_API_KEY' } } }).providers;
+    expect(fal).toMatchObject({ baseUrl: 'https://queue.fal.run', storageUrl: 'https://rest.fal.ai', webhookJwksUrl: 'https://rest.alpha.fal.ai/.well-known/jwks.json' });
+  });
+
   it.each([
     [{ x: { type: 'midjourney', api_key_env: 'OPENAI_API_KEY' } }, 'providers.x.type must be one of replicate, fal, openai, krea, got "midjourney"'],
     [{ x: { type: 'openai' } }, 'providers.x.api_key_env must name the environment variable that holds the key'],
@@ -55,8 +60,44 @@ describe('providers in the config file', () => {
     expect(() => load({ providers })).toThrow(message);
   });
 
-  it('refuses an empty key variable as unset', () => {
-    expect(() => load({ providers: { x: { type: 'openai', api_key_env: 'EMPTY' } } }, { EMPTY: '  ' })).toThrow('the environment variable EMPTY (api_key_env) is not set');
+  it('reports an empty key variable as set but empty, not as unset', () => {
+    expect(() => load({ providers: { x: { type: 'openai', api_key_env: 'MEDIAGEN_TEST_KEY' } } }, { MEDIAGEN_TEST_KEY: '  ' })).toThrow(
+      'providers.x: the environment variable MEDIAGEN_TEST_KEY (api_key_env) is set but empty',
+    );
+    expect(() => load({ providers: { x: { type: 'openai', api_key_env: 'MEDIAGEN_TEST_KEY' } } }, {})).toThrow('the environment variable MEDIAGEN_TEST_KEY (api_key_env) is not set');
+  });
+
+  it.each([
+    ['https://user:s3cr3t-pw@api.openai.com/v1', 'providers.x.base_url'],
+    ['https://:s3cr3t-pw@api.openai.com', 'providers.x.base_url'],
+    ['ftp://admin:s3cr3t-pw@files.example', 'providers.x.base_url'],
+    ['https://user:s3cr3t-pw@api.openai.com/v1?x=1', 'providers.x.base_url'],
+  ])('never echoes the credentials of a base_url in its error: %s', (base_url, where) => {
+    const err = (() => {
+      try {
+        load({ providers: { x: { type: 'openai', api_key_env: 'OPENAI_API_KEY', base_url } } });
+      } catch (e) {
+        return e as Error;
+      }
+      throw new Error('loaded');
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toContain(`${where} must be an absolute http(s) URL without credentials`);
+    expect(err.message).not.toContain('s3cr3t-pw');
+    expect(err.message).toContain('***@');
+  });
+
+  it('never echoes the text around a syntax error of the config file, which may hold credentials', () => {
+    const path = join(dir, `config-${n++}.json`);
+    // V8 would quote `'https://:s3c`: the start of the password.
+    writeFileSync(path, `{"providers": {"x": {"type": "openai", "base_url": 'https://:s3cr3t-pw@api.openai.com'}}}`);
+    expect(() => loadConfig({ env: ENV, configFile: path })).toThrow(/cannot read config file .* is not valid JSON/);
+    expect(() => loadConfig({ env: ENV, configFile: path })).not.toThrow(/https|s3c/);
+  });
+
+  it('never echoes the credentials of a URL setting in its error (public_url)', () => {
+    expect(() => load({ public_url: 'ftp://user:s3cr3t-pw@example.com' })).toThrow(ConfigError);
+    expect(() => load({ public_url: 'ftp://user:s3cr3t-pw@example.com' })).not.toThrow(/s3cr3t-pw/);
   });
 
   it('refuses at start a model bound to an undeclared provider, naming the model and the binding', async () => {

@@ -1,6 +1,8 @@
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { replicateAdapter, progressOf, clearReplicateSecrets, statusOf } from '../../src/engines/providers/replicate-adapter.js';
+import { replicateAdapter, progressOf, clearReplicateSecrets, statusOf, SECRET_REFRESH_MIN_MS } from '../../src/engines/providers/replicate-adapter.js';
+import { createProviderHttp } from '../../src/engines/providers/provider-http.js';
+import { systemClock } from '../../src/lib/clock.js';
 import { uploadAsset } from '../helpers/asset-files.js';
 import { createTestApp, generate, get, jobEnd, silentLog } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
@@ -99,6 +101,44 @@ describe('provider runs at Replicate', { timeout: 60_000 }, () => {
     // Polling alone would look again only 10 s after submitting.
     const job = await ended(t, id, 8000);
     expect(job.status, JSON.stringify(job)).toBe('completed');
+  });
+
+  it('runs a deployment named deployment:owner/name through its predictions endpoint, as replicate-javascript does', async () => {
+    ({ app: t } = await repApp({ model: 'deployment:acme/flux-prod', input: { prompt: '{{prompt}}' } }));
+    const job = await ended(t, await create(t));
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    const sent = rep.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/predictions')).at(-1)!;
+    expect(sent.path).toBe('/v1/deployments/acme/flux-prod/predictions');
+    expect(sent.body).toEqual({ input: { prompt: 'a red fox' } });
+    expect([...rep.predictions.values()].at(-1)!.deployment).toBe('acme/flux-prod');
+  });
+
+  it('fetches the webhook secret again when a fresh delivery does not verify (a rotation), at most once a minute', async () => {
+    const settings = { name: 'rep', type: 'replicate' as const, baseUrl: `${rep.url}/v1`, apiKeyEnv: 'REPLICATE_API_TOKEN', apiKey: () => rep.token, requestTimeoutMs: 5000, maxAttempts: 5, pollIntervalMs: 20, inlineMaxBytes: 1024 };
+    const adapter = replicateAdapter(settings, createProviderHttp({ type: 'replicate', baseUrl: settings.baseUrl, apiKey: settings.apiKey, timeoutMs: 5000, clock: systemClock }));
+    const { handle } = await adapter.submit({ model: 'owner/model', input: { prompt: 'x' }, jobId: 'job_1' });
+    const fetches = () => rep.requests.filter((r) => r.path === '/v1/webhooks/default/secret').length;
+    const before = fetches();
+    const deliver = (forge: 'other-secret' | undefined, nowMs: number) => {
+      const { headers, body } = rep.webhookFor(handle.id, forge);
+      return adapter.verifyWebhook!(headers, Buffer.from(body), nowMs);
+    };
+    const now = Date.now();
+    expect(await deliver(undefined, now)).toEqual({ upstreamId: handle.id });
+    expect(fetches()).toBe(before + 1);
+    rep.rotateSecret();
+    // Signed with the new secret: the cached one fails it, the secret is fetched again, it verifies.
+    expect(await deliver(undefined, now + SECRET_REFRESH_MIN_MS)).toEqual({ upstreamId: handle.id });
+    expect(fetches()).toBe(before + 2);
+    // Forged deliveries within the minute cost no call to Replicate; after it, one.
+    expect(await deliver('other-secret', now + SECRET_REFRESH_MIN_MS + 1000)).toBeUndefined();
+    expect(await deliver('other-secret', now + SECRET_REFRESH_MIN_MS + 2000)).toBeUndefined();
+    expect(fetches()).toBe(before + 2);
+    expect(await deliver('other-secret', now + 2 * SECRET_REFRESH_MIN_MS + 1000)).toBeUndefined();
+    expect(fetches()).toBe(before + 3);
+    // The secret still verifies a genuine delivery.
+    expect(await deliver(undefined, now + 2 * SECRET_REFRESH_MIN_MS + 2000)).toEqual({ upstreamId: handle.id });
+    expect(fetches()).toBe(before + 3);
   });
 
   it("sends an input larger than inline_max_bytes through Replicate's files API", async () => {

@@ -12,7 +12,7 @@
  *   app id without the endpoint's subpath (`fal-ai/flux` for `fal-ai/flux/dev`): the answer's URLs
  *   are used; without them they are built as fal-js does (libs/client/src/queue.ts and
  *   parseEndpointId in libs/client/src/utils.ts of fal-ai/fal-js: `owner/alias`, behind a
- *   `workflows/` or `comfy/` namespace when there is one).
+ *   `workflows/` or `comfy/` namespace when there is one; a legacy `123-alias` is `123/alias`, as ensureEndpointIdFormat reads it).
  *   fal has no FAILED status: a failed request goes COMPLETED, with `error` / `error_type` on the
  *   status (fal-ai/fal pull 1143, `final_status.error`) and its response URL answering a 4xx with
  *   `detail` (TanStack/ai pull 396, "fal.ai never returns a FAILED queue status").
@@ -24,6 +24,7 @@
  *   file_name}` answers `{upload_url, file_url}`; the bytes go by `PUT upload_url` (a presigned URL:
  *   sent without our key), and `file_url` is what the model is given.
  */
+import { providerType } from '../../config/provider-types.js';
 import type { AdapterFactory, ProviderSettings, UpstreamHandle, UpstreamStatus, UpstreamUsage } from './provider-port.js';
 import { UpstreamError, cleanUpstreamMessage } from '../upstream/upstream-error.js';
 import { errorText } from './provider-http.js';
@@ -31,30 +32,45 @@ import { FAL_DEFAULT_JWKS_URL, verifyFalWebhook } from './fal-webhook.js';
 
 export { FAL_DEFAULT_JWKS_URL } from './fal-webhook.js';
 
+const FAL = providerType('fal');
 /** fal's queue API: what the JavaScript client calls (`queue` subdomain of fal.run). */
-export const FAL_DEFAULT_BASE_URL = 'https://queue.fal.run';
-/** fal's REST API, where storage uploads start: its origin must be among createProviderHttp's trustedOrigins. */
-export const FAL_DEFAULT_STORAGE_URL = 'https://rest.alpha.fal.ai';
+export const FAL_DEFAULT_BASE_URL = FAL.defaultBaseUrl;
+/**
+ * fal's REST API, where storage uploads start: `rest.fal.ai`, no longer `rest.alpha.fal.ai`, in
+ * fal-js (libs/client/src/config.ts getRestApiUrl, since fal-ai/fal-js pull 198) and fal's Python
+ * client (fal-ai/fal projects/fal_client/src/fal_client/client.py REST_URL). Its origin must be
+ * among createProviderHttp's trustedOrigins.
+ */
+export const FAL_DEFAULT_STORAGE_URL = FAL.extraUrls.storage_url!.default;
 /** Where fal's common answers hold files: images (FLUX and most image models), one image, video, audio. */
 export const FAL_DEFAULT_OUTPUTS: readonly string[] = Object.freeze(['images[*].url', 'image.url', 'video.url', 'audio.url']);
 
 const NAMESPACES = new Set(['workflows', 'comfy']);
 
 /**
- * The queue base URL from a configured one: trailing slashes dropped, and fal's synchronous host
- * (`https://fal.run`, which has no queue and no webhooks) replaced by `https://queue.fal.run`.
- * Any other URL (a proxy, a fake) is kept as given. fal's URLs have no `/v1`.
+ * The queue base URL from a configured one (the type's rule, config/provider-types.ts): trailing
+ * slashes dropped, and fal's synchronous host (`https://fal.run`, which has no queue and no
+ * webhooks) replaced by `https://queue.fal.run`. Any other URL (a proxy, a fake) is kept as given.
+ * fal's URLs have no `/v1`.
  */
 export function falBaseUrl(configured?: string): string {
-  const trimmed = (configured ?? '').trim().replace(/\/+$/, '');
-  if (!trimmed) return FAL_DEFAULT_BASE_URL;
-  if (/^https:\/\/fal\.run$/i.test(trimmed)) return FAL_DEFAULT_BASE_URL;
-  return trimmed;
+  return configured?.trim() ? FAL.baseUrl(configured) : FAL_DEFAULT_BASE_URL;
 }
 
-/** An endpoint id as fal takes it: `owner/alias[/path...]`, each segment plain (no `..`, no query). */
+/** fal's legacy app id, `<numeric owner>-<alias>` (fal-js ensureEndpointIdFormat): the same app as `<owner>/<alias>`. */
+const LEGACY_APP_ID_RE = /^([0-9]+)-([a-zA-Z0-9-]+)$/;
+
+/**
+ * An endpoint id as fal takes it, `owner/alias[/path...]`, each segment plain (no `..`, no query);
+ * a legacy `123-alias` is rewritten `123/alias`, as fal-js's ensureEndpointIdFormat does.
+ */
+export function falEndpointId(model: string): string {
+  const legacy = LEGACY_APP_ID_RE.exec(model);
+  return legacy ? `${legacy[1]}/${legacy[2]}` : model;
+}
+
 function checkEndpointId(model: string): string[] {
-  const parts = model.split('/');
+  const parts = falEndpointId(model).split('/');
   const ok = parts.length >= 2 && parts.every((p) => /^[A-Za-z0-9_][A-Za-z0-9_.~-]*$/.test(p) && p !== '..');
   if (!ok || (NAMESPACES.has(parts[0]!) && parts.length < 3)) {
     throw new UpstreamError('rejected', `"${cleanUpstreamMessage(model)}" is not a fal endpoint id (owner/app[/path])`);
@@ -151,12 +167,12 @@ export const falAdapter: AdapterFactory = (settings: ProviderSettings, http) => 
     synchronous: false,
 
     async submit(req) {
-      checkEndpointId(req.model);
+      const endpoint = checkEndpointId(req.model).join('/');
       const query = req.webhookUrl ? `?fal_webhook=${encodeURIComponent(req.webhookUrl)}` : '';
-      const answer = record(await http.json('POST', `${base}/${req.model}${query}`, req.input));
+      const answer = record(await http.json('POST', `${base}/${endpoint}${query}`, req.input));
       const id = str(answer?.request_id);
       if (!answer || !id) throw new UpstreamError('malformed', 'fal accepted the submission without a request_id');
-      const handle: UpstreamHandle = { id, urls: urlsFor(req.model, id, answer) };
+      const handle: UpstreamHandle = { id, urls: urlsFor(endpoint, id, answer) };
       // The answer is IN_QUEUE as documented; anything else (even COMPLETED) is read by the first poll.
       const raw = str(answer.status) ?? 'IN_QUEUE';
       return { handle, status: raw === 'IN_QUEUE' || raw === 'COMPLETED' ? { state: 'queued', raw } : mapStatus(raw, answer) };

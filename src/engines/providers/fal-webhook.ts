@@ -7,13 +7,15 @@
  * - the signed message: request id, user id, timestamp and the hex SHA-256 of the raw body,
  *   joined by newlines;
  * - the public keys: the JWKS at https://rest.alpha.fal.ai/.well-known/jwks.json (OKP / Ed25519,
- *   base64url `x`), which fal's example caches for 24 hours; any key verifying is enough.
+ *   base64url `x`), which fal's example caches for 24 hours; any key verifying is enough. It stays
+ *   where fal's webhook documentation publishes it, though fal's clients moved storage to rest.fal.ai.
  * The JWKS is fetched without our key (it is public) and cached per URL.
  */
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { providerType } from '../../config/provider-types.js';
 
 /** Where fal publishes its webhook signing keys (ProviderSettings.webhookJwksUrl overrides it). */
-export const FAL_DEFAULT_JWKS_URL = 'https://rest.alpha.fal.ai/.well-known/jwks.json';
+export const FAL_DEFAULT_JWKS_URL = providerType('fal').extraUrls.webhook_jwks_url!.default;
 /** How far a webhook's timestamp may be from now (fal's example: 300 s). */
 export const FAL_WEBHOOK_TOLERANCE_MS = 5 * 60 * 1000;
 /** How long fetched keys are kept (fal's example: 24 h). */

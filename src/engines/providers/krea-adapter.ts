@@ -14,6 +14,12 @@
  * the upstream job and its files; a job already gone is not an error). No webhooks, no file API:
  * media go in the body as data: URIs.
  *
+ * Krea's own documentation (https://docs.krea.ai/developers/job-lifecycle, and its job reference
+ * https://docs.krea.ai/api-reference/general/get-a-job-by-id) adds: a failed job's reason is in
+ * `result.error` (a mediagen puts it in the job's `error`, spec 2.3: both are read, Krea's first);
+ * its status list may grow, and a status this code does not know is taken as still running (as for
+ * Replicate and fal: polling stays safe and the job's deadline bounds it).
+ *
  * Usage: a completed job's cost, when the upstream tells it: `cost_usd` on the job if present, else
  * mediagen's `GET /jobs/{id}/details` (`cost_usd`, `price_usd`; owner and admin tokens only). That
  * extra read is best effort: an upstream without it (the original API: 404) or a member's token
@@ -21,8 +27,9 @@
  */
 import type { AdapterFactory, ProviderAdapter, ProviderHttp, SubmitRequest, Submitted, UpstreamHandle, UpstreamStatus, UpstreamUsage } from './provider-port.js';
 import { UpstreamError, cleanUpstreamMessage } from '../upstream/upstream-error.js';
+import { providerType } from '../../config/provider-types.js';
 
-export const KREA_DEFAULT_BASE_URL = 'https://api.krea.ai';
+export const KREA_DEFAULT_BASE_URL = providerType('krea').defaultBaseUrl;
 
 /**
  * Where a job's files are (spec 2.2): `result.urls` as an array of URL strings (images, video), or
@@ -92,30 +99,38 @@ export const kreaAdapter: AdapterFactory = (_settings, http): ProviderAdapter =>
 
 const jobPath = (id: string) => `/jobs/${encodeURIComponent(id)}`;
 
-/** A job as spec 2.1 shows it: `job_id` and a known `status` at least. */
+/** A job as spec 2.1 shows it: `job_id` and a `status` at least. */
 function jobOf(answer: unknown): Record<string, unknown> {
   if (!isObject(answer) || typeof answer.job_id !== 'string' || answer.job_id === '') throw new UpstreamError('malformed', 'the answer is not a job: it has no job_id');
-  if (typeof answer.status !== 'string' || !Object.hasOwn(STATUS_MAP, answer.status)) {
-    throw new UpstreamError('malformed', `the job has an unknown status (${cleanUpstreamMessage(String(answer.status)).slice(0, 40)})`);
-  }
+  if (typeof answer.status !== 'string' || answer.status === '') throw new UpstreamError('malformed', 'the job has no status');
   return answer;
 }
 
 async function statusOf(http: ProviderHttp, job: Record<string, unknown>): Promise<UpstreamStatus> {
-  const status = STATUS_MAP[job.status as string]!(job);
+  const raw = job.status as string;
+  // A status newer than this code: still running, as far as we can tell (see the header).
+  const status = Object.hasOwn(STATUS_MAP, raw) ? STATUS_MAP[raw]!(job) : { state: 'running' as const, raw: cleanUpstreamMessage(raw).slice(0, 40) };
   if (status.state !== 'succeeded') return status;
   if (!isObject(job.result) || job.result.urls === undefined) throw new UpstreamError('malformed', 'the completed job has no result.urls');
   const usage = costOf(job) ?? (await detailsCost(http, job.job_id as string));
   return usage ? { ...status, usage } : status;
 }
 
-/** `error.code` and `error.message` of a failed job (spec 2.3), for the client, cleaned of URLs and keys. */
+/**
+ * Why a job failed, for the client, cleaned of URLs and keys: Krea's `result.error`, else a
+ * mediagen's `error` (spec 2.3); each a string or `{code, message}`.
+ */
 function failureOf(job: Record<string, unknown>): string {
-  const error = isObject(job.error) ? job.error : {};
-  const code = typeof error.code === 'string' ? error.code : undefined;
-  const message = typeof error.message === 'string' ? error.message : undefined;
-  const text = code && message ? `${message} (${code})` : (message ?? code ?? 'the upstream job failed without a reason');
+  const text = reasonOf(isObject(job.result) ? job.result.error : undefined) ?? reasonOf(job.error) ?? 'the upstream job failed without a reason';
   return cleanUpstreamMessage(text);
+}
+
+function reasonOf(error: unknown): string | undefined {
+  if (typeof error === 'string') return error.trim() || undefined;
+  if (!isObject(error)) return undefined;
+  const code = typeof error.code === 'string' && error.code ? error.code : undefined;
+  const message = typeof error.message === 'string' && error.message ? error.message : undefined;
+  return code && message ? `${message} (${code})` : (message ?? code);
 }
 
 function costOf(o: Record<string, unknown>): UpstreamUsage | undefined {

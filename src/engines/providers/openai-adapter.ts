@@ -20,8 +20,10 @@
 import { DataUriError, decodeDataUri } from '../../lib/data-uri.js';
 import type { AdapterFactory, ProviderAdapter, SubmitRequest, Submitted, UpstreamStatus, UpstreamUsage } from './provider-port.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
+import { providerType } from '../../config/provider-types.js';
 
-export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+const OPENAI = providerType('openai');
+export const OPENAI_DEFAULT_BASE_URL = OPENAI.defaultBaseUrl;
 
 /** Where the files are in an Images API answer: base64 (gpt-image-1, `response_format: b64_json`) or URLs (dall-e). */
 export const OPENAI_DEFAULT_OUTPUTS = ['data[*].b64_json', 'data[*].url'] as const;
@@ -30,13 +32,11 @@ export const OPENAI_DEFAULT_OUTPUTS = ['data[*].b64_json', 'data[*].url'] as con
 const IMAGE_FIELDS = ['image', 'images'] as const;
 
 /**
- * The base URL calls are made against: as configured when its path ends in a version segment
- * (`/v1`, as OpenAI's SDK takes it), else with `/v1` added (a LocalAI or proxy root). No trailing slash.
+ * The base URL calls are made against (the type's rule, config/provider-types.ts): as configured
+ * when its path ends in a version segment (`/v1`, as OpenAI's SDK takes it), else with `/v1` added
+ * (a LocalAI or proxy root). No trailing slash.
  */
-export function openaiBaseUrl(configured: string): string {
-  const trimmed = configured.replace(/\/+$/, '');
-  return /\/v\d+$/i.test(new URL(trimmed).pathname) ? trimmed : `${trimmed}/v1`;
-}
+export const openaiBaseUrl = (configured: string): string => OPENAI.baseUrl(configured);
 
 /** The handle of a synchronous call: our job id, since the provider gives none. */
 export const syncHandleId = (jobId: string): string => `sync-${jobId}`;

@@ -1,5 +1,6 @@
 import { ConfigError } from '../../config/readers.js';
 import type { ProviderSettings, UpstreamBinding } from '../../config/provider-settings.js';
+import { providerType } from '../../config/provider-types.js';
 import { globSpecificity, isGlob, isGlobPattern, matchesGlob, GLOB_SYNTAX } from '../../lib/glob.js';
 import { PROVIDER_PREFIX } from '../bindings.js';
 import type { EngineBindings } from '../bindings.js';
@@ -67,8 +68,8 @@ export function namedBindings(
 /**
  * Every model bound to `provider:<name>` with its provider and its `upstream` mapping, checked at
  * start in every process (an API-only one too): a binding to a provider `providers` does not
- * declare and a model with no mapping where its provider type needs one (all but `krea`, which
- * calls its own path by default) are each a ConfigError naming the model.
+ * declare and a model with no mapping where its provider type needs one (`needsUpstreamModel`:
+ * all but `krea`, which calls its own path by default) are each a ConfigError naming the model.
  */
 export function resolveProviderRoutes(
   models: readonly RoutableModel[],
@@ -88,7 +89,7 @@ export function resolveProviderRoutes(
       const declared = providers.map((p) => p.name).join(', ') || 'none';
       throw new ConfigError(`model ${path} is bound to provider '${name}'${origin ? ` (${origin})` : ''}, which providers does not declare; providers: ${declared}`);
     }
-    if (!upstream?.model && provider.type !== 'krea') {
+    if (!upstream?.model && providerType(provider.type).needsUpstreamModel) {
       const custom = models.find((m) => m.path === path)?.custom;
       const where = custom ? `${custom.where}.upstream.model` : `upstream["${path}"].model`;
       throw new ConfigError(`model ${path} is bound to ${provider.type} provider '${name}' but names no provider model; set ${where} (docs/providers.md)`);

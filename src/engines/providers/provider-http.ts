@@ -1,18 +1,14 @@
 import { parseRetryAfter } from '../../lib/backoff.js';
 import type { Clock } from '../../lib/clock.js';
+import { PROVIDER_TYPE_LIST } from '../../config/provider-types.js';
 import type { ProviderHttp, ProviderType } from './provider-port.js';
 import { UpstreamError, cleanUpstreamMessage } from '../upstream/upstream-error.js';
 
 /** The largest JSON answer a provider may send: an OpenAI answer with four base64 PNGs fits easily. */
 export const MAX_PROVIDER_JSON_BYTES = 64 * 1024 * 1024;
 
-/** How each type authenticates, as its API reference says (fal: `Key`, the others: `Bearer`). */
-const AUTH: Readonly<Record<ProviderType, (key: string) => string>> = {
-  replicate: (key) => `Bearer ${key}`,
-  fal: (key) => `Key ${key}`,
-  openai: (key) => `Bearer ${key}`,
-  krea: (key) => `Bearer ${key}`,
-};
+/** How each type authenticates: its `authScheme` (config/provider-types.ts; fal: `Key`, the others: `Bearer`). */
+const AUTH = Object.fromEntries(PROVIDER_TYPE_LIST.map((t) => [t.name, (key: string) => `${t.authScheme} ${key}`])) as Readonly<Record<ProviderType, (key: string) => string>>;
 
 /** One provider call, as metrics count it. */
 export interface ProviderCallOutcome {

@@ -4,12 +4,19 @@
  *   `POST /v1/models/{owner}/{name}/predictions` for official models, `GET /v1/predictions/{id}`,
  *   `POST /v1/predictions/{id}/cancel`; statuses starting, processing, succeeded, failed, canceled;
  *   `logs`, `output`, `error`, `metrics.predict_time`; `webhook` and `webhook_events_filter`)
+ * - replicate/replicate-javascript `lib/deployments.js` (`deployments.predictions.create`:
+ *   `POST /v1/deployments/{owner}/{name}/predictions` with `input`, `webhook`,
+ *   `webhook_events_filter`; what it answers is a prediction, followed as any other), named in a
+ *   binding as `deployment:owner/name`
  * - replicate/replicate-javascript `lib/files.js` (`POST /v1/files`, multipart `content` and
  *   `metadata` parts; the answer's `urls.get` is what a prediction takes as a file input) and
  *   `lib/webhooks.js` (`GET /v1/webhooks/default/secret` answers `{key: "whsec_..."}`)
- * - https://replicate.com/docs/topics/webhooks/verify-webhook (Standard Webhooks signatures).
+ * - https://replicate.com/docs/topics/webhooks/verify-webhook (Standard Webhooks signatures; the
+ *   secret is fetched once and cached, and fetched again when a delivery does not verify, since the
+ *   account's secret can be rotated: at most once a minute, so forged deliveries cannot make us
+ *   call Replicate at their pace).
  */
-import { verifyWebhook as verifyStandardWebhook } from '../../lib/standard-webhooks.js';
+import { WEBHOOK_TOLERANCE_SEC, verifyWebhook as verifyStandardWebhook } from '../../lib/standard-webhooks.js';
 import { isPlainObject } from '../../lib/plain-object.js';
 import type { AdapterFactory, ProviderAdapter, ProviderHttp, UpstreamHandle, UpstreamStatus, UpstreamUsage } from './provider-port.js';
 import { UpstreamError, cleanUpstreamMessage } from '../upstream/upstream-error.js';
@@ -18,10 +25,18 @@ export const REPLICATE_DEFAULT_OUTPUTS = ['output'] as const;
 
 /** `owner/name` (an official model, run by name) or `owner/name:version`. */
 const MODEL_RE = /^([A-Za-z0-9][A-Za-z0-9._-]*)\/([A-Za-z0-9][A-Za-z0-9._-]*)(?::([A-Za-z0-9]+))?$/;
+/** `deployment:owner/name`: a deployment of the account, which pins its model, version and hardware. */
+const DEPLOYMENT_RE = /^deployment:([A-Za-z0-9][A-Za-z0-9._-]*)\/([A-Za-z0-9][A-Za-z0-9._-]*)$/;
 const ID_RE = /^[A-Za-z0-9_-]{1,100}$/;
 
-/** The account's webhook signing secret, per base URL and key: fetched once, as Replicate's docs advise. */
-const secrets = new Map<string, Promise<string>>();
+/** The account's webhook signing secret, per base URL and key: fetched once, as Replicate's docs advise, and again after a rotation. */
+interface CachedSecret {
+  readonly key: Promise<string>;
+  readonly fetchedAtMs: number;
+}
+const secrets = new Map<string, CachedSecret>();
+/** A delivery the cached secret does not verify fetches the secret again, at most this often per account. */
+export const SECRET_REFRESH_MIN_MS = 60_000;
 
 /** The last tqdm-style percentage in the logs (` 45%|####      | 23/50`), as a fraction. */
 export function progressOf(logs: unknown): number | undefined {
@@ -79,13 +94,8 @@ export const replicateAdapter: AdapterFactory = (settings, http: ProviderHttp): 
   synchronous: false,
 
   async submit(req) {
-    const m = MODEL_RE.exec(req.model);
-    if (!m) throw new UpstreamError('rejected', `'${req.model.slice(0, 100)}' is not a Replicate model (owner/name or owner/name:version)`);
-    const [, owner, name, version] = m;
     const hooks = req.webhookUrl ? { webhook: req.webhookUrl, webhook_events_filter: ['start', 'completed'] } : {};
-    const answer = version
-      ? await http.json('POST', '/predictions', { version, input: req.input, ...hooks })
-      : await http.json('POST', `/models/${owner}/${name}/predictions`, { input: req.input, ...hooks });
+    const answer = await http.json('POST', ...submission(req.model, { input: req.input, ...hooks }));
     return { handle: handleOf(answer), status: statusOf(answer, settings.apiKey()) };
   },
 
@@ -112,19 +122,11 @@ export const replicateAdapter: AdapterFactory = (settings, http: ProviderHttp): 
   },
 
   async verifyWebhook(headers, rawBody, nowMs) {
-    const key = `${settings.baseUrl}\n${settings.apiKey()}`;
-    let secret = secrets.get(key);
-    if (!secret) {
-      secret = http.json('GET', '/webhooks/default/secret').then((a) => {
-        if (!isPlainObject(a) || typeof a.key !== 'string') throw new UpstreamError('malformed', 'the webhook secret answer has no key');
-        return a.key;
-      });
-      secrets.set(key, secret);
-      // A failed fetch is tried again with the next webhook.
-      secret.catch(() => secrets.delete(key));
-    }
+    const account = `${settings.baseUrl}\n${settings.apiKey()}`;
     const body = rawBody.toString('utf8');
-    if (!verifyStandardWebhook(await secret, headers, body, nowMs)) return undefined;
+    const verifies = async (refresh: boolean) => verifyStandardWebhook(await secretOf(http, account, nowMs, refresh), headers, body, nowMs);
+    // A delivery that is stale or unsigned fails whatever the secret: only a fresh signed one may mean a rotation.
+    if (!(await verifies(false)) && !(fresh(headers, nowMs) && (await verifies(true)))) return undefined;
     try {
       return { upstreamId: handleOf(JSON.parse(body)).id };
     } catch {
@@ -132,6 +134,49 @@ export const replicateAdapter: AdapterFactory = (settings, http: ProviderHttp): 
     }
   },
 });
+
+/**
+ * The path and body of a submission: `deployment:owner/name` to the deployment, `owner/name:version`
+ * to the version, `owner/name` to the official model; anything else is refused before any call.
+ */
+function submission(model: string, body: Record<string, unknown>): [string, Record<string, unknown>] {
+  const d = DEPLOYMENT_RE.exec(model);
+  if (d) return [`/deployments/${d[1]}/${d[2]}/predictions`, body];
+  const m = MODEL_RE.exec(model);
+  if (!m) throw new UpstreamError('rejected', `'${model.slice(0, 100)}' is not a Replicate model (owner/name, owner/name:version or deployment:owner/name)`);
+  const [, owner, name, version] = m;
+  return version ? ['/predictions', { version, ...body }] : [`/models/${owner}/${name}/predictions`, body];
+}
+
+/**
+ * The account's signing secret: the cached one, or (none cached, or `refresh` and the last fetch a
+ * minute old or more) fetched from Replicate. A failed fetch is forgotten, so the next delivery
+ * tries again; a failed refresh keeps the secret it meant to replace.
+ */
+function secretOf(http: ProviderHttp, account: string, nowMs: number, refresh: boolean): Promise<string> {
+  const cached = secrets.get(account);
+  if (cached && !(refresh && Math.abs(nowMs - cached.fetchedAtMs) >= SECRET_REFRESH_MIN_MS)) return cached.key;
+  const entry: CachedSecret = {
+    fetchedAtMs: nowMs,
+    key: http.json('GET', '/webhooks/default/secret').then((a) => {
+      if (!isPlainObject(a) || typeof a.key !== 'string') throw new UpstreamError('malformed', 'the webhook secret answer has no key');
+      return a.key;
+    }),
+  };
+  secrets.set(account, entry);
+  entry.key.catch(() => {
+    if (secrets.get(account) !== entry) return;
+    if (cached) secrets.set(account, { key: cached.key, fetchedAtMs: nowMs });
+    else secrets.delete(account);
+  });
+  return entry.key;
+}
+
+/** Whether a delivery carries a signature and a timestamp within the tolerance. */
+function fresh(headers: Readonly<Record<string, string | undefined>>, nowMs: number): boolean {
+  const ts = headers['webhook-timestamp'];
+  return !!headers['webhook-signature'] && !!ts && /^\d{1,12}$/.test(ts) && Math.abs(nowMs / 1000 - Number(ts)) <= WEBHOOK_TOLERANCE_SEC;
+}
 
 /** Forgets cached webhook secrets (tests rotate them). */
 export function clearReplicateSecrets(): void {

@@ -6,6 +6,8 @@
  * (src/services/common/job-view.ts CreatedJob), `GET /jobs/{id}` the Job (2.1) with `result.urls`
  * (2.2) and `error {code, message}` (2.3), `DELETE /jobs/{id}` 200 then 404, errors `{error: string}`
  * (section 7), `Idempotency-Key` replaying the first job (src/services/common/idempotency.ts).
+ * Krea's own published API (https://docs.krea.ai/developers/job-lifecycle: "failed: Job failed due
+ * to an error, details in result.error") puts a failed job's reason in `result.error`: `resultError`.
  * The end-to-end tests run the adapter against a real mediagen instead (krea-adapter.test.ts).
  */
 import { randomUUID } from 'node:crypto';
@@ -36,6 +38,8 @@ export interface FakeKreaOptions {
   readonly error?: { code: string; message?: string };
   /** `cost_usd` put on a completed job (as a mediagen's job details would show). */
   readonly costUsd?: string;
+  /** A failed job's reason as Krea's API gives it, in `result.error` (and no top-level `error`). */
+  readonly resultError?: unknown;
 }
 
 interface FakeJob {
@@ -54,6 +58,8 @@ export interface FakeKrea {
   statuses: readonly string[];
   /** A completed job's `result.urls` (options.outputUrls; default the fake's own PNG); settable between polls. */
   outputUrls: unknown;
+  /** When set, a failed job carries it as `result.error`, as Krea's published API does, instead of a top-level `error`. */
+  resultError: unknown;
   /** POSTs that created a job (a replayed Idempotency-Key does not count). */
   submissions: number;
   /** Job ids DELETEd while they existed. */
@@ -91,7 +97,8 @@ export async function startFakeKrea(options: FakeKreaOptions = {}): Promise<Fake
       created_at: created,
       ...(ended ? { completed_at: new Date().toISOString() } : {}),
       ...(status === 'completed' ? { result: { urls: fake.outputUrls ?? [`${fake.url}/files/1.png`] }, ...(options.costUsd ? { cost_usd: options.costUsd } : {}) } : {}),
-      ...(status === 'failed' ? { error: options.error ?? { code: 'engine_failed', message: 'the engine failed unexpectedly' } } : {}),
+      ...(status === 'failed' && fake.resultError !== undefined ? { result: { error: fake.resultError } } : {}),
+      ...(status === 'failed' && fake.resultError === undefined ? { error: options.error ?? { code: 'engine_failed', message: 'the engine failed unexpectedly' } } : {}),
     };
   };
 
@@ -155,6 +162,7 @@ export async function startFakeKrea(options: FakeKreaOptions = {}): Promise<Fake
     png,
     statuses: options.statuses ?? ['queued', 'processing', 'completed'],
     outputUrls: options.outputUrls,
+    resultError: options.resultError,
     requests: [],
     submissions: 0,
     cancels: [],

@@ -5,6 +5,8 @@
  *   `GET /v1/predictions/{id}`, `POST /v1/predictions/{id}/cancel`; the prediction object (`id`,
  *   `status` starting | processing | succeeded | failed | canceled, `logs`, `output`, `error`,
  *   `metrics.predict_time`, `urls`); errors as `{detail}` (problem details); 401 without a token.
+ * - replicate/replicate-javascript `lib/deployments.js` (`POST /v1/deployments/{owner}/{name}/predictions`
+ *   with `input`, `webhook`, `webhook_events_filter`: a prediction like any other).
  * - replicate/replicate-javascript `lib/files.js` (`POST /v1/files`, multipart `content`; the answer's
  *   `urls.get`) and `lib/webhooks.js` (`GET /v1/webhooks/default/secret` → `{key}`).
  * - https://replicate.com/docs/topics/webhooks/verify-webhook: Standard Webhooks headers.
@@ -22,6 +24,8 @@ export interface FakePrediction {
   readonly id: string;
   readonly model: string | undefined;
   readonly version: string | undefined;
+  /** `owner/name` of the deployment it was created through, if any. */
+  readonly deployment?: string | undefined;
   readonly input: Record<string, unknown>;
   readonly webhook: string | undefined;
   readonly filter: unknown;
@@ -52,6 +56,8 @@ export interface FakeReplicate {
   fail500(n: number): void;
   /** Finishes a held prediction now (succeeded, or failed with `error`) and sends its webhook. */
   finish(id: string, error?: string): Promise<number | undefined>;
+  /** Rotates the account's webhook signing secret (as Replicate's dashboard can): webhooks are signed with the new one from now on. */
+  rotateSecret(): void;
   /** The headers and body of a webhook for the prediction, forged on request. */
   webhookFor(id: string, forge?: 'signature' | 'stale' | 'other-secret'): { headers: Record<string, string>; body: string };
   close(): Promise<void>;
@@ -59,7 +65,7 @@ export interface FakeReplicate {
 
 export async function startFakeReplicate(opts: { token?: string } = {}): Promise<FakeReplicate> {
   const token = opts.token ?? 'r8_fakeReplicateToken0123456789';
-  const secret = `whsec_${randomBytes(32).toString('base64')}`;
+  let secret = `whsec_${randomBytes(32).toString('base64')}`;
   const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#d04080' } }).png().toBuffer();
   const faults: { status: number; headers?: Record<string, string> }[] = [];
   let made = 0;
@@ -112,13 +118,15 @@ export async function startFakeReplicate(opts: { token?: string } = {}): Promise
         const fault = faults.shift();
         if (fault) return send(fault.status, { detail: fault.status === 429 ? 'Request was throttled.' : 'Internal server error', status: fault.status }, fault.headers);
 
-        const create = (model: string | undefined, version: string | undefined) => {
+        const create = (model: string | undefined, version: string | undefined, deployment?: string) => {
           const b = (body ?? {}) as { input?: Record<string, unknown>; webhook?: string; webhook_events_filter?: unknown };
           if (!b.input || typeof b.input !== 'object') return send(422, { detail: '- input: Required', status: 422 });
-          const p: FakePrediction = { id: `pred${++made}${randomBytes(6).toString('hex')}`, model, version, input: b.input, webhook: b.webhook, filter: b.webhook_events_filter, polls: 0, held: fake.hold, status: 'starting', error: undefined };
+          const p: FakePrediction = { id: `pred${++made}${randomBytes(6).toString('hex')}`, model, version, deployment, input: b.input, webhook: b.webhook, filter: b.webhook_events_filter, polls: 0, held: fake.hold, status: 'starting', error: undefined };
           fake.predictions.set(p.id, p);
           return send(201, view(p));
         };
+        const deployment = /^\/v1\/deployments\/([^/]+)\/([^/]+)\/predictions$/.exec(path);
+        if (req.method === 'POST' && deployment) return create(undefined, undefined, `${deployment[1]}/${deployment[2]}`);
         const official = /^\/v1\/models\/([^/]+)\/([^/]+)\/predictions$/.exec(path);
         if (req.method === 'POST' && official) return create(`${official[1]}/${official[2]}`, undefined);
         if (req.method === 'POST' && path === '/v1/predictions') return create(undefined, (body as { version?: string } | null)?.version);
@@ -178,6 +186,9 @@ export async function startFakeReplicate(opts: { token?: string } = {}): Promise
       p.status = error === undefined ? 'succeeded' : 'failed';
       p.error = error;
       return sendWebhook(p);
+    },
+    rotateSecret() {
+      secret = `whsec_${randomBytes(32).toString('base64')}`;
     },
     webhookFor(id, forge) {
       const p = fake.predictions.get(id)!;
