@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandEngine } from '../../src/engines/command/command-engine.js';
-import { CommandRetryable } from '../../src/engines/command/command-pool.js';
+import { CommandCouldNotStart } from '../../src/engines/command/command-pool.js';
 import { readCommandSettings } from '../../src/config/command-settings.js';
 import { EngineError, RunStopped } from '../../src/engines/engine.js';
 import { systemClock } from '../../src/lib/clock.js';
@@ -106,16 +106,20 @@ describe('examples/diffusers/serve.py through the command engine', () => {
     await Promise.all([1, 2].map(async (n) => engine.run({ id: `g${n}`, model, request }, commandContext(await dirs.make()))));
     // Both processes load their pipeline whichever ran the jobs.
     const devices = () => log.lines.map((l) => String(l.obj.stderr ?? '')).filter((s) => s.startsWith('stand-in pipeline on'));
-    for (let i = 0; i < 100 && devices().length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 600 && devices().length < 2; i++) await new Promise((r) => setTimeout(r, 50));
     expect(devices().sort()).toEqual(['stand-in pipeline on cuda:0, torch.float16', 'stand-in pipeline on cuda:1, torch.float16']);
   });
 
-  it('hands jobs back when the weights are missing: the script cannot start', async () => {
+  it('fails the job server_unavailable when the weights are missing: the script cannot start, the cause in the log', async () => {
     const missing = join(await dirs.make(), 'nothing-here');
     await mkdir(missing);
     const { engine, model } = await example({ MODEL_PATH: missing });
-    const err = await engine.run({ id: 'w', model, request: { prompt: 'x' } }, commandContext(await dirs.make())).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(CommandRetryable);
-    expect(log.lines.some((l) => String(l.obj.stderr ?? '').includes('model_index.json'))).toBe(true);
+    // Its next start, 1 s after the first failed one, comes after this deadline: the job fails then.
+    const ctx = commandContext(await dirs.make(), { deadlineMs: Date.now() + 500 });
+    const err = await engine.run({ id: 'w', model, request: { prompt: 'x' } }, ctx).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CommandCouldNotStart);
+    expect((err as EngineError).code).toBe('server_unavailable');
+    const failed = log.lines.find((l) => l.msg === 'command process ended before it was ready');
+    expect((failed?.obj.stderrTail as string[]).join('\n')).toContain('model_index.json');
   }, 15_000);
 });

@@ -6,6 +6,7 @@ import { CommandEngine } from '../../src/engines/command/command-engine.js';
 import type { CommandModel } from '../../src/engines/command/command-engine.js';
 import { readCommandSettings } from '../../src/config/command-settings.js';
 import { systemClock } from '../../src/lib/clock.js';
+import type { Clock } from '../../src/lib/clock.js';
 import type { Log } from '../../src/lib/log.js';
 
 /** A context for running the command engine directly (after test/engines/engine-harness.ts's fakeContext), and a capturing log. */
@@ -74,9 +75,9 @@ export function captureLog(): Log & { readonly lines: LogLine[] } {
 }
 
 /** A command engine as the config file would declare it (`commands.<name>`, relative to fixtures/). */
-export function commandEngine(block: Record<string, unknown>, models: Record<string, CommandModel>, log: Log): CommandEngine {
+export function commandEngine(block: Record<string, unknown>, models: Record<string, CommandModel>, log: Log, clock: Clock = systemClock): CommandEngine {
   const [settings] = readCommandSettings({ test: block }, 'mediagen.json', FIXTURES);
-  return new CommandEngine({ settings: settings!, models: new Map(Object.entries(models)), clock: systemClock, log });
+  return new CommandEngine({ settings: settings!, models: new Map(Object.entries(models)), clock, log });
 }
 
 /** A PNG's width and height, read from its IHDR. */

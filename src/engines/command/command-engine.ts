@@ -8,7 +8,7 @@ import type { BindableEngine, EngineContext, EngineJob, JobErrorCode, OutputFile
 import { fillTemplate } from '../upstream/upstream-template.js';
 import { takeOutput, writeInputs } from './command-files.js';
 import type { OutputRules } from './command-files.js';
-import { CommandRetryable, ProcessPool } from './command-pool.js';
+import { CommandCouldNotStart, CommandRetryable, ProcessPool } from './command-pool.js';
 import type { CommandProcess, Inbox, JobEvent } from './command-process.js';
 import type { CommandSettings } from '../../config/command-settings.js';
 
@@ -75,19 +75,11 @@ export class CommandEngine implements BindableEngine {
   async run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]> {
     const model = this.#deps.models.get(job.model);
     if (!model) throw new EngineError('engine_failed', `command ${this.#deps.settings.name} does not run ${job.model}`);
-    const { clock } = this.#deps;
-    // Stops on the run's signal, and at the job's deadline whatever the runner does.
-    const stop = new AbortController();
-    const onAbort = () => stop.abort(ctx.signal.reason);
-    if (ctx.signal.aborted) onAbort();
-    else ctx.signal.addEventListener('abort', onAbort, { once: true });
-    const timer = new AbortController();
-    clock.sleep(ctx.deadlineMs - clock.nowMs(), timer.signal).then(
-      () => stop.abort(new RunStopped('timeout')),
-      () => undefined,
-    );
+    // The run's signal is the one stop: the runner aborts it on a cancel, a lost lease, a shutdown
+    // and at the job's deadline (RunStopped 'timeout'), so the deadline has one keeper.
+    const { signal } = ctx;
     try {
-      stop.signal.throwIfAborted();
+      signal.throwIfAborted();
       const inDir = join(ctx.outDir, 'command-inputs');
       const outputDir = join(ctx.outDir, 'command-outputs');
       await mkdir(inDir, { recursive: true });
@@ -95,20 +87,20 @@ export class CommandEngine implements BindableEngine {
       const files = await writeInputs(urlInputsOf(model.schema, job.request), inDir, (url, field) => ctx.loadInput(url, field));
       const input = fillTemplate(model.input, job.request);
       await ctx.stage('processing');
-      const proc = await this.#pool.acquire(stop.signal);
+      const proc = await this.#pool.acquire(signal, ctx.deadlineMs).catch((err: unknown) => {
+        if (err instanceof CommandCouldNotStart) this.#deps.log?.warn({ command: this.#deps.settings.name, jobId: job.id, model: job.model }, "job failed: no process of its command could start before the job's deadline");
+        throw err;
+      });
       try {
         const root = await realpath(outputDir);
         proc.send({ type: 'job', job_id: job.id, model: job.model, input, files, output_dir: root });
         this.#deps.log?.info({ command: this.#deps.settings.name, pid: proc.pid, jobId: job.id, model: job.model }, 'job sent to command process');
-        return await this.#follow(proc, job, ctx, model, root, stop.signal);
+        return await this.#follow(proc, job, ctx, model, root, signal);
       } finally {
         this.#pool.release(proc);
       }
     } catch (err) {
-      throw stop.signal.aborted ? stop.signal.reason : err;
-    } finally {
-      timer.abort();
-      ctx.signal.removeEventListener('abort', onAbort);
+      throw signal.aborted ? signal.reason : err;
     }
   }
 

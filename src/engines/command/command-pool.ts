@@ -1,4 +1,5 @@
-import { RetryableEngineError } from '../engine.js';
+import { EngineError, RetryableEngineError } from '../engine.js';
+import { backoffMs } from '../../lib/backoff.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Log } from '../../lib/log.js';
 import { CommandProcess } from './command-process.js';
@@ -9,16 +10,13 @@ import type { CommandSettings } from '../../config/command-settings.js';
  * process, waits for its `ready` line, offers it to jobs (one at a time) and, when it ends,
  * starts another: at once if the engine killed it, else after a backoff that grows while the
  * process keeps ending without having served a job. The pool starts at its first job (or
- * `start()`) and stops with `close()`.
+ * `start()`) and stops with `close()`. A job waits for a process while one may still be ready
+ * before its deadline (docs/engines.md, "The process's life").
  */
 
 /**
- * A job that may succeed on another attempt: its process died under it, the process said so, or
- * the command's processes do not start. The runner hands such a job back to the queue.
- *
- * `code` is an errno the runner already hands jobs back for (an infrastructure fault, through
- * src/lib/infra-fault.ts; not an EngineError, so a remote worker reports it `retryable` too)
- * until the runner settles `retryable` errors of their own (see docs/engines.md).
+ * A job that may succeed on another attempt: its process died under it, or the process said so.
+ * The runner hands it back to the queue while the job has attempts left.
  */
 export class CommandRetryable extends RetryableEngineError {
   constructor(message: string) {
@@ -27,18 +25,40 @@ export class CommandRetryable extends RetryableEngineError {
   }
 }
 
-/** Starts in a row that failed, in every slot, before waiting jobs are handed back. */
-export const START_FAILURES_BEFORE_HAND_BACK = 3;
+/** What the client reads when no process of the command could start in time; the log has the cause. */
+export const COULD_NOT_START_MESSAGE = 'the engine that runs this model could not start; you were not billed, submit the job again later';
+
+/**
+ * No process of the command could be ready before the job's deadline: every one keeps failing to
+ * start. The server's fault, not the request's: `server_unavailable`, not billed.
+ */
+export class CommandCouldNotStart extends EngineError {
+  constructor(command: string, failedStarts: number) {
+    super('server_unavailable', COULD_NOT_START_MESSAGE, { detail: `command ${command}: its processes keep failing to start (${failedStarts} failed starts in a row); none could be ready before the job's deadline` });
+    this.name = 'CommandCouldNotStart';
+  }
+}
+
+/** The wait before the first restart of a process that keeps ending; it doubles with each end in a row. */
+export const RESTART_BASE_MS = 1000;
 /** The longest wait before a process that keeps ending is started again. */
 export const MAX_RESTART_DELAY_MS = 60_000;
 /** A process that lived this long before ending is restarted after the shortest wait. */
 const HEALTHY_RUN_MS = 60_000;
 
-export const restartDelayMs = (failures: number): number => Math.min(MAX_RESTART_DELAY_MS, 1000 * 2 ** Math.max(0, failures - 1));
-
 interface Waiter {
+  /** The job's deadline (epoch ms): it waits while a process may still be ready before it. */
+  readonly deadlineMs: number;
   readonly resolve: (p: CommandProcess) => void;
   readonly reject: (err: unknown) => void;
+}
+
+/** A slot between a failed start and its next one. */
+interface Retrying {
+  /** When its next process is started (epoch ms). */
+  readonly at: number;
+  /** How long its last start took to fail: its next is not expected to be ready sooner. */
+  readonly lastStartMs: number;
 }
 
 export class ProcessPool {
@@ -48,7 +68,10 @@ export class ProcessPool {
   readonly #idle: CommandProcess[] = [];
   readonly #waiters: Waiter[] = [];
   readonly #live = new Set<CommandProcess>();
+  /** Per slot: its failed starts in a row. */
   readonly #startFailures: number[];
+  /** Per slot: set while it waits to start again after a failed start. */
+  readonly #retrying: (Retrying | undefined)[];
   readonly #closing = new AbortController();
   #slots: Promise<void>[] | undefined;
 
@@ -57,6 +80,7 @@ export class ProcessPool {
     this.#clock = clock;
     this.#log = log;
     this.#startFailures = Array.from({ length: settings.processes }, () => 0);
+    this.#retrying = Array.from({ length: settings.processes }, () => undefined);
   }
 
   /** Starts the processes (once); later calls do nothing. */
@@ -70,14 +94,17 @@ export class ProcessPool {
     return [...this.#live].flatMap((p) => (p.pid === undefined ? [] : [p.pid]));
   }
 
-  /** A ready, idle process, the job's alone until `release`. Rejects with the signal's reason if it aborts first. */
-  acquire(signal: AbortSignal): Promise<CommandProcess> {
+  /**
+   * A ready, idle process, the job's alone until `release`. Rejects with the signal's reason if it
+   * aborts first, and with CommandCouldNotStart once no process can be ready before `deadlineMs`.
+   */
+  acquire(signal: AbortSignal, deadlineMs = Number.POSITIVE_INFINITY): Promise<CommandProcess> {
     this.start();
     if (signal.aborted) return Promise.reject(signal.reason);
     if (this.#closing.signal.aborted) return Promise.reject(new CommandRetryable(`command ${this.#settings.name} is shutting down`));
-    if (this.#down()) return Promise.reject(this.#downError());
     const idle = this.#idle.shift();
     if (idle) return Promise.resolve(idle);
+    if (this.#hopeless(deadlineMs)) return Promise.reject(this.#couldNotStart());
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         const i = this.#waiters.indexOf(waiter);
@@ -85,6 +112,7 @@ export class ProcessPool {
         reject(signal.reason);
       };
       const waiter: Waiter = {
+        deadlineMs,
         resolve: (p) => {
           signal.removeEventListener('abort', onAbort);
           resolve(p);
@@ -119,13 +147,26 @@ export class ProcessPool {
     else if (!this.#idle.includes(proc)) this.#idle.push(proc);
   }
 
-  /** Every slot failed to start its process several times in a row. */
-  #down(): boolean {
-    return this.#startFailures.every((n) => n >= START_FAILURES_BEFORE_HAND_BACK);
+  /**
+   * Whether no process can be ready before `deadlineMs`: every slot is waiting to start again after
+   * a failed start, and its next start, taking as long as its last one did, ends after it. A slot
+   * starting a process or running one still may, so its jobs wait (their deadline may stop them).
+   */
+  #hopeless(deadlineMs: number): boolean {
+    return this.#retrying.every((r) => r !== undefined && r.at + r.lastStartMs >= deadlineMs);
   }
 
-  #downError(): CommandRetryable {
-    return new CommandRetryable(`command ${this.#settings.name}: its processes keep failing to start (see the log)`);
+  #couldNotStart(): CommandCouldNotStart {
+    return new CommandCouldNotStart(this.#settings.name, Math.min(...this.#startFailures));
+  }
+
+  /** Fails the waiting jobs no process can be ready for in time. */
+  #failHopeless(): void {
+    for (const w of [...this.#waiters]) {
+      if (!this.#hopeless(w.deadlineMs)) continue;
+      this.#waiters.splice(this.#waiters.indexOf(w), 1);
+      w.reject(this.#couldNotStart());
+    }
   }
 
   async #slot(slot: number): Promise<void> {
@@ -137,6 +178,7 @@ export class ProcessPool {
       const started = clock.nowMs();
       const ready = await this.#ready(proc);
       const fields = { command: settings.name, slot, pid: proc.pid };
+      let failedStart = false;
       if (!ready) {
         if (proc.alive && !this.#closing.signal.aborted) this.#log?.error({ ...fields, startTimeoutMs: settings.startTimeoutMs }, 'command process did not become ready in time; killing it');
         proc.kill();
@@ -145,8 +187,9 @@ export class ProcessPool {
         if (this.#closing.signal.aborted) return;
         this.#startFailures[slot]!++;
         failures++;
-        this.#log?.error({ ...fields, exit: proc.exitStatus, failures: this.#startFailures[slot] }, 'command process ended before it was ready');
-        if (this.#down()) for (const w of this.#waiters.splice(0)) w.reject(this.#downError());
+        failedStart = true;
+        // Its stderr's end says why (a traceback's last line): for the operator, never the client.
+        this.#log?.error({ ...fields, exit: proc.exitStatus, failures: this.#startFailures[slot], stderrTail: proc.stderrTail }, 'command process ended before it was ready');
       } else {
         this.#startFailures[slot] = 0;
         this.#log?.info({ ...fields, startMs: clock.nowMs() - started }, 'command process ready');
@@ -161,10 +204,18 @@ export class ProcessPool {
         if (!proc.killed) this.#log?.warn({ ...fields, exit: proc.exitStatus }, 'command process ended; restarting it');
       }
       if (failures > 0) {
+        const delayMs = backoffMs(failures, RESTART_BASE_MS, MAX_RESTART_DELAY_MS);
+        if (failedStart) {
+          const now = clock.nowMs();
+          this.#retrying[slot] = { at: now + delayMs, lastStartMs: now - started };
+          this.#failHopeless();
+        }
         try {
-          await clock.sleep(restartDelayMs(failures), this.#closing.signal);
+          await clock.sleep(delayMs, this.#closing.signal);
         } catch {
           return;
+        } finally {
+          this.#retrying[slot] = undefined;
         }
       }
     }

@@ -32,6 +32,8 @@ export function processEnv(settings: CommandSettings, slot: number, from: NodeJS
 
 /** The longest stderr or stdout line kept in the log. */
 const LOGGED_LINE = 2000;
+/** The stderr lines kept for the log line of a failed start: a Python traceback's end, where its cause is. */
+const STDERR_TAIL_LINES = 20;
 
 /** A queue of one job's events, read one at a time. */
 export class Inbox {
@@ -65,6 +67,7 @@ export class CommandProcess {
   #inbox: Inbox | undefined;
   #jobId: string | undefined;
   #exit: { code: number | null; signal: string | null } | undefined;
+  readonly #stderrTail: string[] = [];
   /** Resolves true at the process's `ready` line, false if it ends first. */
   readonly ready: Promise<boolean>;
   /** Resolves when the process has ended (or could not be started). */
@@ -115,7 +118,13 @@ export class CommandProcess {
     this.#child.stderr!.on(
       'data',
       lineSplitter(
-        (line) => line !== '' && this.#log?.info({ ...this.#fields, jobId: this.#jobId, stderr: line.slice(0, LOGGED_LINE) }, 'command process stderr'),
+        (line) => {
+          if (line === '') return;
+          const kept = line.slice(0, LOGGED_LINE);
+          this.#stderrTail.push(kept);
+          if (this.#stderrTail.length > STDERR_TAIL_LINES) this.#stderrTail.shift();
+          this.#log?.info({ ...this.#fields, jobId: this.#jobId, stderr: kept }, 'command process stderr');
+        },
         () => undefined,
       ),
     );
@@ -128,6 +137,11 @@ export class CommandProcess {
   /** How it ended, once it has. */
   get exitStatus(): { readonly code: number | null; readonly signal: string | null } | undefined {
     return this.#exit;
+  }
+
+  /** Its last lines on stderr (at most 20), for the server log only: they may name paths and internals. */
+  get stderrTail(): readonly string[] {
+    return [...this.#stderrTail];
   }
 
   get alive(): boolean {
