@@ -28,7 +28,11 @@ export interface ProviderSettings {
   readonly storageUrl?: string;
   /** How long one HTTP call to the provider may take, in ms (a synchronous OpenAI generation included). */
   readonly requestTimeoutMs: number;
-  /** Failed calls in a row (429, 5xx, timeouts, lost connections) before the job fails `upstream_unavailable`. */
+  /**
+   * Tries of a submission the provider provably did not take (a 429, a connection that never
+   * opened) before the job fails `upstream_unavailable`; calls about a job the provider holds
+   * retry until the job's deadline instead (src/engines/upstream/upstream-retry.ts).
+   */
   readonly maxAttempts: number;
   /** The first wait between status polls; it doubles up to POLL_MAX_MS. */
   readonly pollIntervalMs: number;
@@ -68,6 +72,13 @@ export const DEFAULT_FAL_STORAGE_URL = 'https://rest.alpha.fal.ai';
 const NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const ENV_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const KEYS = ['type', 'base_url', 'api_key_env', 'webhook_jwks_url', 'storage_url', 'request_timeout_ms', 'max_attempts', 'poll_interval_ms', 'inline_max_bytes'];
+/**
+ * An OpenAI call is the whole generation (a high-quality gpt-image run takes minutes): its SDK's
+ * own default timeout, 600 s (openai/openai-node `OpenAI.DEFAULT_TIMEOUT`), so a slow image is not
+ * cut off, and paid for, before it is answered. Other types' calls are short: 120 s.
+ */
+export const OPENAI_REQUEST_TIMEOUT_MS = 600_000;
+
 const INTS = {
   request_timeout_ms: { min: 1000, max: 3_600_000, default: 120_000 },
   max_attempts: { min: 1, max: 100, default: 5 },
@@ -113,7 +124,7 @@ function readProvider(name: string, raw: unknown, file: string, env: Readonly<Re
   const secret = key.trim();
   const ints = Object.fromEntries(
     Object.entries(INTS).map(([k, spec]) => {
-      const v = raw[k] ?? spec.default;
+      const v = raw[k] ?? (k === 'request_timeout_ms' && t === 'openai' ? OPENAI_REQUEST_TIMEOUT_MS : spec.default);
       if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < spec.min || v > spec.max) throw new ConfigError(`${where}.${k} must be an integer from ${spec.min} to ${spec.max}, got ${JSON.stringify(v)}`);
       return [k, v];
     }),

@@ -59,6 +59,8 @@ export const kreaAdapter: AdapterFactory = (_settings, http): ProviderAdapter =>
   type: 'krea',
   defaultOutputs: KREA_DEFAULT_OUTPUTS,
   synchronous: false,
+  // Idempotency-Key is our job id: a submission sent again is the same job there.
+  deduplicates: true,
 
   async submit(req: SubmitRequest): Promise<Submitted> {
     const answer = await http.json('POST', kreaPath(req.model), req.input, { 'idempotency-key': req.jobId });

@@ -19,6 +19,9 @@
  */
 import { DataUriError, decodeDataUri } from '../../lib/data-uri.js';
 import type { AdapterFactory, ProviderAdapter, SubmitRequest, Submitted, UpstreamStatus, UpstreamUsage } from './provider-port.js';
+import { syncHandleId } from './provider-port.js';
+
+export { syncHandleId } from './provider-port.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -38,8 +41,6 @@ export function openaiBaseUrl(configured: string): string {
   return /\/v\d+$/i.test(new URL(trimmed).pathname) ? trimmed : `${trimmed}/v1`;
 }
 
-/** The handle of a synchronous call: our job id, since the provider gives none. */
-export const syncHandleId = (jobId: string): string => `sync-${jobId}`;
 
 export const openaiAdapter: AdapterFactory = (settings, http): ProviderAdapter => {
   // Absolute URLs on the base URL's origin, so the calls are right whether the engine built `http`

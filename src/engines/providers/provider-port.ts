@@ -24,6 +24,9 @@ export interface UpstreamHandle {
   readonly urls?: Readonly<Record<string, string>>;
 }
 
+/** The handle of a synchronous call: our job id, since the provider gives none. */
+export const syncHandleId = (jobId: string): string => `sync-${jobId}`;
+
 /** A provider's job status, mapped onto what the engine acts on. */
 export type UpstreamStatus =
   | { readonly state: 'queued'; readonly raw: string }
@@ -80,8 +83,16 @@ export interface ProviderAdapter {
   readonly type: ProviderType;
   /** Where this provider's answer holds the files when the binding names no `outputs` (docs/providers.md). */
   readonly defaultOutputs: readonly string[];
-  /** Whether the answer to `submit` is final (OpenAI's synchronous call): then `status` is never asked. */
+  /**
+   * Whether the answer to `submit` is final (OpenAI's synchronous call): then `status` is never
+   * asked, and the handle is `syncHandleId(jobId)`.
+   */
   readonly synchronous: boolean;
+  /**
+   * Whether the provider deduplicates a submission sent again (a `krea` upstream: Idempotency-Key
+   * is our job id), so a submission that timed out or got a 5xx may be sent again (upstream-retry.ts).
+   */
+  readonly deduplicates?: boolean;
   submit(req: SubmitRequest): Promise<Submitted>;
   status(handle: UpstreamHandle): Promise<UpstreamStatus>;
   /** Asks the provider to stop the job; a job already ended there is not an error. */
