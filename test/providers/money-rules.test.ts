@@ -5,6 +5,8 @@ import { createTestApp, generate, jobEnd } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { waitFor } from '../helpers/scripted-engine.js';
+import { startFakeKrea } from './fakes/fake-krea.js';
+import type { FakeKrea } from './fakes/fake-krea.js';
 import { startFakeOpenAi } from './fakes/fake-openai.js';
 import type { FakeOpenAi } from './fakes/fake-openai.js';
 import { startFakeReplicate } from './fakes/fake-replicate.js';
@@ -39,15 +41,18 @@ it("OpenAI's request timeout defaults to its SDK's 600 s (a slow gpt-image run i
 describe.each(backends)('money rules: $name', { timeout: 60_000 }, (backend) => {
   let rep: FakeReplicate;
   let oai: FakeOpenAi;
+  let krea: FakeKrea;
   let t: TestApp | undefined;
   let lines: Line[];
   beforeAll(async () => {
     rep = await startFakeReplicate();
     oai = await startFakeOpenAi();
+    krea = await startFakeKrea();
   });
   afterAll(async () => {
     await rep?.close();
     await oai?.close();
+    await krea?.close();
   });
   afterEach(async () => {
     oai.release();
@@ -111,6 +116,18 @@ describe.each(backends)('money rules: $name', { timeout: 60_000 }, (backend) => 
     expect(job.status, JSON.stringify(job)).toBe('completed');
     expect(posts() - before).toBe(2);
     expect(rep.submissions() - made).toBe(1);
+  });
+
+  it('sends a submission answered 500 again to a krea upstream, which deduplicates it by the job id: one job made there', async () => {
+    t = await appFor({ type: 'krea', base_url: krea.url, api_key_env: 'KREA' }, {}, { KREA: krea.token });
+    const [calls, made] = [krea.requests.length, krea.submissions];
+    krea.fail500(1);
+    const id = await create(t);
+    const job = await jobEnd(t, id, 20_000);
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    const sent = krea.requests.slice(calls).filter((r) => r.method === 'POST');
+    expect(sent.map((r) => r.headers['idempotency-key'])).toEqual([id, id]);
+    expect(krea.submissions - made).toBe(1);
   });
 
   it('retries an output download its file host answered 503 twice, and completes', async () => {
