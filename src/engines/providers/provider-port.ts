@@ -70,9 +70,10 @@ export interface ProviderHttp {
   /**
    * Calls `pathOrUrl` (a path joined to the base URL, or an absolute URL the provider gave, which
    * must be on the base URL's origin or a host the adapter names as the provider's). Answers with
-   * a status >= 400 throw UpstreamError (rejected for 4xx but 408/409/425/429; unavailable for
-   * those and 5xx, with Retry-After); so do network errors and timeouts (unavailable). A JSON answer
-   * larger than the cap or not JSON throws UpstreamError `malformed`.
+   * a status >= 400 throw UpstreamError (rejected for 4xx but 408/409/425/429, and for a 429
+   * `insufficient_quota`; unavailable for those and 5xx), with the retry hints (`retry-after-ms`,
+   * Retry-After, `x-should-retry`); so do network errors and timeouts (unavailable; `notSent` when
+   * the connection never opened). A JSON answer larger than the cap or not JSON throws `malformed`.
    */
   json(method: string, pathOrUrl: string, body?: unknown, headers?: Readonly<Record<string, string>>): Promise<unknown>;
   /** A raw request for uploads (multipart or bytes); answers JSON as `json` does. */

@@ -1,12 +1,11 @@
 /**
  * A provider's file host on loopback, apart from its API, as the providers have one:
- * - Replicate serves prediction outputs from `replicate.delivery`, not `api.replicate.com`
- *   (https://replicate.com/docs/topics/predictions/output-files: output URLs are served from
- *   replicate.delivery and expire after an hour);
- * - fal's results name files on its CDN (`https://v3.fal.media/files/...`, fal-ai/fal-js
- *   libs/client/src/storage.ts: the `file_url` of an upload; the queue docs' example outputs);
- * - OpenAI's `url` answers (dall-e) point at Azure blob storage, valid for 60 minutes
- *   (https://platform.openai.com/docs/api-reference/images/object: `url`).
+ * - Replicate: a prediction's `output` names files on `replicate.delivery`, not on
+ *   `api.replicate.com` (the prediction examples of https://replicate.com/docs/reference/http);
+ * - fal: results and uploads name files on its CDN (`https://v3.fal.media/files/...`: the
+ *   `file_url` fal-ai/fal-js libs/client/src/storage.ts returns; the queue docs' example outputs);
+ * - OpenAI: a `url` answer (dall-e, `response_format: url`) points at Azure blob storage, "only
+ *   valid for 60 minutes" (https://platform.openai.com/docs/api-reference/images/create).
  * So outputs pass through the address guard (they are on no configured origin). It listens on
  * 127.0.0.2, another loopback address than the APIs' 127.0.0.1, and can fail the way a CDN does
  * for a moment: answer 503 (or any status) to the next downloads, or hold them unanswered.

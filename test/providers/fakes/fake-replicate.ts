@@ -8,8 +8,8 @@
  * - replicate/replicate-javascript `lib/files.js` (`POST /v1/files`, multipart `content`; the answer's
  *   `urls.get`) and `lib/webhooks.js` (`GET /v1/webhooks/default/secret` → `{key}`).
  * - https://replicate.com/docs/topics/webhooks/verify-webhook: Standard Webhooks headers.
- * Outputs are a small real PNG (sharp) served, as Replicate's are from replicate.delivery
- * (https://replicate.com/docs/topics/predictions/output-files), by a file host apart from the API
+ * Outputs are a small real PNG (sharp) served, as Replicate's are from replicate.delivery (the
+ * prediction examples of the HTTP reference), by a file host apart from the API
  * (`fileHost`, fake-file-host.ts); uploaded files stay on the API (`urls.get` of the files API).
  */
 import { randomBytes } from 'node:crypto';
