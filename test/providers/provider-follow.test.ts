@@ -123,6 +123,22 @@ describe('the provider engine following a job', () => {
     expect(lines.some((l) => l.level === 'warn' && l.msg === 'upstream keeps failing; giving up on the job')).toBe(true);
   });
 
+  it("retries a download its file host keeps answering 503 until the deadline, then fails upstream_unavailable (the provider's trouble, not a malformed answer)", async () => {
+    const clock = new SkippingClock(Date.now());
+    const { engine } = engineAt(clock);
+    const ctx = await contextAt(clock, 300_000);
+    rep.statuses = ['succeeded'];
+    const seen = rep.fileHost.requests.length;
+    rep.fileHost.fail(1000, 503);
+    try {
+      const err = await engine.run({ id: 'job-cdn', model: MODEL, request: { prompt: 'a fox' } }, ctx).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'upstream_unavailable' });
+      expect(rep.fileHost.requests.length - seen).toBeGreaterThan(5);
+    } finally {
+      rep.fileHost.heal();
+    }
+  });
+
   it('leaves the prediction running when the run stops for a shutdown, and cancels it when the job is cancelled', async () => {
     const clock = new SkippingClock(Date.now());
     const { engine } = engineAt(clock);

@@ -23,6 +23,8 @@ export interface FakeFileHost {
   serve(path: string, bytes: Buffer, contentType?: string): string;
   /** The next `n` downloads answer `status` (503 by default), with these headers (a Retry-After). */
   fail(n: number, status?: number, headers?: Record<string, string>): void;
+  /** Drops the failures not answered yet. */
+  heal(): void;
   /** Holds every download unanswered until `release()` (a stalled CDN; a worker stopped mid-download). */
   hold(): void;
   release(): void;
@@ -70,6 +72,9 @@ export async function startFakeFileHost(): Promise<FakeFileHost> {
     },
     fail(n, status = 503, headers = {}) {
       for (let i = 0; i < n; i++) faults.push({ status, headers });
+    },
+    heal() {
+      faults.length = 0;
     },
     hold() {
       held ??= [];
