@@ -30,7 +30,11 @@ export interface ProviderSettings {
   readonly storageUrl?: string;
   /** How long one HTTP call to the provider may take, in ms (a synchronous OpenAI generation included). */
   readonly requestTimeoutMs: number;
-  /** Failed calls in a row (429, 5xx, timeouts, lost connections) before the job fails `upstream_unavailable`. */
+  /**
+   * Tries of a submission the provider provably did not take (a 429, a connection that never
+   * opened) before the job fails `upstream_unavailable`; calls about a job the provider holds
+   * retry until the job's deadline instead (src/engines/upstream/upstream-retry.ts).
+   */
   readonly maxAttempts: number;
   /** The first wait between status polls; it doubles up to POLL_MAX_MS. */
   readonly pollIntervalMs: number;
@@ -99,7 +103,7 @@ function readProvider(name: string, raw: unknown, file: string, env: Readonly<Re
   const secret = key.trim();
   const ints = Object.fromEntries(
     Object.entries(INTS).map(([k, spec]) => {
-      const v = raw[k] ?? spec.default;
+      const v = raw[k] ?? (k === 'request_timeout_ms' ? facts.defaultRequestTimeoutMs : spec.default);
       if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < spec.min || v > spec.max) throw new ConfigError(`${where}.${k} must be an integer from ${spec.min} to ${spec.max}, got ${JSON.stringify(v)}`);
       return [k, v];
     }),

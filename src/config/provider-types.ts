@@ -32,6 +32,13 @@ export interface ProviderTypeFacts {
    * cannot tell a retry from a second job.
    */
   readonly deduplicates: boolean;
+  /**
+   * `request_timeout_ms` when none is configured. An OpenAI call is the whole generation (a
+   * high-quality gpt-image run takes minutes): its SDK's own default, 600 s (openai/openai-node
+   * `DEFAULT_TIMEOUT`), so a slow image is not cut off, and paid for, before it is answered. The
+   * other types' calls are short submissions and polls: 120 s.
+   */
+  readonly defaultRequestTimeoutMs: number;
 }
 
 const trimmed = (url: string): string => url.trim().replace(/\/+$/, '');
@@ -49,7 +56,7 @@ function falQueue(configured: string): string {
 
 export const PROVIDER_TYPE_LIST = [
   // Replicate's HTTP API and replicate/replicate-javascript (baseUrl with /v1).
-  { name: 'replicate', authScheme: 'Bearer', defaultBaseUrl: 'https://api.replicate.com/v1', baseUrl: versioned, extraUrls: {}, needsUpstreamModel: true, deduplicates: false },
+  { name: 'replicate', authScheme: 'Bearer', defaultBaseUrl: 'https://api.replicate.com/v1', baseUrl: versioned, extraUrls: {}, needsUpstreamModel: true, deduplicates: false, defaultRequestTimeoutMs: 120_000 },
   // fal's queue; storage on its REST API (fal-js getRestApiUrl), webhook keys where fal's webhook docs publish them.
   {
     name: 'fal',
@@ -62,11 +69,12 @@ export const PROVIDER_TYPE_LIST = [
     },
     needsUpstreamModel: true,
     deduplicates: false,
+    defaultRequestTimeoutMs: 120_000,
   },
   // OpenAI's Images API and openai/openai-node (baseURL with /v1), or any server speaking it.
-  { name: 'openai', authScheme: 'Bearer', defaultBaseUrl: 'https://api.openai.com/v1', baseUrl: versioned, extraUrls: {}, needsUpstreamModel: true, deduplicates: false },
+  { name: 'openai', authScheme: 'Bearer', defaultBaseUrl: 'https://api.openai.com/v1', baseUrl: versioned, extraUrls: {}, needsUpstreamModel: true, deduplicates: false, defaultRequestTimeoutMs: 600_000 },
   // The original API (docs/spec) or another mediagen: Idempotency-Key on submissions.
-  { name: 'krea', authScheme: 'Bearer', defaultBaseUrl: 'https://api.krea.ai', baseUrl: trimmed, extraUrls: {}, needsUpstreamModel: false, deduplicates: true },
+  { name: 'krea', authScheme: 'Bearer', defaultBaseUrl: 'https://api.krea.ai', baseUrl: trimmed, extraUrls: {}, needsUpstreamModel: false, deduplicates: true, defaultRequestTimeoutMs: 120_000 },
 ] as const satisfies readonly ProviderTypeFacts[];
 
 export type ProviderType = (typeof PROVIDER_TYPE_LIST)[number]['name'];

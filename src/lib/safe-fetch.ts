@@ -28,12 +28,18 @@ export type FetchErrorReason =
 export class FetchError extends Error {
   override readonly name = 'FetchError';
 
+  /** With `http_status`: the status answered, and its Retry-After header as sent. */
+  readonly status: number | undefined;
+  readonly retryAfter: string | undefined;
+
   constructor(
     readonly reason: FetchErrorReason,
     message: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { readonly status?: number; readonly retryAfter?: string },
   ) {
     super(message, options);
+    this.status = options?.status;
+    this.retryAfter = options?.retryAfter;
   }
 }
 
@@ -244,7 +250,10 @@ export async function fetchInput(url: string, options: FetchInputOptions): Promi
           redirectedFrom = host;
           continue;
         }
-        if (res.statusCode < 200 || res.statusCode > 299) throw new FetchError('http_status', `HTTP ${res.statusCode} from ${host}`);
+        if (res.statusCode < 200 || res.statusCode > 299) {
+          const retryAfter = header(res.headers, 'retry-after');
+          throw new FetchError('http_status', `HTTP ${res.statusCode} from ${host}`, { status: res.statusCode, ...(retryAfter === null ? {} : { retryAfter }) });
+        }
         const length = Number(header(res.headers, 'content-length') ?? NaN);
         if (length > maxBytes) throw new FetchError('too_large', `the input from ${host} is larger than ${formatBytes(maxBytes)}`);
         const data = await readBody(res.body, maxBytes, host);

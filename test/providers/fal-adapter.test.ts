@@ -21,14 +21,14 @@ async function setup(options: FakeFalOptions = {}): Promise<ProviderAdapter> {
     baseUrl: fake.url,
     apiKeyEnv: 'FAL_KEY',
     apiKey: () => KEY,
-    storageUrl: fake.url,
+    storageUrl: fake.storageUrl,
     webhookJwksUrl: `${fake.url}/.well-known/jwks.json`,
     requestTimeoutMs: 5_000,
     maxAttempts: 5,
     pollIntervalMs: 100,
     inlineMaxBytes: 1024,
   };
-  const http = createProviderHttp({ type: 'fal', baseUrl: falBaseUrl(settings.baseUrl), apiKey: settings.apiKey, timeoutMs: 5_000, clock: systemClock, trustedOrigins: [fake.url] });
+  const http = createProviderHttp({ type: 'fal', baseUrl: falBaseUrl(settings.baseUrl), apiKey: settings.apiKey, timeoutMs: 5_000, clock: systemClock, trustedOrigins: [fake.storageUrl] });
   return falAdapter(settings, http);
 }
 
@@ -132,7 +132,7 @@ describe('fal statuses', () => {
     expect(await adapter.status(handle)).toEqual({ state: 'running', raw: 'IN_PROGRESS', sampling: true });
     const done = await adapter.status(handle);
     expect(done).toMatchObject({ state: 'succeeded', raw: 'COMPLETED', usage: { inference_time_s: 1.25 } });
-    expect(done.state === 'succeeded' && done.output).toEqual({ images: [expect.objectContaining({ url: `${fake.url}/outputs/image.png` })], seed: 42 });
+    expect(done.state === 'succeeded' && done.output).toEqual({ images: [expect.objectContaining({ url: `${fake.fileHost.url}/outputs/image.png` })], seed: 42 });
     const paths = fake.calls.slice(1).map((c) => `${c.method} ${c.path}`);
     expect(paths).toEqual([
       `GET /fal-ai/flux/requests/${handle.id}/status`,
@@ -189,7 +189,7 @@ describe('fal statuses', () => {
 describe('the fake fal', () => {
   it('serves an output of the size asked for, for download caps', async () => {
     await setup();
-    const res = await fetch(`${fake.url}/outputs/big.png?bytes=300000`);
+    const res = await fetch(`${fake.fileHost.url}/big.png?bytes=300000`);
     const bytes = Buffer.from(await res.arrayBuffer());
     expect(bytes.length).toBe(300_000);
     expect(bytes.subarray(0, 8).equals(fake.png.subarray(0, 8))).toBe(true);
@@ -229,7 +229,7 @@ describe('fal storage upload', () => {
     expect(put).toMatchObject({ method: 'PUT', path: '/upload/1' });
     expect(put!.headers.authorization).toBeUndefined();
     expect(put!.headers['content-type']).toBe('image/png');
-    expect(fileUrl).toBe(`${fake.url}/files/1`);
+    expect(fileUrl).toBe(`${fake.fileHost.url}/files/1`);
     const served = Buffer.from(await (await fetch(fileUrl)).arrayBuffer());
     expect(served.equals(bytes)).toBe(true);
   });

@@ -53,9 +53,11 @@ describe('provider runs at fal', { timeout: 60_000 }, () => {
     const url = `http://127.0.0.1:${port}`;
     const app = await createTestApp({
       realClock: true,
+      // Outputs are on the provider's file host, another loopback address: the address guard (--allow-private-urls) lets it through.
+      allowPrivateUrls: true,
       models: [MODEL],
       providers: {
-        providers: { up: { type: 'fal', base_url: fal.url, api_key_env: 'FAL_KEY', storage_url: fal.url, webhook_jwks_url: `${fal.url}/.well-known/jwks.json`, ...extra } },
+        providers: { up: { type: 'fal', base_url: fal.url, api_key_env: 'FAL_KEY', storage_url: fal.storageUrl, webhook_jwks_url: `${fal.url}/.well-known/jwks.json`, ...extra } },
         env: { FAL_KEY: 'fal-key-id:0123456789abcdef0123' },
         ...(publicUrl ? { publicUrl: url } : {}),
       },
@@ -115,7 +117,7 @@ describe('provider runs at fal', { timeout: 60_000 }, () => {
     const sent = fal.requests.get(requestId)!;
     expect(sent.webhook ?? null).toBeNull();
     const inputUrl = (sent.input as { image_url: string }).image_url;
-    expect(inputUrl.startsWith(`${fal.url}/files/`)).toBe(true);
+    expect(inputUrl.startsWith(`${fal.fileHost.url}/files/`)).toBe(true);
     expect(fal.files.get(new URL(inputUrl).pathname)!.bytes.equals(png)).toBe(true);
     fal.release(requestId);
     const job = await ended(t, id);

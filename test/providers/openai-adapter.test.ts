@@ -64,7 +64,7 @@ describe('openai adapter: a generation', () => {
   it('answers URLs when the input asks response_format url (dall-e), with no usage', async () => {
     const { status } = await adapter().submit({ model: 'dall-e-2', input: { prompt: 'a fox', response_format: 'url' }, jobId: JOB });
     if (status.state !== 'succeeded') throw new Error(status.state);
-    expect(status.output).toMatchObject({ data: [{ url: `${fake.url}/files/1.png` }] });
+    expect(status.output).toMatchObject({ data: [{ url: `${fake.fileHost.url}/files/1.png` }] });
     expect(status.usage).toBeUndefined();
     // The fake can point its URLs anywhere (a private address, an oversized file): the engine's download checks them.
     fake.outputUrls = ['http://10.0.0.1/secret.png'];

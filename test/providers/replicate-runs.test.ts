@@ -50,6 +50,8 @@ describe('provider runs at Replicate', { timeout: 60_000 }, () => {
     const url = `http://127.0.0.1:${port}`;
     const app = await createTestApp({
       realClock: true,
+      // Outputs are on the provider's file host, another loopback address: the address guard (--allow-private-urls) lets it through.
+      allowPrivateUrls: true,
       ...(opts.bind === false ? {} : { modelEngines: { [MODEL]: 'provider:rep' } }),
       ...(opts.models ? { models: opts.models } : {}),
       providers: {

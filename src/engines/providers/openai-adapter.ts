@@ -19,6 +19,9 @@
  */
 import { DataUriError, decodeDataUri } from '../../lib/data-uri.js';
 import type { AdapterFactory, ProviderAdapter, SubmitRequest, Submitted, UpstreamStatus, UpstreamUsage } from './provider-port.js';
+import { syncHandleId } from './provider-port.js';
+
+export { syncHandleId } from './provider-port.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { providerType } from '../../config/provider-types.js';
 
@@ -38,8 +41,6 @@ const IMAGE_FIELDS = ['image', 'images'] as const;
  */
 export const openaiBaseUrl = (configured: string): string => OPENAI.baseUrl(configured);
 
-/** The handle of a synchronous call: our job id, since the provider gives none. */
-export const syncHandleId = (jobId: string): string => `sync-${jobId}`;
 
 export const openaiAdapter: AdapterFactory = (settings, http): ProviderAdapter => {
   // Absolute URLs on the base URL's origin, so the calls are right whether the engine built `http`

@@ -1,8 +1,8 @@
-import { parseRetryAfter } from '../../lib/backoff.js';
 import type { Clock } from '../../lib/clock.js';
 import { PROVIDER_TYPE_LIST } from '../../config/provider-types.js';
 import type { ProviderHttp, ProviderType } from './provider-port.js';
 import { UpstreamError, cleanUpstreamMessage } from '../upstream/upstream-error.js';
+import { fetchFailure, readCappedBody, retryHints } from '../upstream/upstream-http.js';
 
 /** The largest JSON answer a provider may send: an OpenAI answer with four base64 PNGs fits easily. */
 export const MAX_PROVIDER_JSON_BYTES = 64 * 1024 * 1024;
@@ -60,16 +60,14 @@ export function createProviderHttp(opts: ProviderHttpOptions): ProviderHttp {
       try {
         res = await fetch(url, { method, body: body ?? null, headers: { authorization: AUTH[opts.type](key), accept: 'application/json', 'user-agent': 'mediagen', ...headers }, signal, redirect: 'error' });
       } catch (err) {
-        if (opts.signal?.aborted) throw opts.signal.reason;
-        const timedOut = (err as Error)?.name === 'TimeoutError';
-        throw new UpstreamError('unavailable', timedOut ? `the provider did not answer within ${opts.timeoutMs} ms` : 'could not reach the provider', { cause: err });
+        throw fetchFailure(err, { ...(opts.signal ? { signal: opts.signal } : {}), timeoutMs: opts.timeoutMs, who: 'the provider' });
       }
-      const text = await readCapped(res, opts.signal);
+      const text = (await readCappedBody(res, { maxBytes: MAX_PROVIDER_JSON_BYTES, what: "the provider's answer", ...(opts.signal ? { signal: opts.signal } : {}) })).toString('utf8');
       if (res.status >= 400) {
-        const retryAfterMs = parseRetryAfter(res.headers.get('retry-after') ?? undefined, opts.clock.nowMs());
-        const kind = res.status >= 500 || RETRYABLE.has(res.status) ? 'unavailable' : 'rejected';
+        const hints = retryHints(res.headers, opts.clock.nowMs());
+        const kind = (res.status >= 500 || RETRYABLE.has(res.status)) && !outOfQuota(text) ? 'unavailable' : 'rejected';
         const message = cleanUpstreamMessage(`${res.status}: ${errorText(text)}`, key);
-        throw new UpstreamError(kind, message, { status: res.status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+        throw new UpstreamError(kind, message, { status: res.status, ...hints });
       }
       if (text.trim() === '') return null;
       try {
@@ -93,27 +91,17 @@ export function createProviderHttp(opts: ProviderHttpOptions): ProviderHttp {
   };
 }
 
-/** A response body as text, refusing one past MAX_PROVIDER_JSON_BYTES without reading it all. */
-async function readCapped(res: Response, signal: AbortSignal | undefined): Promise<string> {
-  const declared = Number(res.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > MAX_PROVIDER_JSON_BYTES) {
-    await res.body?.cancel().catch(() => undefined);
-    throw new UpstreamError('malformed', `the provider's answer is larger than ${MAX_PROVIDER_JSON_BYTES} bytes`);
-  }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
+/**
+ * OpenAI's 429 `insufficient_quota` (the account is out of credit, https://platform.openai.com/docs/guides/error-codes):
+ * no wait makes it pass, so it is a refusal, not passing trouble.
+ */
+function outOfQuota(text: string): boolean {
   try {
-    for await (const chunk of res.body ?? []) {
-      total += chunk.length;
-      if (total > MAX_PROVIDER_JSON_BYTES) throw new UpstreamError('malformed', `the provider's answer is larger than ${MAX_PROVIDER_JSON_BYTES} bytes`);
-      chunks.push(chunk);
-    }
-  } catch (err) {
-    if (err instanceof UpstreamError) throw err;
-    if (signal?.aborted) throw signal.reason;
-    throw new UpstreamError('unavailable', 'the connection to the provider was lost while it answered', { cause: err });
+    const error = (JSON.parse(text) as { error?: { code?: unknown; type?: unknown } } | null)?.error;
+    return error?.code === 'insufficient_quota' || error?.type === 'insufficient_quota';
+  } catch {
+    return false;
   }
-  return Buffer.concat(chunks, total).toString('utf8');
 }
 
 /** The human part of an error body: `detail` (Replicate), `error.message` (OpenAI), `error` (krea), `detail[].msg` (fal). */

@@ -24,6 +24,9 @@ export interface UpstreamHandle {
   readonly urls?: Readonly<Record<string, string>>;
 }
 
+/** The handle of a synchronous call: our job id, since the provider gives none. */
+export const syncHandleId = (jobId: string): string => `sync-${jobId}`;
+
 /** A provider's job status, mapped onto what the engine acts on. */
 export type UpstreamStatus =
   | { readonly state: 'queued'; readonly raw: string }
@@ -67,9 +70,10 @@ export interface ProviderHttp {
   /**
    * Calls `pathOrUrl` (a path joined to the base URL, or an absolute URL the provider gave, which
    * must be on the base URL's origin or a host the adapter names as the provider's). Answers with
-   * a status >= 400 throw UpstreamError (rejected for 4xx but 408/409/425/429; unavailable for
-   * those and 5xx, with Retry-After); so do network errors and timeouts (unavailable). A JSON answer
-   * larger than the cap or not JSON throws UpstreamError `malformed`.
+   * a status >= 400 throw UpstreamError (rejected for 4xx but 408/409/425/429, and for a 429
+   * `insufficient_quota`; unavailable for those and 5xx), with the retry hints (`retry-after-ms`,
+   * Retry-After, `x-should-retry`); so do network errors and timeouts (unavailable; `notSent` when
+   * the connection never opened). A JSON answer larger than the cap or not JSON throws `malformed`.
    */
   json(method: string, pathOrUrl: string, body?: unknown, headers?: Readonly<Record<string, string>>): Promise<unknown>;
   /** A raw request for uploads (multipart or bytes); answers JSON as `json` does. */
@@ -80,7 +84,10 @@ export interface ProviderAdapter {
   readonly type: ProviderType;
   /** Where this provider's answer holds the files when the binding names no `outputs` (docs/providers.md). */
   readonly defaultOutputs: readonly string[];
-  /** Whether the answer to `submit` is final (OpenAI's synchronous call): then `status` is never asked. */
+  /**
+   * Whether the answer to `submit` is final (OpenAI's synchronous call): then `status` is never
+   * asked, and the handle is `syncHandleId(jobId)`.
+   */
   readonly synchronous: boolean;
   submit(req: SubmitRequest): Promise<Submitted>;
   status(handle: UpstreamHandle): Promise<UpstreamStatus>;

@@ -4,24 +4,38 @@ import { EngineError } from '../engine.js';
  * Why a call to an upstream (a hosted provider, ComfyUI, a command's process) failed, as the engine acts on it:
  * - `rejected`: the provider refused the request (a 4xx on submit): the job fails `upstream_rejected`.
  * - `failed`: the provider took the job and failed it: `upstream_failed`.
- * - `unavailable`: 429, 5xx, timeouts, lost connections: retried with backoff, then `upstream_unavailable`.
+ * - `unavailable`: 429, 5xx, timeouts, lost connections: retried as upstream-retry.ts allows, then `upstream_unavailable`.
  * - `malformed`: an answer not as documented (not JSON, too large, missing fields, wrong media): `upstream_malformed`.
  * The message is for the client: the provider's own words, cleaned of secrets and URLs (cleanUpstreamMessage).
  */
 export type UpstreamErrorClass = 'rejected' | 'failed' | 'unavailable' | 'malformed';
 
+export interface UpstreamErrorOptions {
+  readonly status?: number;
+  readonly retryAfterMs?: number;
+  /** The request provably never reached the upstream (refused, name not found, connect timeout): a submission may be sent again. */
+  readonly notSent?: boolean;
+  /** The upstream's own word on retrying (OpenAI's `x-should-retry: true|false`), where it gave one. */
+  readonly shouldRetry?: boolean;
+  readonly cause?: unknown;
+}
+
 export class UpstreamError extends Error {
   readonly kind: UpstreamErrorClass;
   /** The provider's HTTP status, where there was one. */
   readonly status: number | undefined;
-  /** From `Retry-After`, in ms, where the provider sent one. */
+  /** From `retry-after-ms` or `Retry-After`, in ms, where the upstream sent one. */
   readonly retryAfterMs: number | undefined;
-  constructor(kind: UpstreamErrorClass, message: string, options: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+  readonly notSent: boolean;
+  readonly shouldRetry: boolean | undefined;
+  constructor(kind: UpstreamErrorClass, message: string, options: UpstreamErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'UpstreamError';
     this.kind = kind;
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
+    this.notSent = options.notSent ?? false;
+    this.shouldRetry = options.shouldRetry;
   }
 }
 

@@ -13,13 +13,17 @@
  *   body `{request_id, gateway_request_id, status: OK | ERROR, payload, error?}`; ED25519 over
  *   request id, user id, timestamp and the body's sha256 hex joined by newlines, hex in
  *   X-Fal-Webhook-Signature; keys as a JWKS at /.well-known/jwks.json).
- * One origin serves everything: queue, storage, uploaded files, the JWKS, the default output PNG
- * (`/outputs/image.png`, 8x8) and an oversized one (`/outputs/big.png?bytes=N`: a PNG's first bytes, then zeros).
+ * Each on its own host, as on fal: the queue (`url`, queue.fal.run) with the JWKS; storage
+ * (`storageUrl`, fal's REST host: upload initiate, and the presigned PUT); files on the CDN
+ * (`fileHost`, fake-file-host.ts on another loopback address, as v3.fal.media): uploaded files,
+ * the default output PNG (`/outputs/image.png`, 8x8) and an oversized one (`/big.png?bytes=N`).
  */
 import { createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
+import { startFakeFileHost } from './fake-file-host.js';
+import type { FakeFileHost } from './fake-file-host.js';
 
 export interface FakeFalCall {
   readonly method: string;
@@ -67,7 +71,12 @@ export interface FakeFalOptions {
 }
 
 export interface FakeFal {
+  /** The queue API (and the JWKS). */
   readonly url: string;
+  /** fal's storage API: its own host. */
+  readonly storageUrl: string;
+  /** fal's CDN: outputs and uploaded files, on another loopback address. */
+  readonly fileHost: FakeFileHost;
   readonly calls: FakeFalCall[];
   readonly requests: Map<string, FakeFalRequest>;
   /** Request ids whose cancel_url was called. */
@@ -119,9 +128,14 @@ export async function startFakeFal(options: FakeFalOptions = {}): Promise<FakeFa
   let output: unknown = options.output;
   let uploads = 0;
   let url = '';
+  let storageUrl = '';
+  const fileHost = await startFakeFileHost();
+  fileHost.serve('/outputs/image.png', png);
 
   const fake: FakeFal = {
     url: '',
+    storageUrl: '',
+    fileHost,
     calls: [],
     requests: new Map(),
     cancels: [],
@@ -176,6 +190,9 @@ export async function startFakeFal(options: FakeFalOptions = {}): Promise<FakeFa
       return res.status;
     },
     close: () => new Promise<void>((resolve) => {
+      storage.closeAllConnections();
+      storage.close();
+      void fileHost.close();
       server.closeAllConnections();
       server.close(() => resolve());
     }),
@@ -183,7 +200,7 @@ export async function startFakeFal(options: FakeFalOptions = {}): Promise<FakeFa
 
   function result(): unknown {
     if (typeof output === 'function') return (output as (u: string) => unknown)(url);
-    return output ?? { images: [{ url: `${url}/outputs/image.png`, content_type: 'image/png', file_name: 'image.png', width: 8, height: 8 }], seed: 42 };
+    return output ?? { images: [{ url: `${fileHost.url}/outputs/image.png`, content_type: 'image/png', file_name: 'image.png', width: 8, height: 8 }], seed: 42 };
   }
 
   function status(r: FakeFalRequest): string {
@@ -202,7 +219,7 @@ export async function startFakeFal(options: FakeFalOptions = {}): Promise<FakeFa
     return { response_url: root, status_url: `${root}/status`, cancel_url: `${root}/cancel` };
   };
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, on: 'queue' | 'storage'): Promise<void> {
     const raw = await readBody(req);
     const type = String(req.headers['content-type'] ?? '');
     let body: unknown = raw.length === 0 ? undefined : raw;
@@ -219,28 +236,13 @@ export async function startFakeFal(options: FakeFalOptions = {}): Promise<FakeFa
       res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(value));
     };
 
-    // Unauthenticated, unfaulted: the JWKS, files, the output PNG and presigned uploads.
-    if (req.method === 'GET' && u.pathname === '/.well-known/jwks.json') return json(200, { keys: [jwk] });
-    if (req.method === 'GET' && u.pathname === '/outputs/image.png') return void res.writeHead(200, { 'content-type': 'image/png' }).end(png);
-    if (req.method === 'GET' && u.pathname === '/outputs/big.png') {
-      // The PNG's first bytes, then zeros up to ?bytes= (an oversized output for the download cap).
-      const size = Math.max(png.length, Number(u.searchParams.get('bytes') ?? 0));
-      res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(size) });
-      res.write(png.subarray(0, 64));
-      const chunk = Buffer.alloc(64 * 1024);
-      for (let left = size - 64; left > 0; left -= chunk.length) {
-        if (!res.write(left >= chunk.length ? chunk : chunk.subarray(0, left))) await new Promise((r) => res.once('drain', r));
-        if (res.destroyed) return;
-      }
-      return void res.end();
-    }
-    if (req.method === 'GET' && fake.files.has(u.pathname)) {
-      const f = fake.files.get(u.pathname)!;
-      return void res.writeHead(200, { 'content-type': f.contentType }).end(f.bytes);
-    }
+    // Unauthenticated, unfaulted: the JWKS, presigned uploads.
+    if (on === 'queue' && req.method === 'GET' && u.pathname === '/.well-known/jwks.json') return json(200, { keys: [jwk] });
     const upload = /^\/upload\/(\d+)$/.exec(u.pathname);
-    if (req.method === 'PUT' && upload) {
-      fake.files.set(`/files/${upload[1]}`, { bytes: raw, contentType: type || 'application/octet-stream' });
+    if (on === 'storage' && req.method === 'PUT' && upload) {
+      const file = { bytes: raw, contentType: type || 'application/octet-stream' };
+      fake.files.set(`/files/${upload[1]}`, file);
+      fileHost.serve(`/files/${upload[1]}`, file.bytes, file.contentType);
       return void res.writeHead(200).end();
     }
 
@@ -252,9 +254,10 @@ export async function startFakeFal(options: FakeFalOptions = {}): Promise<FakeFa
     }
     if (!String(req.headers.authorization ?? '').startsWith('Key ')) return json(401, { detail: 'No user found for Key ID and Secret' });
 
-    if (req.method === 'POST' && u.pathname === '/storage/upload/initiate') {
+    if (on === 'storage') {
+      if (req.method !== 'POST' || u.pathname !== '/storage/upload/initiate') return json(404, { detail: 'Not Found' });
       const n = ++uploads;
-      return json(200, { upload_url: `${url}/upload/${n}`, file_url: `${url}/files/${n}` });
+      return json(200, { upload_url: `${storageUrl}/upload/${n}`, file_url: `${fileHost.url}/files/${n}` });
     }
     const m = /^\/(.+)\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(u.pathname);
     if (m) {
@@ -311,13 +314,19 @@ export async function startFakeFal(options: FakeFalOptions = {}): Promise<FakeFa
     return json(404, { detail: 'Not Found' });
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500).end();
+  const serve = (on: 'queue' | 'storage') =>
+    createServer((req, res) => {
+      handle(req, res, on).catch(() => {
+        if (!res.headersSent) res.writeHead(500).end();
+      });
     });
-  });
+  const server = serve('queue');
+  const storage = serve('storage');
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => storage.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  storageUrl = `http://127.0.0.1:${(storage.address() as AddressInfo).port}`;
   (fake as { url: string }).url = url;
+  (fake as { storageUrl: string }).storageUrl = storageUrl;
   return fake;
 }

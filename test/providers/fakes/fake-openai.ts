@@ -8,8 +8,9 @@
  * - openai/openai-node `src/resources/images.ts` (gpt-image-1 always answers b64_json and reports
  *   `usage` with `input_tokens_details`; dall-e answers `url` unless `response_format: b64_json`).
  *
- * Answers a small real PNG (made with sharp) as base64 by default, or as URLs served by the fake
- * itself (`/files/<n>.png`) when the request asks `response_format: url` or `answer: 'url'` is set.
+ * Answers a small real PNG (made with sharp) as base64 by default, or as URLs when the request asks
+ * `response_format: url` or `answer: 'url'` is set: served, as OpenAI's are (from Azure blob
+ * storage), by a file host apart from the API (`fileHost`, fake-file-host.ts: `/files/<n>.png`).
  * Every request is recorded, with its headers (tests check the Authorization header) and its body
  * parsed (JSON, or the multipart fields and files).
  */
@@ -18,6 +19,8 @@ import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
+import { startFakeFileHost } from './fake-file-host.js';
+import type { FakeFileHost } from './fake-file-host.js';
 
 export interface FakeOpenAiFile {
   readonly field: string;
@@ -56,8 +59,10 @@ export interface FakeOpenAi {
   /** The root, without `/v1` (`http://127.0.0.1:<port>`): the API is at `${url}/v1`. */
   readonly url: string;
   readonly apiKey: string;
-  /** The PNG the fake answers, and serves at `${url}/files/<n>.png`. */
+  /** The PNG the fake answers, and serves at `${fileHost.url}/files/<n>.png`. */
   readonly png: Buffer;
+  /** The file host `url` answers point at (another address than the API's). */
+  readonly fileHost: FakeFileHost;
   readonly requests: FakeOpenAiRequest[];
   /** Output URLs answered instead of the fake's own (options.outputUrls); settable between calls. */
   outputUrls: readonly string[] | undefined;
@@ -75,6 +80,8 @@ export interface FakeOpenAi {
   reject(message: string, opts?: { status?: number; type?: string; code?: string | null; param?: string | null }): void;
   /** The next image call answers this JSON with 200 (a missing `data`, an empty one...). */
   answerNext(body: unknown): void;
+  /** The next image call answers `status` with OpenAI's error body and these headers (`retry-after-ms`, `x-should-retry`). */
+  answerError(status: number, error: { message: string; type: string; code: string | null }, headers?: Record<string, string>): void;
   /** Holds every image call unanswered until `release()` (a slow generation; the engine's timeout). */
   hold(): void;
   release(): void;
@@ -88,6 +95,8 @@ const IMAGE_PATH = /^(?:\/v1)?\/images\/(generations|edits)$/;
 export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> {
   const apiKey = options.apiKey ?? 'sk-test-openai-key';
   const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#2060d0' } }).png().toBuffer();
+  const fileHost = await startFakeFileHost();
+  for (let i = 1; i <= 10; i++) fileHost.serve(`/files/${i}.png`, png);
   const served = new Map<string, { bytes: Buffer; type: string }>();
   const script: FakeOpenAiReply[] = [];
   let held: Array<() => void> | undefined;
@@ -124,7 +133,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     const urls = fake.outputUrls;
     const format = body.response_format ?? (urls ? 'url' : (options.answer ?? 'b64_json'));
     const data = Array.from({ length: n }, (_, i) =>
-      format === 'url' ? { url: urls?.[i % urls.length] ?? `${fake.url}/files/${i + 1}.png` } : { b64_json: png.toString('base64') },
+      format === 'url' ? { url: urls?.[i % urls.length] ?? `${fileHost.url}/files/${i + 1}.png` } : { b64_json: png.toString('base64') },
     );
     const usage =
       (options.usage ?? model.startsWith('gpt-image'))
@@ -145,7 +154,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
         return;
       }
       fake.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: undefined, files: [] });
-      const file = served.get(path) ?? (/^\/files\/\d+\.png$/.test(path) ? { bytes: png, type: 'image/png' } : undefined);
+      const file = served.get(path);
       if (req.method === 'GET' && file) {
         res.writeHead(200, { 'content-type': file.type, 'content-length': file.bytes.length }).end(file.bytes);
         return;
@@ -160,6 +169,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     apiKey,
     png,
+    fileHost,
     requests: [],
     outputUrls: options.outputUrls,
     submissions: 0,
@@ -181,6 +191,9 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     answerNext(body) {
       script.push({ kind: 'status', status: 200, body });
     },
+    answerError(status, err, headers = {}) {
+      script.push({ kind: 'status', status, body: { error: { ...err, param: null } }, headers });
+    },
     hold() {
       held ??= [];
     },
@@ -194,6 +207,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     },
     async close() {
       fake.release();
+      await fileHost.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     },

@@ -10,7 +10,9 @@
  * - replicate/replicate-javascript `lib/files.js` (`POST /v1/files`, multipart `content`; the answer's
  *   `urls.get`) and `lib/webhooks.js` (`GET /v1/webhooks/default/secret` → `{key}`).
  * - https://replicate.com/docs/topics/webhooks/verify-webhook: Standard Webhooks headers.
- * Outputs are a small real PNG (sharp) served by the fake itself.
+ * Outputs are a small real PNG (sharp) served, as Replicate's are from replicate.delivery (the
+ * prediction examples of the HTTP reference), by a file host apart from the API
+ * (`fileHost`, fake-file-host.ts); uploaded files stay on the API (`urls.get` of the files API).
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -19,6 +21,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { webhookHeaders } from '../../../src/lib/standard-webhooks.js';
+import { startFakeFileHost } from './fake-file-host.js';
+import type { FakeFileHost } from './fake-file-host.js';
 
 export interface FakePrediction {
   readonly id: string;
@@ -39,6 +43,8 @@ export interface FakeReplicate {
   readonly url: string;
   readonly token: string;
   readonly png: Buffer;
+  /** Where outputs are served from (another address than the API's). */
+  readonly fileHost: FakeFileHost;
   readonly requests: { method: string; path: string; headers: IncomingHttpHeaders; body: unknown }[];
   readonly predictions: Map<string, FakePrediction>;
   readonly files: Map<string, { bytes: Buffer; type: string; name: string }>;
@@ -49,6 +55,8 @@ export interface FakeReplicate {
   statuses: readonly string[];
   /** New predictions stay `processing` until `finish(id)`. */
   hold: boolean;
+  /** While it answers true for a call, the API is down: 503, as Replicate's edge answers in an outage. */
+  down: ((method: string, path: string) => boolean) | undefined;
   /** The succeeded prediction's `output` (default: the fake's PNG URL in an array). */
   output: unknown;
   submissions(): number;
@@ -69,6 +77,8 @@ export async function startFakeReplicate(opts: { token?: string } = {}): Promise
   const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#d04080' } }).png().toBuffer();
   const faults: { status: number; headers?: Record<string, string> }[] = [];
   let made = 0;
+  const fileHost = await startFakeFileHost();
+  const output = fileHost.serve('/outputs/out-0.png', png);
 
   const view = (p: FakePrediction) => ({
     id: p.id,
@@ -105,7 +115,6 @@ export async function startFakeReplicate(opts: { token?: string } = {}): Promise
         const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
           res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
         };
-        if (path.startsWith('/outputs/')) return void res.writeHead(200, { 'content-type': 'image/png' }).end(png);
         const file = /^\/v1\/files\/([^/]+)\/content$/.exec(path);
         if (file && req.method === 'GET') {
           const f = fake.files.get(file[1]!);
@@ -115,6 +124,7 @@ export async function startFakeReplicate(opts: { token?: string } = {}): Promise
         if ((req.headers['content-type'] ?? '').startsWith('application/json') && raw.length) body = JSON.parse(raw.toString('utf8'));
         fake.requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
         if (req.headers.authorization !== `Bearer ${token}`) return send(401, { title: 'Unauthenticated', detail: 'You did not pass a valid authentication token', status: 401 });
+        if (fake.down?.(req.method ?? 'GET', path)) return send(503, { detail: 'Service Unavailable', status: 503 });
         const fault = faults.shift();
         if (fault) return send(fault.status, { detail: fault.status === 429 ? 'Request was throttled.' : 'Internal server error', status: fault.status }, fault.headers);
 
@@ -169,6 +179,7 @@ export async function startFakeReplicate(opts: { token?: string } = {}): Promise
     url,
     token,
     png,
+    fileHost,
     requests: [],
     predictions: new Map(),
     files: new Map(),
@@ -176,7 +187,8 @@ export async function startFakeReplicate(opts: { token?: string } = {}): Promise
     webhooks: [],
     statuses: ['starting', 'processing', 'succeeded'],
     hold: false,
-    output: [`${url}/outputs/out-0.png`],
+    down: undefined,
+    output: [output],
     submissions: () => made,
     fail429: (n, retryAfterSeconds) => faults.push(...Array.from({ length: n }, () => ({ status: 429, headers: { 'retry-after': String(retryAfterSeconds) } }))),
     fail500: (n) => faults.push(...Array.from({ length: n }, () => ({ status: 500 }))),
@@ -200,6 +212,7 @@ export async function startFakeReplicate(opts: { token?: string } = {}): Promise
       return { headers, body };
     },
     close: async () => {
+      await fileHost.close();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
     },
