@@ -53,6 +53,8 @@ export interface ProviderModel {
 interface StoredState {
   readonly handle: UpstreamHandle;
   readonly status: string;
+  /** The status as mapped (provider-kind.ts reads it for a job's details: whether the provider's job ended). */
+  readonly phase?: UpstreamStatus['state'];
   readonly usage?: Readonly<Record<string, number | string>>;
 }
 
@@ -78,6 +80,11 @@ export class ProviderEngine implements BindableEngine {
     return this.#deps.models.get(model)?.route.provider.name === this.#deps.provider.name;
   }
 
+  /** Ends the connections to output hosts (the provider's own calls use fetch's global pool). */
+  async close(): Promise<void> {
+    await this.#deps.guarded.close();
+  }
+
   /** The adapter of one run (or one webhook check): its HTTP is bound to `signal`. */
   adapterFor(signal?: AbortSignal): ProviderAdapter {
     const { provider, clock, meter } = this.#deps;
@@ -101,7 +108,7 @@ export class ProviderEngine implements BindableEngine {
     let handle: UpstreamHandle | undefined;
     try {
       const previous = await ctx.upstream.load();
-      const resumed = previous?.provider === this.#deps.provider.name ? (previous.state as unknown as StoredState) : undefined;
+      const resumed = previous?.engine === this.name ? (previous.state as unknown as StoredState) : undefined;
       let status: UpstreamStatus;
       if (resumed?.handle?.id) {
         // A run before this one submitted the job: follow it there, never submit it twice.
@@ -188,8 +195,8 @@ export class ProviderEngine implements BindableEngine {
 
   async #save(ctx: EngineContext, handle: UpstreamHandle, status: UpstreamStatus): Promise<void> {
     const usage = status.state === 'succeeded' || status.state === 'failed' ? status.usage : undefined;
-    const state: StoredState = { handle, status: status.raw, ...(usage ? { usage } : {}) };
-    await ctx.upstream.save({ provider: this.#deps.provider.name, upstreamId: handle.id, state: state as unknown as Record<string, unknown> });
+    const state: StoredState = { handle, status: status.raw, phase: status.state, ...(usage ? { usage } : {}) };
+    await ctx.upstream.save({ engine: this.name, id: handle.id, state: state as unknown as Record<string, unknown> });
   }
 
   /**
