@@ -177,7 +177,7 @@ export class JobDetailsService {
  * docs/decisions.md), so it shows `cancelled`. A job whose worker was lost (`worker_lost`) had no
  * run left to cancel anything: its upstream's fate is not known here, null.
  */
-function statusShown(recorded: string | null, final: boolean, job: JobSummary): string | null {
+export function statusShown(recorded: string | null, final: boolean, job: Pick<JobSummary, 'status' | 'error'>): string | null {
   if (final || !isTerminal(job.status) || job.status === 'completed') return recorded;
   return job.error?.code === 'worker_lost' ? null : 'cancelled';
 }
