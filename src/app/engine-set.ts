@@ -1,13 +1,12 @@
 import type { Config } from '../config/config.js';
+import { ConfigError } from '../config/config.js';
 import type { EngineBindings } from '../engines/bindings.js';
 import { buildBindings } from '../engines/bindings.js';
 import type { BindableEngine } from '../engines/engine.js';
-import { namedBindings, resolveProviderRoutes } from '../engines/providers/provider-bindings.js';
-import type { NamedBinding, ProviderRoute } from '../engines/providers/provider-bindings.js';
-import { ConfigError } from '../config/config.js';
-import { mainOutputTypes } from '../models/model.js';
-import { readComfyWorkflow } from '../engines/comfyui/comfyui-binding.js';
-import type { CatalogEntry } from '../models/catalog.js';
+import type { EngineBuildOptions, EngineKind, KindWiring } from '../engines/engine-kind.js';
+import { ENGINE_KINDS, kindOf } from '../engines/kinds.js';
+import { namedBindings } from '../engines/named-bindings.js';
+import type { NamedBinding } from '../engines/named-bindings.js';
 import type { ProviderMeter } from '../engines/providers/provider-engine.js';
 import { UpstreamNudges } from '../engines/providers/upstream-nudges.js';
 import type { EngineRouter } from '../engines/router.js';
@@ -29,102 +28,104 @@ export interface EngineSetOptions {
 export interface EngineSet {
   readonly router: EngineRouter;
   readonly engines: readonly BindableEngine[];
-  /** Stops what the engines keep running (a command engine's processes). */
+  /** Closes every engine that keeps something running (a command engine's processes, a provider's connections), each once. */
   close(): Promise<void>;
 }
 
-/** What a config's models are bound to, checked: the catalog, the bindings and the provider routes. */
+/** What a config's models are bound to, checked: the catalog, the bindings, and each model bound to a named engine. */
 export interface ModelWiring {
   readonly catalog: Catalog;
   readonly bindings: EngineBindings;
-  readonly routes: ReadonlyMap<string, ProviderRoute>;
-  /** Every model bound to a named engine (provider:, comfyui:, command:) with its `upstream` block. */
+  /** Every model bound to a named engine (an instance of a kind with a config section) with its `upstream` block. */
   readonly named: ReadonlyMap<string, NamedBinding>;
+  /** The kinds the bindings were checked against (kinds.ts; a test may add one): the engine set builds these. */
+  readonly kinds: readonly EngineKind[];
 }
 
-/** The catalog, bindings and provider routes a config makes; throws a ConfigError naming a bad binding. */
-export function wireModels(config: Config): ModelWiring {
-  const catalog = buildCatalog({ deprecations: config.deprecations, models: modelsWith(config.models) });
-  const bindings = buildBindings(catalog.entries, config.modelEngines);
-  const customUpstreams = new Map(config.models.flatMap((m) => (m.upstream ? [[m.path, m.upstream] as const] : [])));
-  const routes = resolveProviderRoutes(catalog.entries, bindings, config.providers, config.upstreams, customUpstreams);
-  const named = namedBindings(catalog.entries, bindings, config.upstreams, customUpstreams);
-  const sections = { 'command:': ['commands', config.commands], 'comfyui:': ['comfyui', config.comfyui] } as const;
-  for (const [path, { engine, upstream }] of named) {
-    const prefix = engine.startsWith('command:') ? 'command:' : engine.startsWith('comfyui:') ? 'comfyui:' : undefined;
-    if (!prefix) continue;
-    const [section, declared] = sections[prefix];
-    if (!declared.some((d) => `${prefix}${d.name}` === engine)) {
-      const origin = bindings.origin(path);
-      throw new ConfigError(`model ${path} is bound to ${engine}${origin ? ` (${origin})` : ''}, which ${section} does not declare; ${section}: ${declared.map((d) => d.name).join(', ') || 'none'}`);
-    }
-    // A ComfyUI model's workflow is checked at start, in every role, as any other binding is.
-    if (prefix === 'comfyui:') {
-      if (!upstream) throw new ConfigError(`model ${path} is bound to ${engine} and needs an upstream block with its workflow and inputs (docs/engines.md)`);
-      readComfyWorkflow(upstream, `model ${path}: upstream`, config.configDir);
-    }
-  }
-  return { catalog, bindings, routes, named };
-}
-
-/** The models bound to the named engine `engine`, as an engine of that kind takes them. */
-function modelsOf<T>(wiring: ModelWiring, engine: string, make: (entry: CatalogEntry, binding: NamedBinding) => T): Map<string, T> {
-  const out = new Map<string, T>();
-  for (const [path, binding] of wiring.named) {
-    const entry = wiring.catalog.get(path);
-    if (binding.engine === engine && entry) out.set(path, make(entry, binding));
-  }
-  return out;
+/** One kind's view of the wiring: the models bound to its engines. */
+export function kindWiring(config: Config, wiring: ModelWiring, kind: EngineKind): KindWiring {
+  const bound = new Map([...wiring.named].filter(([, b]) => kindOf(b.engine, wiring.kinds) === kind));
+  return { config, catalog: wiring.catalog, bindings: wiring.bindings, bound };
 }
 
 /**
+ * The catalog and bindings a config makes, checked in every role (an API-only process too): each
+ * model bound to an engine of a named kind is bound to an instance its section declares, then each
+ * kind checks its own bindings (a provider's mapping, a ComfyUI workflow). Throws a ConfigError
+ * naming the model. Whether an engine id without a kind (`local`, a typo) has an engine is the
+ * engine router's check, in the processes that run jobs.
+ */
+export function wireModels(config: Config, kinds: readonly EngineKind[] = ENGINE_KINDS): ModelWiring {
+  const catalog = buildCatalog({ deprecations: config.deprecations, models: modelsWith(config.models) });
+  const bindings = buildBindings(catalog.entries, config.modelEngines);
+  const customUpstreams = new Map(config.models.flatMap((m) => (m.upstream ? [[m.path, m.upstream] as const] : [])));
+  for (const m of catalog.entries) {
+    const b = m.engine === undefined ? undefined : bindings.of(m.path);
+    if (b?.kind !== 'engine' || !b.engine.includes(':') || kindOf(b.engine, kinds)) continue;
+    const origin = bindings.origin(m.path);
+    const known = kinds.map((k) => (k.section ? `${k.name}:<name>` : k.name)).join(', ');
+    throw new ConfigError(`model ${m.path} is bound to ${b.engine}${origin ? ` (${origin})` : ''}, which names no kind of engine this server has; engines are ${known}, or remote:<pool>`);
+  }
+  const named = namedBindings(catalog.entries, bindings, (engine) => kindOf(engine, kinds)?.section !== undefined, config.upstreams, customUpstreams);
+  for (const [path, { engine }] of named) {
+    const { section } = kindOf(engine, kinds)!;
+    const declared = section!.names(config);
+    if (!declared.some((name) => engine === `${kindOf(engine, kinds)!.name}:${name}`)) {
+      const origin = bindings.origin(path);
+      throw new ConfigError(`model ${path} is bound to ${engine}${origin ? ` (${origin})` : ''}, which ${section!.key} does not declare; ${section!.key}: ${declared.join(', ') || 'none'}`);
+    }
+  }
+  const wiring: ModelWiring = { catalog, bindings, named, kinds };
+  for (const kind of kinds) kind.check?.(kindWiring(config, wiring, kind));
+  return wiring;
+}
+
+/** How long the engines' start-up checks may take together: a check never holds the start for long. */
+const CHECK_BUDGET_MS = 10_000;
+
+/**
  * The one place a process's engines are built, for `serve`'s workers and `mediagen remote-worker`
- * alike: the built-in engine and one engine per configured provider; each model's job goes to the
- * engine its binding names (its module's `engine`, or the config's `model_engines`: bindings.ts).
- * Adding an engine kind is adding it here.
+ * alike: every kind builds its engines (kinds.ts), each model's job goes to the engine its binding
+ * names (its module's `engine`, or the config's `model_engines`: bindings.ts), and every engine's
+ * start-up check runs once, its warnings logged (engine.ts, `check`).
  */
 export async function buildEngineSet(config: Config, wiring: ModelWiring, opts: EngineSetOptions): Promise<EngineSet> {
-  const [{ LocalEngine }, { EngineRouter }, { buildProviderEngines }, { CommandEngine }, { buildComfyuiEngines }] = await Promise.all([
-    import('../engines/local/local-engine.js'),
-    import('../engines/router.js'),
-    import('./provider-engines.js'),
-    import('../engines/command/command-engine.js'),
-    import('../engines/comfyui/comfyui-build.js'),
-  ]);
-  const local = new LocalEngine({ clock: opts.clock, latencyMs: config.engineLatencyMs, limits: mediaLimits(config) });
-  const providers = buildProviderEngines(config, wiring.catalog, wiring.routes, opts);
-  // Processes start at their first job: a server whose command models get no job loads no model.
-  const commands = config.commands.map(
-    (settings) =>
-      new CommandEngine({
-        settings,
-        models: modelsOf(wiring, `command:${settings.name}`, (entry, b) => ({ schema: entry.request, outputTypes: mainOutputTypes(entry), ...(b.upstream?.input !== undefined ? { input: b.upstream.input } : {}) })),
-        clock: opts.clock,
-        outputMaxBytes: config.workerOutputMaxBytes,
-        ...(opts.log ? { log: opts.log } : {}),
-      }),
-  );
-  const comfyModels = new Map(
-    [...wiring.named].flatMap(([path, b]) => {
-      const entry = wiring.catalog.get(path);
-      return entry && b.engine.startsWith('comfyui:') ? [[path, { engine: b.engine, binding: b.upstream, schema: entry.request, outputTypes: mainOutputTypes(entry) }] as const] : [];
-    }),
-  );
-  const comfy = buildComfyuiEngines(config.comfyui, comfyModels, {
-    clock: opts.clock,
-    outputMaxBytes: config.workerOutputMaxBytes,
-    configDir: config.configDir,
-    file: 'the config file',
-    ...(opts.log ? { log: opts.log } : {}),
-  });
-  const engines: BindableEngine[] = [local, ...providers, ...commands, ...comfy];
-  return {
-    router: EngineRouter.build(wiring.catalog.entries, engines, wiring.bindings),
-    engines,
-    close: async () => {
-      await Promise.all(commands.map((c) => c.close()));
-    },
+  const { EngineRouter } = await import('../engines/router.js');
+  const build: EngineBuildOptions = { clock: opts.clock, limits: mediaLimits(config), nudges: opts.nudges, ...(opts.meter ? { meter: opts.meter } : {}), ...(opts.log ? { log: opts.log } : {}) };
+  const engines = (await Promise.all(wiring.kinds.map((kind) => kind.build(kindWiring(config, wiring, kind), build)))).flat();
+  const close = async (): Promise<void> => {
+    const results = await Promise.allSettled(engines.map((e) => e.close?.()));
+    for (const [i, r] of results.entries()) {
+      if (r.status === 'rejected') opts.log?.warn({ engine: engines[i]!.name, err: { name: (r.reason as Error).name, message: (r.reason as Error).message } }, 'could not close an engine');
+    }
   };
+  let router: EngineRouter;
+  try {
+    router = EngineRouter.build(wiring.catalog.entries, engines, wiring.bindings);
+    await checkEngines(engines, opts.log);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  let closed: Promise<void> | undefined;
+  return { router, engines, close: () => (closed ??= close()) };
+}
+
+/** Runs every engine's start-up check at once, within CHECK_BUDGET_MS; a warning is logged, a refusal (ConfigError) stops the start. */
+async function checkEngines(engines: readonly BindableEngine[], log: Log | undefined): Promise<void> {
+  const signal = AbortSignal.timeout(CHECK_BUDGET_MS);
+  const results = await Promise.allSettled(engines.map((e) => e.check?.(signal)));
+  for (const [i, r] of results.entries()) {
+    const engine = engines[i]!.name;
+    if (r.status === 'fulfilled') {
+      if (r.value !== undefined) log?.warn({ engine }, r.value);
+    } else if (r.reason instanceof ConfigError) {
+      throw r.reason;
+    } else {
+      // A check that failed of itself says nothing of the engine: its jobs will tell.
+      log?.warn({ engine, err: { name: (r.reason as Error).name, message: (r.reason as Error).message } }, 'engine start-up check failed');
+    }
+  }
 }
 
 export { UpstreamNudges };

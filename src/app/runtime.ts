@@ -19,7 +19,8 @@ import type { PriceTable } from '../models/prices.js';
 import type { RunPolicy } from '../services/jobs/job-runs.js';
 import type { JobWaitOptions } from '../services/jobs/job-waits.js';
 import { createServices } from '../services/services.js';
-import { buildEngineSet, wireModels } from './engine-set.js';
+import { buildEngineSet, kindWiring, wireModels } from './engine-set.js';
+import { PROVIDER_PREFIX } from '../engines/providers/provider-bindings.js';
 import type { EngineSet } from './engine-set.js';
 import { assetInspector } from './asset-inspector.js';
 import { checkSandboxBindings, sandboxRunPolicy } from './sandbox-wiring.js';
@@ -93,7 +94,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // Config mistakes first (unknown models, rates), before anything is opened.
   // The one list of models: the registry's and the config file's `models`; everything else reads the catalog.
   const wiring = wireModels(config);
-  const { catalog, bindings, routes: providerRoutes } = wiring;
+  const { catalog, bindings } = wiring;
   checkSandboxBindings(config, bindings);
   const runPolicy = sandboxRunPolicy(config, { ...runPolicyFor(config, catalog), ...overrides.runPolicy });
   const prices = priceTableFor(config, catalog);
@@ -138,8 +139,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const nudges = new UpstreamNudges();
   // Built for the worker's engine and again for the API's webhook receiver, each with its log; they share `nudges`.
   const providersOf = (log?: Log) =>
-    import('./provider-engines.js').then((m) =>
-      m.buildProviderEngines(config, catalog, providerRoutes, { clock, nudges, ...(metrics ? { meter: metrics } : {}), ...(log ? { log } : {}) }),
+    import('../engines/providers/provider-kind.js').then((m) =>
+      m.providerEngines(kindWiring(config, wiring, m.PROVIDER_KIND), { clock, limits: mediaLimits(config), nudges, ...(metrics ? { meter: metrics } : {}), ...(log ? { log } : {}) }),
     );
   const providerWebhooksOf = async (log?: Log) => new (await import('../engines/providers/provider-webhooks.js')).ProviderWebhooks(await providersOf(log), nudges, clock);
   let engineSet: Promise<EngineSet> | undefined;
@@ -174,7 +175,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         ...(metrics ? { requestMeter: metrics } : {}),
         ...(metrics && config.metricsToken !== undefined ? { metrics: { token: config.metricsToken, scrape: () => metrics.scrape() } } : {}),
         console: { mediaOrigins: () => mediaOrigins(opts.publicUrl(), outputs) },
-        ...(providerRoutes.size > 0 ? { providerWebhooks: await providerWebhooksOf(opts.logger) } : {}),
+        ...([...wiring.named.values()].some((b) => b.engine.startsWith(PROVIDER_PREFIX)) ? { providerWebhooks: await providerWebhooksOf(opts.logger) } : {}),
       });
     },
     createJobWorker: async (log, opts) => (await import('./workers.js')).createJobWorker(await parts(opts?.engine, log), log, opts),

@@ -3,33 +3,43 @@ import type { ModelEngines } from '../config/options.js';
 import { GLOB_SYNTAX, globSpecificity, isGlob, isGlobPattern, matchesGlob } from '../lib/glob.js';
 
 /**
- * What runs a model's jobs: an engine in the worker processes (`local`), or the remote workers of
- * a pool (`remote:gpu-a`), which take them over the worker protocol (docs/workers.md). The model
- * module names the default; the config file's `model_engines` may bind a model elsewhere, by its
- * path or by a pattern (`video/*`). This is the one place a model's binding is decided: the
- * engine router, the in-process worker's claims and the worker protocol all ask it.
+ * What runs a model's jobs: an engine in the worker processes (`local`, `comfyui:gpu`), or the
+ * remote workers of a pool (`remote:gpu-a`), which take them over the worker protocol
+ * (docs/workers.md). The model module names the default; the config file's `model_engines` may
+ * bind a model elsewhere, by its path or by a pattern (`video/*`). This is the one place a model's
+ * binding is decided: the engine router, the in-process worker's claims and the worker protocol
+ * all ask it.
  */
 export type EngineBinding = { readonly kind: 'engine'; readonly engine: string } | { readonly kind: 'remote'; readonly pool: string };
 
+/**
+ * A pool of remote workers: not an engine kind (kinds.ts lists those), since no engine of this
+ * process runs its models; the worker protocol hands their jobs to the pool's workers.
+ */
 export const REMOTE_PREFIX = 'remote:';
-/** A hosted provider of the config's `providers` (src/engines/providers/): an in-process engine named `provider:<name>`. */
-export const PROVIDER_PREFIX = 'provider:';
-/** Engines the config file names instances of: `provider:<name>`, `comfyui:<name>`, `command:<name>`. */
-const NAMED_ENGINE_PREFIXES = [PROVIDER_PREFIX, 'comfyui:', 'command:'] as const;
 /** The built-in engine's id (src/engines/local/): it renders the built-in models only. */
 export const LOCAL_ENGINE = 'local';
-const POOL_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+/** An instance name after a kind (`comfyui:gpu`) or a pool (`remote:gpu-a`). */
+const NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
-/** `local` or `provider:<name>` -> an in-process engine; `remote:<pool>` -> a remote pool. Throws a ConfigError naming `where`. */
+/**
+ * `remote:<pool>` -> a remote pool; anything else -> an in-process engine: `local`, or an
+ * instance of a kind, `<kind>:<name>` (`provider:replicate`, `comfyui:gpu`), whose name is checked
+ * here; whether the kind exists and declares the instance is the engine set's check (app/engine-set.ts,
+ * against kinds.ts), so this module names no kind. Throws a ConfigError naming `where`.
+ */
 export function parseBinding(id: string, where: string): EngineBinding {
-  const named = NAMED_ENGINE_PREFIXES.find((p) => id.startsWith(p));
-  if (named && !POOL_RE.test(id.slice(named.length))) {
-    throw new ConfigError(`${where}: '${id}' names no ${named.slice(0, -1)}; a name is 1 to 63 of a-z, 0-9, _ and -, e.g. ${named}main`);
+  const colon = id.indexOf(':');
+  if (id.startsWith(REMOTE_PREFIX)) {
+    const pool = id.slice(REMOTE_PREFIX.length);
+    if (!NAME_RE.test(pool)) throw new ConfigError(`${where}: '${id}' names no pool; a pool is 1 to 63 of a-z, 0-9, _ and -, e.g. remote:gpu-a`);
+    return { kind: 'remote', pool };
   }
-  if (!id.startsWith(REMOTE_PREFIX)) return { kind: 'engine', engine: id };
-  const pool = id.slice(REMOTE_PREFIX.length);
-  if (!POOL_RE.test(pool)) throw new ConfigError(`${where}: '${id}' names no pool; a pool is 1 to 63 of a-z, 0-9, _ and -, e.g. remote:gpu-a`);
-  return { kind: 'remote', pool };
+  if (colon >= 0 && !NAME_RE.test(id.slice(colon + 1))) {
+    const kind = id.slice(0, colon);
+    throw new ConfigError(`${where}: '${id}' names no ${kind}; a name is 1 to 63 of a-z, 0-9, _ and -, e.g. ${kind}:main`);
+  }
+  return { kind: 'engine', engine: id };
 }
 
 export interface EngineBindings {

@@ -74,10 +74,10 @@ export interface EngineContext {
   /** Reports how far the work is, 0 to 1: shown as the job's progress with the next heartbeat. */
   progress(fraction: number): void;
   /**
-   * The job's counterpart at a hosted provider (provider engines): `load` reads what an earlier run
-   * of this job stored (undefined on a first run; read only when asked, so other engines cost no
+   * The job's work held elsewhere (a provider's job, a ComfyUI prompt): `load` reads what an earlier
+   * run of this job stored (undefined on a first run; read only when asked, so other engines cost no
    * query), and `save` stores it under the run's lease, rejecting with the run's stop reason when
-   * the job is no longer this run's.
+   * the job is no longer this run's. An engine resumes only a state whose `engine` is its own name.
    */
   readonly upstream: {
     load(): Promise<UpstreamState | undefined>;
@@ -85,11 +85,26 @@ export interface EngineContext {
   };
 }
 
-/** A provider job as stored with ours: the provider's name, its id there, and the engine's small JSON state. */
+/**
+ * Work an engine holds elsewhere for a job, as stored with it (`job_upstreams`) and carried by the
+ * worker protocol: which engine (its id, `provider:replicate`, `comfyui:gpu`), the work's id there,
+ * and the engine's own small JSON, which only that engine's kind reads (engine-kind.ts, `describe`).
+ */
 export interface UpstreamState {
-  readonly provider: string;
-  readonly upstreamId: string;
+  readonly engine: string;
+  readonly id: string;
   readonly state: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What a job's details show of its upstream state (GET /jobs/{id}/details), as the engine's kind
+ * reads its own state: the upstream's status as it spelt it, what it reported using, and whether
+ * that status is a final one there (the work ended: succeeded, failed, cancelled).
+ */
+export interface UpstreamDescription {
+  readonly status: string | null;
+  readonly usage: Readonly<Record<string, number | string>> | null;
+  readonly final: boolean;
 }
 
 /**
@@ -127,6 +142,16 @@ export interface Engine {
   readonly name: string;
   /** Makes the job's outputs in `ctx.outDir` and returns them, the main output first. */
   run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]>;
+  /**
+   * The start-up check (docs/engines.md, "Life cycle"): what the engine can learn cheaply of
+   * whether it will work, run once when the process's engines are built. It resolves with a
+   * warning for the log when what it needs is not there now (a server not answering: an outage
+   * may pass, and its jobs wait for it), and rejects (a ConfigError) only for what no retry mends.
+   * Absent: nothing worth checking.
+   */
+  check?(signal: AbortSignal): Promise<string | undefined>;
+  /** Stops what the engine keeps running (processes, connections); the engine set calls it once, at shutdown. */
+  close?(): Promise<void>;
 }
 
 /**

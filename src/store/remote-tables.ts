@@ -28,10 +28,11 @@ export interface RemoteWorkersTable {
   last_seen_at: number;
 }
 
-/** A job's counterpart at a hosted provider (0017; store/upstream-store.ts). */
+/** Work an engine holds elsewhere for a job (0017, 0019; store/upstream-store.ts). */
 export interface JobUpstreamsTable {
   job_id: string;
-  provider: string;
+  /** The engine holding the work: `provider:replicate`, `comfyui:gpu` (migration 0019 renamed it from `provider`). */
+  engine: string;
   upstream_id: string;
   /** A JSON object as text. */
   state: string;

@@ -1,18 +1,18 @@
 import type { Micros } from '../lib/time.js';
 
 /**
- * A job's counterpart at a hosted provider (src/engines/providers/): which provider, its id there
- * and what the engine last knew of it. Written as soon as the provider answers a submission, so a
- * run that dies is resumed by the next one instead of submitted twice; read by the job's details
- * for reconciling invoices. Deleted with its job.
+ * Work an engine holds elsewhere for a job (a hosted provider's job, a ComfyUI prompt): which
+ * engine, the work's id there and what the engine last knew of it. Written as soon as the work
+ * exists there, so a run that dies is resumed by the next one instead of starting it twice; read
+ * by the job's details for reconciling invoices. Deleted with its job.
  */
 export interface UpstreamRecord {
   readonly jobId: string;
-  /** The `providers` name the job ran on. */
-  readonly provider: string;
-  /** The provider's id for the job. */
-  readonly upstreamId: string;
-  /** The engine's state: the handle's URLs, the provider's last status, its reported usage. Small JSON. */
+  /** The engine holding the work, as a model is bound to it: `provider:replicate`, `comfyui:gpu`. */
+  readonly engine: string;
+  /** The work's id there: a provider's job id, a ComfyUI prompt id. */
+  readonly id: string;
+  /** The engine's own state (a provider's handle, last status and usage; a prompt's client id). Small JSON. */
   readonly state: Readonly<Record<string, unknown>>;
   readonly updatedAt: Micros;
 }

@@ -97,6 +97,13 @@ describe('engine bindings', () => {
   it('refuses a malformed pool wherever it is named', () => {
     expect(() => buildBindings(MODELS, { 'video/*': 'remote:GPU' })).toThrow("model_engines.video/*: 'remote:GPU' names no pool");
   });
+
+  it("parses an instance of any kind, naming no kind itself, and refuses a malformed instance name by its kind's name", () => {
+    // Whether the kind exists is the engine set's check against engines/kinds.ts (test/engines/engine-kinds.test.ts).
+    expect(buildBindings(MODELS, { [B1]: 'newkind:box-1' }).of(B1)).toEqual({ kind: 'engine', engine: 'newkind:box-1' });
+    expect(() => buildBindings(MODELS, { [B1]: 'comfyui:GPU' })).toThrow(`model_engines.${B1}: 'comfyui:GPU' names no comfyui; a name is 1 to 63 of a-z, 0-9, _ and -, e.g. comfyui:main`);
+    expect(() => buildBindings(MODELS, { [B1]: 'newkind:' })).toThrow(`model_engines.${B1}: 'newkind:' names no newkind`);
+  });
 });
 
 describe('the engine router asks the bindings', () => {

@@ -62,7 +62,7 @@ describe('ComfyUI engine', () => {
     expect(sent.prompt['7']!.inputs.text).toBe('blurry, low quality, watermark');
     expect(sent.prompt_id).toMatch(UUID_RE);
     expect(sent.client_id).toMatch(UUID_RE);
-    expect(ctx.saved[0]).toMatchObject({ provider: 'comfyui:gpu', upstreamId: sent.prompt_id, state: { promptId: sent.prompt_id, clientId: sent.client_id } });
+    expect(ctx.saved[0]).toMatchObject({ engine: 'comfyui:gpu', id: sent.prompt_id, state: { promptId: sent.prompt_id, clientId: sent.client_id } });
     expect(ctx.stages.map((s) => s.stage)).toEqual(['processing', 'sampling']);
     expect(ctx.fractions).toEqual([0.25, 0.5, 0.75, 1]);
     expect(outputs).toEqual([{ name: 'output-1.png', contentType: 'image/png' }]);
@@ -110,12 +110,12 @@ describe('ComfyUI engine', () => {
       const engine = comfyEngine(comfy.baseUrl, textToImage);
       const lost = engine.run(job({ prompt: 'x' }), first);
       // Stopped once the id ComfyUI answered is stored (stopping before that: the client-id test below).
-      await until(() => comfy.running !== undefined && store.at(-1)?.upstreamId === comfy.running[1]);
+      await until(() => comfy.running !== undefined && store.at(-1)?.id === comfy.running[1]);
       first.controller.abort(new RunStopped('lost'));
       await expect(lost).rejects.toBeInstanceOf(RunStopped);
       expect(comfy.interrupts).toEqual([]);
       const queuedId = comfy.running![1];
-      expect(store.at(-1)!.upstreamId).toBe(queuedId);
+      expect(store.at(-1)!.id).toBe(queuedId);
 
       const second = comfyContext(await dirs.make(), {}, store);
       const resumed = engine.run(job({ prompt: 'x' }), second);
@@ -134,7 +134,7 @@ describe('ComfyUI engine', () => {
       expect((await comfyEngine(comfy.baseUrl, textToImage).run(job({ prompt: 'x' }), ctx)).map((o) => o.name)).toEqual(['output-1.png']);
       expect(comfy.prompts).toHaveLength(1);
       expect(comfy.history.size).toBe(1);
-      expect(ctx.saved.at(-1)!.upstreamId).toBe([...comfy.history.keys()][0]);
+      expect(ctx.saved.at(-1)!.id).toBe([...comfy.history.keys()][0]);
     });
   }
 
@@ -146,7 +146,7 @@ describe('ComfyUI engine', () => {
     expect((await comfyEngine(comfy.baseUrl, textToImage).run(job({ prompt: 'x' }), ctx)).map((o) => o.name)).toEqual(['output-1.png']);
     expect(comfy.prompts).toHaveLength(2);
     expect(comfy.history.size).toBe(1);
-    expect(ctx.saved.at(-1)!.upstreamId).toBe([...comfy.history.keys()][0]);
+    expect(ctx.saved.at(-1)!.id).toBe([...comfy.history.keys()][0]);
   });
 
   it('finds by its client id a prompt an old ComfyUI renamed when the run stopped before storing the new id', async () => {
@@ -161,7 +161,7 @@ describe('ComfyUI engine', () => {
     const engine = comfyEngine(comfy.baseUrl, textToImage);
     await expect(engine.run(job({ prompt: 'x' }), first)).rejects.toBeInstanceOf(RunStopped);
     expect(comfy.pending).toHaveLength(1);
-    expect(store[0]!.upstreamId).not.toBe(comfy.pending[0]![1]);
+    expect(store[0]!.id).not.toBe(comfy.pending[0]![1]);
 
     const second = comfyContext(await dirs.make(), {}, store);
     const resumed = engine.run(job({ prompt: 'x' }), second);
@@ -169,7 +169,7 @@ describe('ComfyUI engine', () => {
     comfy.run();
     await resumed;
     expect(comfy.prompts).toHaveLength(1);
-    expect(store.at(-1)).toMatchObject({ upstreamId: [...comfy.history.keys()][0], state: { minted: true } });
+    expect(store.at(-1)).toMatchObject({ id: [...comfy.history.keys()][0], state: { minted: true } });
   });
 
   it('a cancelled job deletes its queued prompt from the queue', async () => {

@@ -48,6 +48,6 @@ describe.each(backends)('ComfyUI engine runs: $name', { timeout: 60_000 }, (back
     const timeline = (await get(t, `/jobs/${id}/details`)).json<{ timeline: { status: string }[] }>().timeline.map((s) => s.status);
     expect(timeline).toEqual(['queued', 'scheduled', 'processing', 'sampling', 'completed']);
     // The prompt's id was stored with the job before it was queued.
-    expect((await t.store.upstreams.find(id))!.upstreamId).toBe(comfy.prompts.at(-1)!.prompt_id);
+    expect((await t.store.upstreams.find(id))!.id).toBe(comfy.prompts.at(-1)!.prompt_id);
   });
 });

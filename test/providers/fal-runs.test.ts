@@ -78,7 +78,7 @@ describe('provider runs at fal', { timeout: 60_000 }, () => {
     t = app;
     const id = await create(t);
     // Submitted (queued at fal): the run now waits its first 10 s poll interval.
-    const requestId = (await waitFor(async () => t!.store.upstreams.find(id), 'the request to be submitted to fal')).upstreamId;
+    const requestId = (await waitFor(async () => t!.store.upstreams.find(id), 'the request to be submitted to fal')).id;
     expect(fal.requests.get(requestId)!.webhook).toBe(`${url}/providers/up/webhook`);
     expect(await fal.complete(requestId)).toBe(200);
     // Polling alone would look again only 10 s after the last poll.
@@ -93,7 +93,7 @@ describe('provider runs at fal', { timeout: 60_000 }, () => {
     t = app;
     const id = await create(t);
     await waitFor(async () => (await statusOf(t!, id)) === 'sampling', 'the job to be sampling at fal');
-    const requestId = (await t.store.upstreams.find(id))!.upstreamId;
+    const requestId = (await t.store.upstreams.find(id))!.id;
     for (const forge of ['signature', 'stale', 'tampered', 'other-key'] as const) {
       const { headers, body } = fal.webhookFor(requestId, forge);
       const res = await fetch(`${url}/providers/up/webhook`, { method: 'POST', headers, body });
@@ -113,7 +113,7 @@ describe('provider runs at fal', { timeout: 60_000 }, () => {
     const uploaded = await uploadAsset(t.app, t.token, { bytes: png, filename: 'in.png', type: 'image/png' });
     const id = await create(t, { prompt: 'a fox', image_url: uploaded.json<{ image_url: string }>().image_url });
     await waitFor(async () => (await statusOf(t!, id)) === 'sampling', 'the job to be sampling at fal');
-    const requestId = (await t.store.upstreams.find(id))!.upstreamId;
+    const requestId = (await t.store.upstreams.find(id))!.id;
     const sent = fal.requests.get(requestId)!;
     expect(sent.webhook ?? null).toBeNull();
     const inputUrl = (sent.input as { image_url: string }).image_url;
@@ -129,7 +129,7 @@ describe('provider runs at fal', { timeout: 60_000 }, () => {
     t = app;
     const id = await create(t);
     await waitFor(async () => (await statusOf(t!, id)) === 'sampling', 'the job to be sampling at fal');
-    const requestId = (await t.store.upstreams.find(id))!.upstreamId;
+    const requestId = (await t.store.upstreams.find(id))!.id;
     const res = await checkedInject(t.app, { method: 'DELETE', url: `/jobs/${id}`, headers: { authorization: `Bearer ${t.token}` } });
     expect(res.statusCode, res.body).toBe(200);
     await waitFor(async () => fal.cancels.includes(requestId), 'the cancel to reach fal');
@@ -140,7 +140,7 @@ describe('provider runs at fal', { timeout: 60_000 }, () => {
     t = app;
     const id = await create(t);
     await waitFor(async () => (await statusOf(t!, id)) === 'sampling', 'the job to be sampling at fal');
-    const requestId = (await t.store.upstreams.find(id))!.upstreamId;
+    const requestId = (await t.store.upstreams.find(id))!.id;
     fal.failJob('CUDA out of memory', requestId);
     fal.release(requestId);
     const job = await ended(t, id);

@@ -49,7 +49,7 @@ describe('mediagen in front of another mediagen (type krea)', { timeout: 60_000 
     expect({ format: meta.format, width: meta.width, height: meta.height }).toEqual({ format: 'png', width: 512, height: 512 });
 
     // The upstream ran the one job, for the gateway's workspace, and charged it once.
-    const upstreamId = (await gateway.store.upstreams.find(id))!.upstreamId;
+    const upstreamId = (await gateway.store.upstreams.find(id))!.id;
     const there = (await get(upstream, `/jobs/${upstreamId}`)).json<{ status: string }>();
     expect(there.status).toBe('completed');
     const upstreamEntries = await upstream.store.billing.entriesOfJob(upstreamId);

@@ -101,7 +101,7 @@ describe('providers in the config file', () => {
   });
 
   it('refuses at start a model bound to an undeclared provider, naming the model and the binding', async () => {
-    await expect(start({ model_engines: { [B1]: 'provider:nowhere' } })).rejects.toThrow(`model ${B1} is bound to provider 'nowhere' (model_engines), which providers does not declare; providers: none`);
+    await expect(start({ model_engines: { [B1]: 'provider:nowhere' } })).rejects.toThrow(`model ${B1} is bound to provider:nowhere (model_engines), which providers does not declare; providers: none`);
   });
 
   it('refuses at start a provider-bound model without a provider model to call (krea needs none)', async () => {

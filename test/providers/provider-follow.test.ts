@@ -118,7 +118,7 @@ describe('the provider engine following a job', () => {
     expect(err).toMatchObject({ code: 'upstream_unavailable' });
     // Not given up after a count of failures: retried until the next wait would pass the deadline.
     expect(clock.nowMs() - started).toBeGreaterThan(600_000 - 30_000);
-    const id = ctx.saved.at(-1)!.upstreamId;
+    const id = ctx.saved.at(-1)!.id;
     expect(rep.cancels).toContain(id);
     expect(lines.some((l) => l.level === 'warn' && l.msg === 'upstream keeps failing; giving up on the job')).toBe(true);
   });
@@ -149,7 +149,7 @@ describe('the provider engine following a job', () => {
       while (ctx.saved.length === 0) await new Promise((r) => setTimeout(r, 5));
       ctx.controller.abort(new RunStopped(why));
       expect(await run).toBeInstanceOf(RunStopped);
-      expect(rep.cancels.includes(ctx.saved[0]!.upstreamId)).toBe(why === 'cancelled');
+      expect(rep.cancels.includes(ctx.saved[0]!.id)).toBe(why === 'cancelled');
     }
   });
 });

@@ -121,7 +121,7 @@ describe.each(backends)('provider runs: $name', (backend) => {
     const job = await ended(t, id);
     expect(job.status, JSON.stringify(job) + lines.join('\n')).toBe('completed');
     expect(krea.submissions - before).toBe(1);
-    expect(krea.cancels).not.toContain((await t.store.upstreams.find(id))!.upstreamId);
+    expect(krea.cancels).not.toContain((await t.store.upstreams.find(id))!.id);
   });
 });
 
@@ -151,7 +151,7 @@ describe('provider runs: failures and cancels', () => {
     t = await kreaApp();
     const id = await create(t);
     await waitFor(async () => (await statusOf(t!, id)) === 'sampling', 'the job to be sampling');
-    const upstreamId = (await t.store.upstreams.find(id))!.upstreamId;
+    const upstreamId = (await t.store.upstreams.find(id))!.id;
     const res = await checkedInject(t.app, { method: 'POST', url: `/jobs/${id}/cancel`, headers: { authorization: `Bearer ${t.token}` } });
     expect(res.statusCode, res.body).toBe(200);
     await waitFor(async () => krea.cancels.includes(upstreamId), 'the cancel to reach the provider');
@@ -163,7 +163,7 @@ describe('provider runs: failures and cancels', () => {
     const id = await create(t);
     const job = await ended(t, id);
     expect(job.error).toMatchObject({ code: 'timeout' });
-    const upstreamId = (await t.store.upstreams.find(id))!.upstreamId;
+    const upstreamId = (await t.store.upstreams.find(id))!.id;
     await waitFor(async () => krea.cancels.includes(upstreamId), 'the cancel to reach the provider');
   });
 

@@ -91,7 +91,7 @@ describe('provider runs at Replicate', { timeout: 60_000 }, () => {
     ({ app: t, url } = await repApp({ model: 'stability-ai/sdxl:39ed52f2a78e934b3ba6e2a89f5b1c712de7dfea535525255b1aa35c5565e08b' }, { publicUrl: true, extra: { poll_interval_ms: 60_000 } }));
     rep.hold = true;
     const id = await create(t);
-    const predictionId = (await waitFor(async () => t!.store.upstreams.find(id), 'the prediction to be stored')).upstreamId;
+    const predictionId = (await waitFor(async () => t!.store.upstreams.find(id), 'the prediction to be stored')).id;
     const p = rep.predictions.get(predictionId)!;
     expect(p.version).toBe('39ed52f2a78e934b3ba6e2a89f5b1c712de7dfea535525255b1aa35c5565e08b');
     expect(p.webhook).toBe(`${url}/providers/rep/webhook`);
@@ -168,12 +168,12 @@ describe('provider runs at Replicate', { timeout: 60_000 }, () => {
     ({ app: t } = await repApp({ model: 'owner/model' }));
     rep.hold = true;
     const id = await create(t);
-    const predictionId = (await waitFor(async () => t!.store.upstreams.find(id), 'the prediction to be stored')).upstreamId;
+    const predictionId = (await waitFor(async () => t!.store.upstreams.find(id), 'the prediction to be stored')).id;
     await checkedInject(t.app, { method: 'POST', url: `/jobs/${id}/cancel`, headers: { authorization: `Bearer ${t.token}` } });
     await waitFor(async () => rep.cancels.includes(predictionId), 'the cancel to reach Replicate');
 
     const second = await create(t);
-    const secondId = (await waitFor(async () => t!.store.upstreams.find(second), 'the prediction to be stored')).upstreamId;
+    const secondId = (await waitFor(async () => t!.store.upstreams.find(second), 'the prediction to be stored')).id;
     await rep.finish(secondId, 'NSFW content detected. Try running it again, or try a different prompt.');
     const failed = await ended(t, second);
     expect(failed.error).toEqual({ code: 'upstream_failed', message: 'the provider failed the job: NSFW content detected. Try running it again, or try a different prompt.' });

@@ -24,9 +24,9 @@ describe.each(backends)('upstream store contract: $name', (backend) => {
     return { id: job.id, leaseId };
   };
 
-  it("stores a provider job's record while the run holds the lease, and replaces it on the next save", async () => {
+  it("stores an engine's record of its work elsewhere while the run holds the lease, and replaces it on the next save", async () => {
     const { id, leaseId } = await claimed();
-    const rec = { jobId: id, provider: 'rep', upstreamId: 'p-1', state: { status: 'starting', urls: { get: 'x' } }, updatedAt: T0 };
+    const rec = { jobId: id, engine: 'provider:rep', id: 'p-1', state: { status: 'starting', urls: { get: 'x' } }, updatedAt: T0 };
     expect(await store.upstreams.save(rec, leaseId)).toBe(true);
     expect(await store.upstreams.find(id)).toEqual(rec);
     const next = { ...rec, state: { status: 'succeeded', usage: { predict_time: 2.5 } }, updatedAt: T0 + SEC };
@@ -36,13 +36,13 @@ describe.each(backends)('upstream store contract: $name', (backend) => {
 
   it('writes nothing for a run that no longer holds the lease', async () => {
     const { id } = await claimed();
-    expect(await store.upstreams.save({ jobId: id, provider: 'rep', upstreamId: 'p-1', state: {}, updatedAt: T0 }, newId())).toBe(false);
+    expect(await store.upstreams.save({ jobId: id, engine: 'provider:rep', id: 'p-1', state: {}, updatedAt: T0 }, newId())).toBe(false);
     expect(await store.upstreams.find(id)).toBeUndefined();
   });
 
   it('goes with its job', async () => {
     const { id, leaseId } = await claimed();
-    await store.upstreams.save({ jobId: id, provider: 'rep', upstreamId: 'p-1', state: {}, updatedAt: T0 }, leaseId);
+    await store.upstreams.save({ jobId: id, engine: 'provider:rep', id: 'p-1', state: {}, updatedAt: T0 }, leaseId);
     expect(await store.jobs.deleteJob(f.ws.apiUserId, id)).toBe(true);
     expect(await store.upstreams.find(id)).toBeUndefined();
   });

@@ -10,6 +10,7 @@ import { sniffAsset } from '../media/media-types.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { upstreamJobError } from '../upstream/upstream-error.js';
 import type { ComfyWorkflow } from './comfyui-binding.js';
+import { checkComfyui } from './comfyui-check.js';
 import { ComfyFollow } from './comfyui-follow.js';
 import { ComfyHttp } from './comfyui-http.js';
 import { outputFilesOf, promptRejection, storeComfyOutputs } from './comfyui-results.js';
@@ -64,13 +65,18 @@ export class ComfyuiEngine implements BindableEngine {
     return this.#deps.models.has(model);
   }
 
+  /** The start-up check: whether the server answers now; a warning, never a refusal (comfyui-check.ts). */
+  check(signal: AbortSignal): Promise<string | undefined> {
+    return checkComfyui(this.#deps.settings, signal);
+  }
+
   async run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]> {
     const model = this.#deps.models.get(job.model);
     if (!model) throw new EngineError('engine_failed', `${this.name} does not run ${job.model}`);
     const { settings, clock } = this.#deps;
     const http = new ComfyHttp(settings.baseUrl, settings.requestTimeoutMs, ctx.signal);
     const previous = await ctx.upstream.load();
-    const resumed = previous?.provider === this.name && isPlainObject(previous.state) ? (previous.state as unknown as ComfyState) : undefined;
+    const resumed = previous?.engine === this.name && isPlainObject(previous.state) ? (previous.state as unknown as ComfyState) : undefined;
     const clientId = typeof resumed?.clientId === 'string' ? resumed.clientId : randomUUID();
     const follow = new ComfyFollow(http, ctx, settings, clock, (call) => this.#retrying(ctx, call));
     let promptId: string | undefined;
@@ -165,7 +171,7 @@ export class ComfyuiEngine implements BindableEngine {
   }
 
   async #save(ctx: EngineContext, state: ComfyState): Promise<void> {
-    await ctx.upstream.save({ provider: this.name, upstreamId: state.promptId, state: { ...state } });
+    await ctx.upstream.save({ engine: this.name, id: state.promptId, state: { ...state } });
   }
 
   /** Retries ComfyUI being unreachable or answering 5xx, with backoff, until the next wait would pass the job's deadline. */

@@ -59,6 +59,8 @@ interface StoredState {
   readonly handle: UpstreamHandle;
   /** The provider's last status; `submitting` while a synchronous call is under way. */
   readonly status: string;
+  /** The status as mapped (provider-kind.ts reads it for a job's details: whether the provider's job ended). */
+  readonly phase?: UpstreamStatus['state'];
   readonly usage?: Readonly<Record<string, number | string>>;
   /** A synchronous call's output URLs, so a run cut off before keeping the files takes them without calling again. */
   readonly kept?: readonly string[];
@@ -86,6 +88,11 @@ export class ProviderEngine implements BindableEngine {
 
   canRun(model: string): boolean {
     return this.#deps.models.get(model)?.route.provider.name === this.#deps.provider.name;
+  }
+
+  /** Ends the connections to output hosts (the provider's own calls use fetch's global pool). */
+  async close(): Promise<void> {
+    await this.#deps.guarded.close();
   }
 
   /** The adapter of one run (or one webhook check): its HTTP is bound to `signal`. */
@@ -124,7 +131,7 @@ export class ProviderEngine implements BindableEngine {
     let held: UpstreamHandle | undefined;
     try {
       const previous = await ctx.upstream.load();
-      const resumed = previous?.provider === provider.name ? (previous.state as unknown as StoredState) : undefined;
+      const resumed = previous?.engine === this.name ? (previous.state as unknown as StoredState) : undefined;
       let values: readonly string[];
       if (resumed?.handle?.id && adapter.synchronous && resumed.kept) {
         // The call was answered and its files' URLs kept: take them; calling again would be paid again.
@@ -236,8 +243,8 @@ export class ProviderEngine implements BindableEngine {
 
   async #save(ctx: EngineContext, handle: UpstreamHandle, status: UpstreamStatus, kept?: readonly string[]): Promise<void> {
     const usage = status.state === 'succeeded' || status.state === 'failed' ? status.usage : undefined;
-    const state: StoredState = { handle, status: status.raw, ...(usage ? { usage } : {}), ...(kept ? { kept } : {}) };
-    await ctx.upstream.save({ provider: this.#deps.provider.name, upstreamId: handle.id, state: state as unknown as Record<string, unknown> });
+    const state: StoredState = { handle, status: status.raw, phase: status.state, ...(usage ? { usage } : {}), ...(kept ? { kept } : {}) };
+    await ctx.upstream.save({ engine: this.name, id: handle.id, state: state as unknown as Record<string, unknown> });
   }
 
   /** Keeps a synchronous answer's output URLs with its state (base64 answers are too large to keep). */

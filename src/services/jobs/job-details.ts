@@ -4,11 +4,13 @@ import { formatUsd } from '../../domain/money.js';
 import { JOB_STATUSES, isTerminal } from '../../domain/states.js';
 import type { JobStatus } from '../../domain/states.js';
 import { notFound } from '../../domain/error-catalogue.js';
+import { kindOf } from '../../engines/kinds.js';
+import { PROVIDER_PREFIX } from '../../engines/providers/provider-bindings.js';
 import { isUuid } from '../../lib/ids.js';
 import { formatMicros } from '../../lib/time.js';
 import { Nullable, StringEnum } from '../../models/schema-kit.js';
 import type { LedgerEntry } from '../../store/billing-store.js';
-import type { Store } from '../../store/store.js';
+import type { JobSummary, Store } from '../../store/store.js';
 import type { AuthContext } from '../identity/identity.js';
 import { Job, toJobView } from '../common/job-view.js';
 
@@ -69,9 +71,18 @@ export const JobDetails = Type.Object(
       Nullable(
         Type.Object(
           {
-            provider: Type.String({ description: 'The `providers` name the job ran on', examples: ['replicate'] }),
-            id: Type.String({ description: "The provider's id for the job (a Replicate prediction, a fal request, a krea job)", examples: ['ufawqhfynnddngldkgtslldrkq'] }),
-            status: Nullable(Type.String({ description: "The provider's last status as it spelt it", examples: ['succeeded'] })),
+            engine: Type.String({ description: 'The engine that held the work, as models are bound to it: `provider:<name>`, `comfyui:<name>`', examples: ['provider:replicate'] }),
+            provider: Type.Optional(
+              Type.String({ description: 'Deprecated: `engine` without its `provider:`, for a job run at a hosted provider (the `providers` name); absent for other engines', examples: ['replicate'] }),
+            ),
+            id: Type.String({ description: "The work's id there: a Replicate prediction, a fal request, a krea job, a ComfyUI prompt", examples: ['ufawqhfynnddngldkgtslldrkq'] }),
+            status: Nullable(
+              Type.String({
+                description:
+                  "The upstream's last status as it spelt it; `cancelled` when the job ended (cancelled, timed out, failed) while that status was not a final one, since the engine cancels there what it gives up on; null when the engine records none (ComfyUI) or it is not known",
+                examples: ['succeeded'],
+              }),
+            ),
             usage: Nullable(
               Type.Record(Type.String(), Type.Union([Type.Number(), Type.String()]), {
                 description: "What the provider reported it used or cost: Replicate's predict_time, OpenAI's tokens, a krea upstream's cost_usd",
@@ -80,9 +91,13 @@ export const JobDetails = Type.Object(
               { description: 'What the provider reported it used or cost; null when it reported nothing' },
             ),
           },
-          { additionalProperties: false, description: "The job's counterpart at a hosted provider", examples: [{ provider: 'replicate', id: 'ufawqhfynnddngldkgtslldrkq', status: 'succeeded', usage: { predict_time: 2.31 } }] },
+          {
+            additionalProperties: false,
+            description: "The job's work held elsewhere: at a hosted provider, on a ComfyUI server",
+            examples: [{ engine: 'provider:replicate', provider: 'replicate', id: 'ufawqhfynnddngldkgtslldrkq', status: 'succeeded', usage: { predict_time: 2.31 } }],
+          },
         ),
-        { description: 'For owners and admins, a job run at a hosted provider: which, its id there, its status and usage, for reconciling invoices; null when the job has none' },
+        { description: 'For owners and admins, a job whose engine held work elsewhere (a hosted provider, ComfyUI): which engine, its id there, its status and usage, for reconciling invoices; null when the job has none' },
       ),
     ),
     billing: StringEnum(BILLING_STATES, {
@@ -131,7 +146,7 @@ export class JobDetailsService {
     const erased = record.zeroDataRetention && isTerminal(record.status);
     // The provider's side (its ids, its costs) is the operator's business: owners and admins see it.
     const member = await this.#store.identity.getMember(auth.workspace.id, auth.memberEmail);
-    const upstream = member?.role === 'owner' || member?.role === 'admin' ? await this.#upstreamOf(jobId) : undefined;
+    const upstream = member?.role === 'owner' || member?.role === 'admin' ? await this.#upstreamOf(jobId, job) : undefined;
     return {
       job: toJobView(job),
       request: erased ? null : { ...record.request },
@@ -144,11 +159,25 @@ export class JobDetailsService {
     };
   }
 
-  async #upstreamOf(jobId: string): Promise<JobDetailsView['upstream']> {
+  async #upstreamOf(jobId: string, job: JobSummary): Promise<JobDetailsView['upstream']> {
     const rec = await this.#store.upstreams.find(jobId);
     if (!rec) return null;
-    const state = rec.state as { status?: unknown; usage?: unknown };
-    const usage = state.usage && typeof state.usage === 'object' ? (state.usage as Record<string, number | string>) : null;
-    return { provider: rec.provider, id: rec.upstreamId, status: typeof state.status === 'string' ? state.status : null, usage };
+    // Each kind reads its own engines' state (engines/kinds.ts); an engine this server has no kind for shows what every record has.
+    const seen = kindOf(rec.engine)?.describe?.(rec.state) ?? { status: null, usage: null, final: false };
+    const provider = rec.engine.startsWith(PROVIDER_PREFIX) ? { provider: rec.engine.slice(PROVIDER_PREFIX.length) } : {};
+    return { engine: rec.engine, ...provider, id: rec.id, status: statusShown(seen.status, seen.final, job), usage: seen.usage === null ? null : { ...seen.usage } };
   }
+}
+
+/**
+ * The upstream's status as the details show it. Its last recorded status stands while our job
+ * runs, once it is final there, and for a completed job (which took its outputs). Once our job
+ * ended otherwise, a status the upstream had not finished in is stale: the run that followed it
+ * stopped, and an engine cancels there what it gives up on (cancel, timeout, its own failure;
+ * docs/decisions.md), so it shows `cancelled`. A job whose worker was lost (`worker_lost`) had no
+ * run left to cancel anything: its upstream's fate is not known here, null.
+ */
+export function statusShown(recorded: string | null, final: boolean, job: Pick<JobSummary, 'status' | 'error'>): string | null {
+  if (final || !isTerminal(job.status) || job.status === 'completed') return recorded;
+  return job.error?.code === 'worker_lost' ? null : 'cancelled';
 }

@@ -134,13 +134,13 @@ export class JobRuns {
     return this.#store.queue.extendLease(job.id, job.leaseId, this.leaseEnd(), progress);
   }
 
-  /** What an earlier run of the job stored of its provider job (provider engines); undefined: none. */
+  /** What an earlier run of the job stored of its work held elsewhere (a provider's job, a ComfyUI prompt); undefined: none. */
   async upstreamOf(job: ClaimedJob): Promise<UpstreamState | undefined> {
     const rec = await this.#store.upstreams.find(job.id);
-    return rec && { provider: rec.provider, upstreamId: rec.upstreamId, state: rec.state };
+    return rec && { engine: rec.engine, id: rec.id, state: rec.state };
   }
 
-  /** Stores the run's provider job with its job while the run holds the lease; false when it lost the job. */
+  /** Stores the run's work held elsewhere with its job while the run holds the lease; false when it lost the job. */
   saveUpstream(job: ClaimedJob, state: UpstreamState): Promise<boolean> {
     return this.#store.upstreams.save({ jobId: job.id, ...state, updatedAt: this.#now() }, job.leaseId);
   }

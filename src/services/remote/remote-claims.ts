@@ -169,7 +169,7 @@ export class RemoteClaims {
       styles,
       // Relative to the public URL, so that its own path prefix (https://host/api/) is kept.
       upload_url: resolveUrl(`${REMOTE_PATH_PREFIX.slice(1)}/jobs/${job.id}/outputs/`, publicUrl),
-      ...(upstream ? { upstream: { engine: upstream.provider, id: upstream.upstreamId, state: { ...upstream.state } } } : {}),
+      ...(upstream ? { upstream: { engine: upstream.engine, id: upstream.id, state: { ...upstream.state } } } : {}),
     };
   }
 

@@ -56,7 +56,7 @@ export class RemoteRuns {
     if (req.upstream !== undefined) {
       if (Buffer.byteLength(JSON.stringify(req.upstream.state)) > MAX_UPSTREAM_STATE_BYTES) throw invalid(`upstream.state is larger than ${MAX_UPSTREAM_STATE_BYTES} bytes of JSON`);
       const { engine, id, state } = req.upstream;
-      if (!(await this.#deps.runs.saveUpstream(job, { provider: engine, upstreamId: id, state }))) throw await this.#held.lost(job.id);
+      if (!(await this.#deps.runs.saveUpstream(job, { engine, id, state }))) throw await this.#held.lost(job.id);
     }
     if (!(await this.#deps.runs.heartbeat(job, req.fraction))) throw await this.#held.lost(job.id);
     return { lease_expires_at: formatMicros(this.#deps.runs.leaseEnd()), status: status as ProgressAnswerView['status'] };

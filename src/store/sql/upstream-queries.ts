@@ -12,8 +12,8 @@ export class SqlUpstreamStore implements UpstreamStore {
   async save(record: UpstreamRecord, leaseId: string): Promise<boolean> {
     const values = {
       job_id: record.jobId,
-      provider: record.provider,
-      upstream_id: record.upstreamId,
+      engine: record.engine,
+      upstream_id: record.id,
       state: JSON.stringify(record.state),
       updated_at: record.updatedAt,
     };
@@ -21,17 +21,17 @@ export class SqlUpstreamStore implements UpstreamStore {
     // job's new run can never be overwritten by the old one's late answer.
     const result = await this.#db
       .insertInto('job_upstreams')
-      .columns(['job_id', 'provider', 'upstream_id', 'state', 'updated_at'])
+      .columns(['job_id', 'engine', 'upstream_id', 'state', 'updated_at'])
       .expression((eb) =>
         eb
           .selectFrom('jobs')
-          .select([eb.val(values.job_id).as('job_id'), eb.val(values.provider).as('provider'), eb.val(values.upstream_id).as('upstream_id'), eb.val(values.state).as('state'), eb.val(values.updated_at).as('updated_at')])
+          .select([eb.val(values.job_id).as('job_id'), eb.val(values.engine).as('engine'), eb.val(values.upstream_id).as('upstream_id'), eb.val(values.state).as('state'), eb.val(values.updated_at).as('updated_at')])
           .where('id', '=', record.jobId)
           .where('lease_id', '=', leaseId),
       )
       .onConflict((oc) =>
         oc.column('job_id').doUpdateSet((eb) => ({
-          provider: eb.ref('excluded.provider'),
+          engine: eb.ref('excluded.engine'),
           upstream_id: eb.ref('excluded.upstream_id'),
           state: eb.ref('excluded.state'),
           updated_at: eb.ref('excluded.updated_at'),
@@ -46,8 +46,8 @@ export class SqlUpstreamStore implements UpstreamStore {
     if (!row) return undefined;
     return {
       jobId: row.job_id,
-      provider: row.provider,
-      upstreamId: row.upstream_id,
+      engine: row.engine,
+      id: row.upstream_id,
       state: JSON.parse(row.state) as Record<string, unknown>,
       updatedAt: Number(row.updated_at),
     };

@@ -86,10 +86,10 @@ export async function runRemoteJob(job: ClaimedJobView, deps: RemoteRunDeps, har
       progress: (fraction) => beats.progress(fraction),
       // Kept by the server with the job (a progress call's `upstream`), handed to the next claim.
       upstream: {
-        load: async () => (job.upstream ? { provider: job.upstream.engine, upstreamId: job.upstream.id, state: job.upstream.state } : undefined),
+        load: async () => (job.upstream ? { engine: job.upstream.engine, id: job.upstream.id, state: job.upstream.state } : undefined),
         save: async (state) => {
           run.signal.throwIfAborted();
-          const answer = await guarded(() => client.progress(job.id, { lease_id: job.lease_id, upstream: { engine: state.provider, id: state.upstreamId, state: { ...state.state } } }), stop);
+          const answer = await guarded(() => client.progress(job.id, { lease_id: job.lease_id, upstream: { engine: state.engine, id: state.id, state: { ...state.state } } }), stop);
           beats.extended(answer.lease_expires_at);
           run.signal.throwIfAborted();
         },

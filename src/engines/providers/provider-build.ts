@@ -1,14 +1,14 @@
-import type { Config } from '../config/config.js';
-import type { ProviderRoute } from '../engines/providers/provider-bindings.js';
-import { ProviderEngine } from '../engines/providers/provider-engine.js';
-import type { ProviderMeter, ProviderModel } from '../engines/providers/provider-engine.js';
-import type { UpstreamNudges } from '../engines/providers/upstream-nudges.js';
-import { ADAPTERS } from '../engines/providers/adapters.js';
-import type { Clock } from '../lib/clock.js';
-import type { Log } from '../lib/log.js';
-import { createGuardedDispatcher } from '../lib/safe-fetch.js';
-import type { Catalog } from '../models/catalog.js';
-import { mainOutputTypes } from '../models/model.js';
+import type { Config } from '../../config/config.js';
+import type { ProviderRoute } from './provider-bindings.js';
+import { ProviderEngine } from './provider-engine.js';
+import type { ProviderMeter, ProviderModel } from './provider-engine.js';
+import type { UpstreamNudges } from './upstream-nudges.js';
+import { ADAPTERS } from './adapters.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Log } from '../../lib/log.js';
+import { createGuardedDispatcher } from '../../lib/safe-fetch.js';
+import type { Catalog } from '../../models/catalog.js';
+import { mainOutputTypes } from '../../models/model.js';
 
 export interface ProviderEngineOptions {
   readonly clock: Clock;
@@ -23,7 +23,6 @@ export interface ProviderEngineOptions {
  * says how the provider can reach this server.
  */
 export function buildProviderEngines(config: Config, catalog: Catalog, routes: ReadonlyMap<string, ProviderRoute>, opts: ProviderEngineOptions): ProviderEngine[] {
-  const guarded = createGuardedDispatcher({ allowPrivate: config.allowPrivateUrls });
   return config.providers.flatMap((provider) => {
     const models = new Map<string, ProviderModel>();
     for (const [path, route] of routes) {
@@ -38,7 +37,8 @@ export function buildProviderEngines(config: Config, catalog: Catalog, routes: R
         adapter: ADAPTERS[provider.type],
         models,
         clock: opts.clock,
-        guarded,
+        // Its own, so the engine's close() ends its connections and no other's.
+        guarded: createGuardedDispatcher({ allowPrivate: config.allowPrivateUrls }),
         outputMaxBytes: config.workerOutputMaxBytes,
         ...(config.publicUrl ? { webhookUrl: `${config.publicUrl}/providers/${provider.name}/webhook` } : {}),
         nudges: opts.nudges,
