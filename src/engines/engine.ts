@@ -121,9 +121,12 @@ export class RetryableEngineError extends Error {
 }
 
 /**
- * Why a run was stopped from outside the engine: the signal's reason. An engine that holds work
- * elsewhere (a provider job) cancels it there on `cancelled` and `timeout`, and leaves it running
- * on `lost` and `shutdown`, when the job's next run resumes it.
+ * Why a run was stopped from outside the engine: the signal's reason, the same from the in-process
+ * runner and the remote worker (worker/run-harness.ts). `cancelled`: the job was cancelled or
+ * deleted; `timeout`: its deadline passed (the harness stops every run there); `lost`: another run
+ * has it, or someone else ended it; `shutdown`: this worker is stopping. An engine that holds work
+ * elsewhere (a provider job, a ComfyUI prompt) cancels it there on `cancelled` and `timeout`, and
+ * leaves it running on `lost` and `shutdown`, when the job's next run resumes it.
  */
 export class RunStopped extends Error {
   constructor(readonly why: 'cancelled' | 'lost' | 'timeout' | 'shutdown') {

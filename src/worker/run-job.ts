@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Engine, EngineContext, EngineStage, OutputFile, StyleArtifact } from '../engines/engine.js';
-import { EngineError, RetryableEngineError, RunStopped } from '../engines/engine.js';
+import type { Engine, EngineStage, OutputFile, StyleArtifact, UpstreamState } from '../engines/engine.js';
+import { RunStopped } from '../engines/engine.js';
 import type { Clock } from '../lib/clock.js';
 import type { Log } from '../lib/log.js';
 import { withFields } from '../lib/log.js';
@@ -10,9 +10,12 @@ import { INFRA_FAULT_ALERT, infraFault } from '../lib/infra-fault.js';
 import type { InfraFault } from '../lib/infra-fault.js';
 import { timeoutError } from '../services/jobs/job-runs.js';
 import { resultUrls } from '../services/common/result-urls.js';
-import type { ClaimedJob, JobError, JobRuns } from '../services/jobs/job-runs.js';
+import type { ClaimedJob, Ended, Held, JobError, JobRuns, Lost, Requeued } from '../services/jobs/job-runs.js';
+import { HELD, lost } from '../services/jobs/run-outcomes.js';
 import { clientJobError, errorDetail } from './job-errors.js';
 import { styleOf } from './reported-style.js';
+import { COMPLETED, runHarnessed } from './run-harness.js';
+import type { Completed, RunEnd, RunSink } from './run-harness.js';
 import type { JobStatus } from '../domain/states.js';
 import type { OutputScratch, OutputStore } from '../outputs/output-store.js';
 
@@ -36,78 +39,98 @@ export interface RunDeps {
 export { RunStopped };
 
 /**
- * Runs one claimed job to its end: heartbeats keep the lease, a timer enforces the model's
- * timeout, each engine stage becomes a guarded status write, and whatever stops the run (cancel,
- * lost lease, timeout, shutdown, engine error) ends in exactly one outcome for the job.
+ * Runs one claimed job in this process (run-harness.ts): heartbeats keep the lease, the harness
+ * stops the engine at the job's deadline, each engine stage becomes a guarded status write, and
+ * whatever stops the run (cancel, lost lease, timeout, shutdown, engine error) ends in exactly one
+ * outcome for the job.
  */
 export async function runJob(job: ClaimedJob, given: RunDeps, shutdown: AbortSignal): Promise<void> {
   // Every line about the job names the request that created it (X-Request-Id), when one did.
   const deps = job.requestId === null ? given : { ...given, log: withFields(given.log, { requestId: job.requestId }) };
-  const { runs, clock, outputs, log } = deps;
-  const run = new AbortController();
-  const stop = (why: RunStopped['why']) => {
-    if (!run.signal.aborted) run.abort(new RunStopped(why));
-  };
-  // Ends the heartbeat and the timeout timer when the run is over.
-  const background = new AbortController();
-  const offCancel = deps.signals.onCancelled((id) => id === job.id && stop('cancelled'));
-  const onShutdown = () => stop('shutdown');
-  shutdown.addEventListener('abort', onShutdown, { once: true });
+  await runHarnessed({ id: job.id, model: job.type, request: job.request }, new LocalSink(job, deps), deps, shutdown);
+}
 
-  let status: JobStatus = 'scheduled';
-  // What the engine last reported of its progress; the next heartbeat stores it.
-  const progress: { value: number | undefined } = { value: undefined };
-  let preview: string | undefined;
-  let scratch: OutputScratch | undefined;
-  // Once the completion has committed, nothing the run does may remove the job's outputs.
-  let completed = false;
-  try {
-    const left = runs.deadline(job) / 1000 - clock.nowMs();
-    if (left <= 0) throw new RunStopped('timeout');
-    if (shutdown.aborted) throw new RunStopped('shutdown');
-    clock.sleep(left, background.signal).then(() => stop('timeout'), () => undefined);
-    void heartbeat(job, deps, background.signal, () => stop('lost'), progress);
+/** The in-process run's writes: the job store (moves under the lease) and the output store. */
+class LocalSink implements RunSink<InfraFault> {
+  readonly #job: ClaimedJob;
+  readonly #deps: RunDeps;
+  readonly deadlineMs: number;
+  #status: JobStatus = 'scheduled';
+  #scratch: OutputScratch | undefined;
+  /** The stored preview's name. */
+  #preview: string | undefined;
 
-    scratch = await outputs.scratch(job.outputKey);
-    const outDir = scratch.dir;
-    const ctx: EngineContext = {
-      signal: run.signal,
-      outDir,
-      loadInput: (url, field) => deps.loadInput(url, field, run.signal),
-      loadStyle: (id) => deps.loadStyle(id),
-      deadlineMs: runs.deadline(job) / 1000,
-      progress: (fraction) => {
-        if (Number.isFinite(fraction)) progress.value = Math.min(1, Math.max(0, fraction));
-      },
-      upstream: {
-        load: () => runs.upstreamOf(job),
-        save: async (state) => {
-          run.signal.throwIfAborted();
-          if (!(await runs.saveUpstream(job, state))) stop('lost');
-          run.signal.throwIfAborted();
-        },
-      },
-      stage: async (stage: EngineStage, file?: OutputFile) => {
-        run.signal.throwIfAborted();
-        // The preview is stored before the status that shows its URL.
-        if (file) await publish(job, deps, outDir, file.name);
-        // A preview with a role (a 3D model's render) is listed in the result's {type, url} shape.
-        const patch = file ? { result: { urls: resultUrls([file], (name) => outputs.url(job.outputKey, name)) } } : undefined;
-        if (!(await runs.advance(job, status, stage, patch))) stop('lost');
-        run.signal.throwIfAborted();
-        status = stage;
-        if (file) preview = file.name;
-      },
-    };
-    const reported = await deps.engine.run({ id: job.id, model: job.type, request: job.request }, ctx);
-    run.signal.throwIfAborted();
+  constructor(job: ClaimedJob, deps: RunDeps) {
+    this.#job = job;
+    this.#deps = deps;
+    this.deadlineMs = deps.runs.deadline(job) / 1000;
+  }
+
+  get #meta() {
+    return { jobId: this.#job.id, model: this.#job.type, attempt: this.#job.attempts };
+  }
+
+  beatInMs(): number {
+    return this.#deps.runs.policy.leaseMs / 3;
+  }
+
+  beat(progress: number | undefined): Promise<Held | Lost> {
+    return this.#deps.runs.heartbeat(this.#job, progress);
+  }
+
+  /** A cancel committed in this process or heard from another (job-signals.ts). */
+  watch(stop: (loss: Lost) => void): () => void {
+    return this.#deps.signals.onCancelled((id) => id === this.#job.id && stop(lost('cancelled')));
+  }
+
+  async open(): Promise<string> {
+    this.#scratch = await this.#deps.outputs.scratch(this.#job.outputKey);
+    return this.#scratch.dir;
+  }
+
+  loadInput(url: string, field: string, signal: AbortSignal): Promise<Buffer> {
+    return this.#deps.loadInput(url, field, signal);
+  }
+
+  loadStyle(id: string): Promise<StyleArtifact> {
+    return this.#deps.loadStyle(id);
+  }
+
+  loadUpstream(): Promise<UpstreamState | undefined> {
+    return this.#deps.runs.upstreamOf(this.#job);
+  }
+
+  saveUpstream(state: UpstreamState): Promise<Held | Lost> {
+    return this.#deps.runs.saveUpstream(this.#job, state);
+  }
+
+  async stage(stage: EngineStage, file: OutputFile | undefined): Promise<Held | Lost> {
+    const { runs, outputs } = this.#deps;
+    // The preview is stored before the status that shows its URL.
+    const refused = file && (await this.#publish(file.name));
+    if (refused) return refused;
+    // A preview with a role (a 3D model's render) is listed in the result's {type, url} shape.
+    const patch = file ? { result: { urls: resultUrls([file], (name) => outputs.url(this.#job.outputKey, name)) } } : undefined;
+    const moved = await runs.advance(this.#job, this.#status, stage, patch);
+    // Stale cannot be: this run is the job's only writer while it holds the lease.
+    if (moved.kind !== 'moved') return moved.kind === 'lost' ? moved : lost('lease_lost');
+    this.#status = stage;
+    if (file) this.#preview = file.name;
+    return HELD;
+  }
+
+  async complete(reported: readonly OutputFile[]): Promise<Completed | Lost> {
+    const { runs, outputs, log } = this.#deps;
+    const job = this.#job;
+    const outDir = this.#scratch!.dir;
     // A training run's style artifact is stored with the style its completion creates, never served.
     const style = await styleOf(reported, outDir, runs.makesStyle(job.type));
     const files = reported.filter((f) => f.role !== 'style');
     for (const f of files) {
       // A final file named like the preview and not written again is stored already.
-      if (f.name === preview && !(await inDir(outDir, f.name))) continue;
-      await publish(job, deps, outDir, f.name);
+      if (f.name === this.#preview && !(await inDir(outDir, f.name))) continue;
+      const refused = await this.#publish(f.name);
+      if (refused) return refused;
     }
     const urls = resultUrls(files, (name) => outputs.url(job.outputKey, name));
     // What a metered model's job is charged for: the main output's measured length. A length that
@@ -115,39 +138,112 @@ export async function runJob(job: ClaimedJob, given: RunDeps, shutdown: AbortSig
     // an engine reports none (docs/billing.md).
     const measured = files[0]?.durationUs;
     const usage = measured !== undefined && Number.isSafeInteger(measured) && measured >= 0 ? { outputUs: measured } : undefined;
-    if (!(await runs.complete(job, status, { urls }, usage, style))) throw new RunStopped('lost');
-    completed = true;
-    log.info({ jobId: job.id, model: job.type, attempt: job.attempts }, 'job completed');
-    if (preview && !files.some((f) => f.name === preview)) await outputs.removeFile(job.outputKey, preview);
-  } catch (err) {
-    if (completed) {
-      // The job is completed and charged, and its key is a style's or a finished job's: however the
-      // run was stopped or failed after that, removing outputs now would take away served files
-      // (a deleted training job's style cover among them). A preview it could not remove stays.
-      log.warn({ jobId: job.id, err: errorDetail(err) }, 'could not tidy up after a completed job');
-    } else {
-      await settle(job, deps, run.signal.aborted ? run.signal.reason : err);
+    const ended = await runs.complete(job, this.#status, { urls }, usage, style);
+    if (ended.kind !== 'ended') return ended.kind === 'lost' ? ended : lost('lease_lost');
+    log.info(this.#meta, 'job completed');
+    const preview = this.#preview;
+    if (preview && !files.some((f) => f.name === preview)) {
+      // The job is completed and charged: a preview that could not be removed stays, nothing else changes.
+      await outputs.removeFile(job.outputKey, preview).catch((err: unknown) => log.warn({ jobId: job.id, err: errorDetail(err) }, 'could not tidy up after a completed job'));
     }
-  } finally {
-    // Stored files are not in the scratch: what is left there is the engine's working files.
-    await scratch?.dispose().catch((err: unknown) => log.warn({ jobId: job.id, err: errorDetail(err) }, "could not remove a run's scratch directory"));
-    background.abort();
-    offCancel();
-    shutdown.removeEventListener('abort', onShutdown);
+    return COMPLETED;
   }
-}
 
-/**
- * Stores one file the engine reported. A failure because the job is gone or cancelled (a DELETE
- * removed its key under the run) stops the run as `lost`, not as the engine's failure.
- */
-async function publish(job: ClaimedJob, deps: RunDeps, outDir: string, name: string): Promise<void> {
-  try {
-    await deps.outputs.put(job.outputKey, name, join(outDir, name));
-  } catch (err) {
-    const now = await deps.runs.find(job.id);
-    if (!now || now.status === 'cancelled') throw new RunStopped('lost');
-    throw err;
+  /**
+   * Stores one file the engine reported. A failure because the job is no longer the run's (a
+   * DELETE removed its key under the run) answers that loss, as the lease says; any other is thrown.
+   */
+  async #publish(name: string): Promise<Lost | undefined> {
+    const job = this.#job;
+    try {
+      await this.#deps.outputs.put(job.outputKey, name, join(this.#scratch!.dir, name));
+      return undefined;
+    } catch (err) {
+      const lease = await this.#deps.runs.heartbeat(job).catch(() => HELD);
+      if (lease.kind === 'lost') return lease;
+      throw err;
+    }
+  }
+
+  fault(reason: unknown): InfraFault | undefined {
+    return infraFault(reason);
+  }
+
+  async settle(end: RunEnd<InfraFault>): Promise<void> {
+    const { runs, log } = this.#deps;
+    const job = this.#job;
+    const meta = this.#meta;
+    switch (end.kind) {
+      case 'stopped':
+        if (end.why === 'timeout') return this.#fail(timeoutError(runs.policy.timeoutMs(job.type, job.request)));
+        return this.#handedBack(await runs.handBack(job, { atShutdown: true }), 'job handed back at shutdown');
+      case 'lost':
+        await this.#letGo(end.lost);
+        log.info({ ...meta, why: end.lost.why }, 'job run stopped');
+        return;
+      case 'retry':
+        // This attempt's trouble (a model process died): another attempt, while the job has attempts left.
+        log.warn({ ...meta, err: errorDetail(end.reason) }, 'engine failed this attempt; retrying the job');
+        return this.#handedBack(await runs.retryOrFail(job, clientJobError(end.reason)));
+      case 'fault':
+        return this.#settleFault(end.reason, end.fault);
+      case 'failed':
+        // The client gets a fixed sentence; the whole story stays here, under the job id.
+        if (end.error.code === 'engine_failed') log.error({ ...meta, err: errorDetail(end.reason) }, 'engine failed');
+        return this.#fail(end.error);
+    }
+  }
+
+  async #fail(error: JobError): Promise<void> {
+    const outcome = await this.#deps.runs.fail(this.#job, error);
+    if (outcome.kind === 'ended') this.#deps.log.info({ ...this.#meta, code: error.code }, 'job failed');
+    await this.#letGo(outcome);
+  }
+
+  async #handedBack(outcome: Requeued | Ended | Lost, line?: string): Promise<void> {
+    if (outcome.kind === 'requeued' && line) this.#deps.log.info(this.#meta, line);
+    await this.#letGo(outcome);
+  }
+
+  /** Removes the job's files when its outcome says they go: it failed, or was cancelled or deleted. */
+  async #letGo(outcome: Requeued | Ended | Lost): Promise<void> {
+    if (outcome.kind !== 'requeued' && outcome.outputsGo) await this.#deps.outputs.remove(this.#job.outputKey);
+  }
+
+  /**
+   * The disk, the file table or the database failed under the run: not the job's fault. The job
+   * goes back to the queue with a backoff, unbilled, and operators get an alert. If even that write
+   * fails (the database is gone), the lease runs out and the reaper requeues the job later.
+   */
+  async #settleFault(reason: unknown, fault: InfraFault): Promise<void> {
+    const { runs, log, outputs } = this.#deps;
+    const job = this.#job;
+    const alert = { alert: INFRA_FAULT_ALERT, jobId: job.id, model: job.type, attempt: job.attempts, faults: job.faultCount + 1, errno: fault.code, kind: fault.kind };
+    try {
+      const outcome = await runs.handBackForFault(job, fault);
+      if (outcome.kind === 'lost') {
+        log.error({ ...alert, err: errorDetail(reason) }, 'infrastructure fault during a job run; the job was no longer ours');
+        await this.#letGo(outcome);
+      } else if (outcome.kind === 'ended') {
+        log.error({ ...alert, err: errorDetail(reason), gaveUp: true }, 'infrastructure fault during a job run; giving up: job failed with server_unavailable');
+        // On a read-only disk even this fails; the files then wait for an operator (or a janitor).
+        await outputs.remove(job.outputKey).catch((err: unknown) => log.warn({ jobId: job.id, err: errorDetail(err) }, 'could not remove the outputs of a failed job'));
+      } else {
+        log.error({ ...alert, err: errorDetail(reason), retryInMs: outcome.retryInMs }, 'infrastructure fault during a job run; job handed back to the queue');
+      }
+    } catch (err) {
+      log.error(
+        { ...alert, err: errorDetail(reason), handBackError: errorDetail(err) },
+        'infrastructure fault during a job run; the hand-back could not be written, the lease will expire and the job be requeued',
+      );
+    }
+  }
+
+  /** Stored files are not in the scratch: what is left there is the engine's working files. */
+  async close(): Promise<void> {
+    await this.#scratch
+      ?.dispose()
+      .catch((err: unknown) => this.#deps.log.warn({ jobId: this.#job.id, err: errorDetail(err) }, "could not remove a run's scratch directory"));
   }
 }
 
@@ -156,90 +252,3 @@ const inDir = (dir: string, name: string): Promise<boolean> =>
     () => true,
     () => false,
   );
-
-async function heartbeat(job: ClaimedJob, deps: RunDeps, signal: AbortSignal, lost: () => void, progress: { readonly value: number | undefined }): Promise<void> {
-  try {
-    for (;;) {
-      await deps.clock.sleep(deps.runs.policy.leaseMs / 3, signal);
-      if (!(await deps.runs.heartbeat(job, progress.value))) return lost();
-    }
-  } catch {
-    // The run ended (its signal aborted) or the store failed; a missed beat only risks a reclaim.
-  }
-}
-
-/** The one outcome of a run that did not complete. */
-async function settle(job: ClaimedJob, deps: RunDeps, reason: unknown): Promise<void> {
-  const { runs, log } = deps;
-  const meta = { jobId: job.id, model: job.type, attempt: job.attempts };
-  if (reason instanceof RunStopped && reason.why === 'shutdown') {
-    if (await runs.handBack(job, { atShutdown: true })) log.info(meta, 'job handed back at shutdown');
-    return;
-  }
-  if (reason instanceof RunStopped && (reason.why === 'cancelled' || reason.why === 'lost')) {
-    await letGo(job, deps);
-    log.info({ ...meta, why: reason.why }, 'job run stopped');
-    return;
-  }
-  if (reason instanceof RetryableEngineError) {
-    // This attempt's trouble (a model process died): another attempt, while the job has attempts left.
-    log.warn({ ...meta, err: errorDetail(reason) }, 'engine failed this attempt; retrying the job');
-    const outcome = await runs.retryOrFail(job, clientJobError(reason));
-    if (outcome === 'failed') await deps.outputs.remove(job.outputKey);
-    else if (outcome === undefined) await letGo(job, deps);
-    return;
-  }
-  const fault = reason instanceof RunStopped ? undefined : infraFault(reason);
-  if (fault) return settleFault(job, deps, reason, fault);
-  if (!(reason instanceof RunStopped) && (!(reason instanceof EngineError) || reason.code === 'engine_failed')) {
-    // The client gets a fixed sentence; the whole story stays here, under the job id.
-    log.error({ ...meta, err: errorDetail(reason) }, 'engine failed');
-  }
-  const error = reason instanceof RunStopped ? timeoutError(runs.policy.timeoutMs(job.type, job.request)) : clientJobError(reason);
-  await end(job, deps, error);
-}
-
-async function end(job: ClaimedJob, deps: RunDeps, error: JobError): Promise<void> {
-  if (await deps.runs.fail(job, error)) {
-    deps.log.info({ jobId: job.id, model: job.type, attempt: job.attempts, code: error.code }, 'job failed');
-    await deps.outputs.remove(job.outputKey);
-  } else {
-    await letGo(job, deps);
-  }
-}
-
-/**
- * The disk, the file table or the database failed under the run: not the job's fault. The job
- * goes back to the queue with a backoff, unbilled, and operators get an alert. If even that write
- * fails (the database is gone), the lease runs out and the reaper requeues the job later.
- */
-async function settleFault(job: ClaimedJob, deps: RunDeps, reason: unknown, fault: InfraFault): Promise<void> {
-  const alert = { alert: INFRA_FAULT_ALERT, jobId: job.id, model: job.type, attempt: job.attempts, faults: job.faultCount + 1, errno: fault.code, kind: fault.kind };
-  try {
-    const outcome = await deps.runs.handBackForFault(job, fault);
-    if (!outcome) {
-      deps.log.error({ ...alert, err: errorDetail(reason) }, 'infrastructure fault during a job run; the job was no longer ours');
-      await letGo(job, deps);
-    } else if ('failed' in outcome) {
-      deps.log.error({ ...alert, err: errorDetail(reason), gaveUp: true }, 'infrastructure fault during a job run; giving up: job failed with server_unavailable');
-      // On a read-only disk even this fails; the files then wait for an operator (or a janitor).
-      await deps.outputs.remove(job.outputKey).catch((err: unknown) => deps.log.warn({ jobId: job.id, err: errorDetail(err) }, 'could not remove the outputs of a failed job'));
-    } else {
-      deps.log.error({ ...alert, err: errorDetail(reason), retryInMs: outcome.retryInMs }, 'infrastructure fault during a job run; job handed back to the queue');
-    }
-  } catch (err) {
-    deps.log.error(
-      { ...alert, err: errorDetail(reason), handBackError: errorDetail(err) },
-      'infrastructure fault during a job run; the hand-back could not be written, the lease will expire and the job be requeued',
-    );
-  }
-}
-
-/**
- * The worker no longer holds the job: someone else decided its fate. If it is cancelled or gone,
- * its files go too; if another worker reclaimed it, the directory is that worker's now.
- */
-async function letGo(job: ClaimedJob, deps: RunDeps): Promise<void> {
-  const now = await deps.runs.find(job.id);
-  if (!now || now.status === 'cancelled') await deps.outputs.remove(job.outputKey);
-}

@@ -37,9 +37,9 @@ export async function runNextJob(
   if (!job) throw new Error('no queued job to run');
   await runs.advance(job, 'scheduled', 'processing');
   await runs.advance(job, 'processing', 'sampling');
-  const ended =
+  const moved =
     outcome === 'completed'
       ? await runs.complete(job, 'sampling', { urls: [] })
       : await runs.fail(job, { code: 'engine_failed', message: 'scripted failure' });
-  return { job, ended };
+  return { job, ended: moved.kind === 'ended' ? moved.job : undefined };
 }

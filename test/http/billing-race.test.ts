@@ -41,12 +41,12 @@ describe.each(backends)('billing under concurrent requests: $name', (backend) =>
     }
     const outcomes = await Promise.all(
       claimed.map(async (job, i) => {
-        if (i % 3 === 1) return (await runs.fail(job, { code: 'engine_failed', message: 'x' })) ? 'failed' : 'lost';
+        if (i % 3 === 1) return (await runs.fail(job, { code: 'engine_failed', message: 'x' })).kind === 'ended' ? 'failed' : 'lost';
         const [completed] = await Promise.all([
           runs.complete(job, 'sampling', { urls: [] }),
           i % 3 === 2 ? fetch(`${base}/jobs/${job.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${t.token}` } }) : undefined,
         ]);
-        return completed ? 'completed' : 'lost';
+        return completed.kind === 'ended' ? 'completed' : 'lost';
       }),
     );
     const completed = outcomes.filter((o) => o === 'completed').length;

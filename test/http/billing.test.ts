@@ -97,7 +97,7 @@ describe('billing through the API', () => {
     await t.services.runs.advance(job, 'scheduled', 'processing');
     await t.services.runs.advance(job, 'processing', 'sampling');
     expect((await del(t, `/jobs/${job_id}`)).statusCode).toBe(200);
-    expect(await t.services.runs.complete(job, 'sampling', { urls: [] })).toBeUndefined();
+    expect(await t.services.runs.complete(job, 'sampling', { urls: [] })).toEqual({ kind: 'lost', why: 'deleted', outputsGo: true });
     expect(await balance()).toEqual({ balance: 1_000_000, held: 0 });
     expect((await t.store.billing.listEntries(t.workspaceId)).map((e) => e.kind).sort()).toEqual(['hold', 'release', 'top_up']);
   });

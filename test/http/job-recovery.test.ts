@@ -56,8 +56,8 @@ describe('recovering jobs of stopped workers', () => {
     expect(record.attempts).toBe(2);
     // The dead worker's lease is worthless: it can neither complete nor fail the job again.
     expect(() => t.services.runs.complete(dead, 'scheduled', { urls: [] })).toThrow(/illegal/);
-    expect(await t.services.runs.complete(dead, 'intermediate-complete', { urls: ['outputs/x/y.png'] })).toBeUndefined();
-    expect(await t.services.runs.fail(dead, { code: 'timeout', message: 'late' })).toBeUndefined();
+    expect(await t.services.runs.complete(dead, 'intermediate-complete', { urls: ['outputs/x/y.png'] })).toMatchObject({ kind: 'lost', outputsGo: false });
+    expect(await t.services.runs.fail(dead, { code: 'timeout', message: 'late' })).toMatchObject({ kind: 'lost', outputsGo: false });
     expect(await job(id)).toEqual(done);
   });
 

@@ -164,7 +164,7 @@ describe.each(backends)('/metrics: $name', (backend) => {
     expect(first).toBeDefined();
     expect(await dispatched()).toBe(1);
     // A rolling restart hands it back uncounted (attempts back to 0); the next claim keeps started_at.
-    expect(await app.services.runs.handBack(first!, { atShutdown: true })).toBe(true);
+    expect(await app.services.runs.handBack(first!, { atShutdown: true })).toEqual({ kind: 'requeued' });
     app.clock.advance(1000);
     const again = await app.services.runs.claim();
     expect(again?.id).toBe(first!.id);

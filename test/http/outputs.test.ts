@@ -215,7 +215,7 @@ describe('GET /outputs/:key/:name', () => {
     const job = await claimJob(t);
     writeFileSync(join(await outputs.reset(job.outputKey), 'partial.png'), png);
     expect((await fetchOutput(url('partial.png', job.outputKey))).statusCode).toBe(200);
-    expect(await t.services.runs.fail(job, { code: 'engine_failed', message: 'x' })).toBeDefined();
+    expect(await t.services.runs.fail(job, { code: 'engine_failed', message: 'x' })).toMatchObject({ kind: 'ended', outputsGo: true });
     errorOf(await fetchOutput(url('partial.png', job.outputKey)), 404);
   });
 

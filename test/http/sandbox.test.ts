@@ -46,7 +46,11 @@ async function start(sandbox: boolean) {
   };
   const [claimMany, advance] = [runs.claimMany.bind(runs), runs.advance.bind(runs)];
   runs.claimMany = async (...a) => (await claimMany(...a)).map(note);
-  runs.advance = async (...a) => note(await advance(...a));
+  runs.advance = async (...a) => {
+    const moved = await advance(...a);
+    if (moved.kind === 'moved') note(moved.job);
+    return moved;
+  };
 }
 afterEach(async () => {
   await receiver?.close();

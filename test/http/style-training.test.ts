@@ -273,10 +273,10 @@ describe.each(backends)("a training job's end on $name", (backend) => {
     await runs.advance(second, 'scheduled', 'processing');
     await runs.advance(second, 'processing', 'sampling');
     const cover = `/outputs/${second.outputKey}/cover.png`;
-    expect(await runs.complete(first, 'sampling', { urls: [cover] }, undefined, { run: 1 })).toBeUndefined();
+    expect(await runs.complete(first, 'sampling', { urls: [cover] }, undefined, { run: 1 })).toMatchObject({ kind: 'lost', why: 'lease_lost', outputsGo: false });
     const done = await runs.complete(second, 'sampling', { urls: [cover] }, undefined, { run: 2 });
-    expect(done?.status).toBe('completed');
-    expect(await runs.complete(second, 'sampling', { urls: [cover] }, undefined, { run: 3 })).toBeUndefined();
+    expect(done).toMatchObject({ kind: 'ended', job: { status: 'completed' }, outputsGo: false });
+    expect(await runs.complete(second, 'sampling', { urls: [cover] }, undefined, { run: 3 })).toMatchObject({ kind: 'lost', why: 'completed', outputsGo: false });
 
     const job = (await get(t, `/jobs/${jobId}`)).json<JobJson>();
     expect(job.result).toEqual({ urls: [`${PUBLIC_URL}${cover}`], style_id: expect.any(String) as unknown });

@@ -240,7 +240,7 @@ describe.each(backends)('webhooks: $name', (backend) => {
     await t.services.runs.advance(job, 'scheduled', 'processing');
     await t.services.runs.advance(job, 'processing', 'sampling');
     expect((await del(t, `/jobs/${jobId}`)).statusCode).toBe(200);
-    expect(await t.services.runs.complete(job, 'sampling', { urls: [] })).toBeUndefined();
+    expect(await t.services.runs.complete(job, 'sampling', { urls: [] })).toEqual({ kind: 'lost', why: 'deleted', outputsGo: true });
     await sender.sendDue();
     expect(receiver.received.map((r) => (JSON.parse(r.body) as Json).status)).toEqual(['cancelled']);
   });

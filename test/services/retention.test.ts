@@ -53,7 +53,7 @@ async function finished(t: TestApp, outcome: 'completed' | 'failed' = 'completed
     outcome === 'completed'
       ? await t.services.runs.complete(job.claimed, 'sampling', { urls: [job.path] })
       : await t.services.runs.fail(job.claimed, { code: 'engine_failed', message: 'scripted' });
-  expect(ended?.status).toBe(outcome);
+  expect(ended).toMatchObject({ kind: 'ended', job: { status: outcome } });
   return { id: job.id, key: job.key, path: job.path };
 }
 
@@ -142,7 +142,7 @@ describe.each(backends)('the retention janitor on $name', (backend) => {
     expect((await get(t, `/jobs/${queued}`)).json()).toMatchObject({ status: 'queued' });
     expect((await fetchOutput(t, run.path)).statusCode).toBe(200);
     // Once it ends, its lifetime starts from its end, not its creation.
-    expect(await t.services.runs.complete(run.claimed, 'sampling', { urls: [run.path] })).toBeDefined();
+    expect(await t.services.runs.complete(run.claimed, 'sampling', { urls: [run.path] })).toMatchObject({ kind: 'ended' });
     expect(await janitor(t, all).sweep()).toEqual(nothing);
     t.clock.advance(DAY + 1);
     expect(await janitor(t, all).sweep()).toEqual({ ...nothing, jobsDeleted: 1, filesRemoved: 1 });

@@ -29,7 +29,7 @@ describe.each(backends)('the moves of runs in shared transactions: $name', (back
     // Fewer transactions than writes: 2n moves and n ends, plus the cancel's own.
     expect(seen.count).toBeLessThan(3 * n);
     expect(seen.count - before).toBeLessThan(n);
-    expect(ended.map((e) => e?.status)).toEqual(claimed.map((job) => (job.id === lost.id ? undefined : 'completed')));
+    expect(ended.map((e) => (e.kind === 'ended' ? e.job.status : e))).toEqual(claimed.map((job) => (job.id === lost.id ? { kind: 'lost', why: 'cancelled', outputsGo: true } : 'completed')));
     expect((await t.store.queue.findJob(lost.id))?.status).toBe('cancelled');
     const ledger = await t.store.billing.listEntries(t.workspaceId);
     expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(n - 1);

@@ -60,10 +60,10 @@ describe.each(backends)('output janitor: $name', (backend) => {
     await plant(done.outputKey, OLD);
     await t.services.runs.advance(done, 'scheduled', 'processing');
     await t.services.runs.advance(done, 'processing', 'sampling');
-    expect(await t.services.runs.complete(done, 'sampling', { urls: [] })).toBeDefined();
+    expect(await t.services.runs.complete(done, 'sampling', { urls: [] })).toMatchObject({ kind: 'ended' });
     const failed = await claimJob();
     await plant(failed.outputKey, OLD);
-    expect(await t.services.runs.fail(failed, { code: 'engine_failed', message: 'x' })).toBeDefined();
+    expect(await t.services.runs.fail(failed, { code: 'engine_failed', message: 'x' })).toMatchObject({ kind: 'ended' });
     // A queued job holds no key yet: nothing of it is on disk.
     expect((await generate(t, MODEL, { prompt: 'later' })).statusCode).toBe(200);
 

@@ -47,9 +47,14 @@ export interface JobEndDeps {
 /**
  * The job's guarded move was refused (a worker lost it to a cancel or the reaper; a job already
  * ended): the ledger entry written for it is wrong, so the caller's transaction must roll back.
+ * `now`: the job as the refusing transaction saw it (undefined: deleted), so the caller learns
+ * why without reading it again after the rollback.
  */
 export class JobLost extends Error {
-  constructor(readonly jobId: string) {
+  constructor(
+    readonly jobId: string,
+    readonly now?: JobRecord,
+  ) {
     super(`job ${jobId} is no longer in a status this end may leave`);
     this.name = 'JobLost';
   }
@@ -74,7 +79,7 @@ export async function endJob(tx: StoreTx, lock: LockedWorkspace, ending: JobEndi
   const style = ending.move === 'complete' && ending.style ? { id: newId(), artifact: ending.style } : undefined;
   const named = style && ending.move === 'complete' ? { ...ending, result: { ...ending.result, style_id: style.id } } : ending;
   const ended = await moveToEnd(tx, named, completedAt, now);
-  if (!ended) throw new JobLost(ending.id);
+  if (!ended) throw new JobLost(ending.id, await tx.queue.findJob(ending.id));
   if (ended.workspaceId !== lock.workspaceId) throw new Error(`job ${ended.id} ended under another workspace's lock`);
   if (style) await tx.styles.insertStyle(trainedStyle(ended, style.id, style.artifact), now);
   await deps.webhooks.enqueue(tx, ended, now);

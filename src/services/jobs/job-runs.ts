@@ -14,7 +14,9 @@ import { lockExisting, promote } from '../common/admission-counts.js';
 import { SharedWrites } from '../common/shared-writes.js';
 import type { BillingService } from '../billing/billing.js';
 import { JobLost, endJob } from './job-end.js';
-import type { JobEnding, JobError } from './job-end.js';
+import type { EndedJob, JobEnding, JobError } from './job-end.js';
+import { HELD, lost, lostWhy, refused } from './run-outcomes.js';
+import type { Ended, Held, Lost, Moved, Requeued, Stale } from './run-outcomes.js';
 import type { WebhookService } from '../webhooks/webhooks.js';
 import { noMeter } from '../common/meter.js';
 import type { Meter } from '../common/meter.js';
@@ -22,6 +24,7 @@ import { assertMove } from '../../domain/states.js';
 import type { JobStatus, MoveInto } from '../../domain/states.js';
 
 export type { JobError } from './job-end.js';
+export type { Ended, Held, Lost, LostWhy, Moved, Requeued, Stale } from './run-outcomes.js';
 
 /** A job a worker holds: its lease id and output key are set. */
 export type ClaimedJob = JobRecord & { readonly leaseId: string; readonly outputKey: string; readonly startedAt: Micros };
@@ -52,7 +55,9 @@ export interface RunPolicy {
 /**
  * The job runner's side of the state machine. Every move is a named move of domain/states.ts,
  * written as one guarded UPDATE that also requires the worker's lease, so a worker that lost its
- * job (cancelled, reaped, deleted) can never move it again. A job's end is `endJob`.
+ * job (cancelled, reaped, deleted) can never move it again. A job's end is `endJob`. Each move
+ * answers what it did (run-outcomes.ts): a refused one says why, from the row the refusing
+ * transaction saw, so no runner reads the job back to learn what its own move did.
  */
 export class JobRuns {
   readonly #store: Store;
@@ -130,8 +135,13 @@ export class JobRuns {
     return jobs as ClaimedJob[];
   }
 
-  heartbeat(job: ClaimedJob, progress?: number): Promise<boolean> {
-    return this.#store.queue.extendLease(job.id, job.leaseId, this.leaseEnd(), progress);
+  /**
+   * Renews the run's lease (with its progress). A lease never comes back once lost (each claim
+   * makes a new one), so the row read after a refusal says why it was lost.
+   */
+  async heartbeat(job: ClaimedJob, progress?: number): Promise<Held | Lost> {
+    if (await this.#store.queue.extendLease(job.id, job.leaseId, this.leaseEnd(), progress)) return HELD;
+    return this.#lostNow(job);
   }
 
   /** What an earlier run of the job stored of its work held elsewhere (a provider's job, a ComfyUI prompt); undefined: none. */
@@ -140,9 +150,15 @@ export class JobRuns {
     return rec && { engine: rec.engine, id: rec.id, state: rec.state };
   }
 
-  /** Stores the run's work held elsewhere with its job while the run holds the lease; false when it lost the job. */
-  saveUpstream(job: ClaimedJob, state: UpstreamState): Promise<boolean> {
-    return this.#store.upstreams.save({ jobId: job.id, ...state, updatedAt: this.#now() }, job.leaseId);
+  /** Stores the run's work held elsewhere with its job while the run holds the lease. */
+  async saveUpstream(job: ClaimedJob, state: UpstreamState): Promise<Held | Lost> {
+    if (await this.#store.upstreams.save({ jobId: job.id, ...state, updatedAt: this.#now() }, job.leaseId)) return HELD;
+    return this.#lostNow(job);
+  }
+
+  /** After a refused lease write outside a transaction: why the lease is gone (it never comes back). */
+  async #lostNow(job: ClaimedJob): Promise<Lost> {
+    return lost(lostWhy(await this.#store.queue.findJob(job.id)));
   }
 
   /** When a lease taken or renewed now runs out. */
@@ -150,12 +166,15 @@ export class JobRuns {
     return this.#now() + this.policy.leaseMs * 1000;
   }
 
-  /** Moves a running job one engine stage on; undefined when the worker no longer holds it. */
-  async advance(job: ClaimedJob, from: JobStatus, stage: EngineStage, patch?: JobPatch): Promise<JobRecord | undefined> {
+  /** Moves a running job one engine stage on, from `from`. */
+  async advance(job: ClaimedJob, from: JobStatus, stage: EngineStage, patch?: JobPatch): Promise<Moved | Stale | Lost> {
     const name = STAGE_MOVES[stage];
     assertMove(name, from);
     const now = this.#now();
-    return this.#writes.run(job.workspaceId, (tx) => tx.queue.move(name, { id: job.id, leaseId: job.leaseId, patch, now }));
+    return this.#writes.run(job.workspaceId, async (tx) => {
+      const moved = await tx.queue.move(name, { id: job.id, leaseId: job.leaseId, patch, now });
+      return moved ? { kind: 'moved', job: moved } : refused(await tx.queue.findJob(job.id), job.leaseId);
+    });
   }
 
   /**
@@ -169,7 +188,7 @@ export class JobRuns {
     result: Readonly<Record<string, unknown>>,
     usage?: Usage,
     style?: StyleArtifact,
-  ): Promise<JobRecord | undefined> {
+  ): Promise<Ended | Stale | Lost> {
     assertMove('complete', from);
     const chargeMicros = usage && this.#billing.chargeOf(job.type, job.request, usage);
     return this.#end(job, {
@@ -182,9 +201,11 @@ export class JobRuns {
     });
   }
 
-  /** Fails the job from whatever running status it is in. */
-  fail(job: ClaimedJob, error: JobError): Promise<JobRecord | undefined> {
-    return this.#end(job, { move: 'fail', id: job.id, leaseId: job.leaseId, error });
+  /** Fails the job from whatever running status it is in; its files go. */
+  async fail(job: ClaimedJob, error: JobError): Promise<Ended | Lost> {
+    const ended = await this.#end(job, { move: 'fail', id: job.id, leaseId: job.leaseId, error });
+    // A lease that still holds a running job can always fail it: a refusal is a loss.
+    return ended.kind === 'stale' ? lost('lease_lost') : ended;
   }
 
   /**
@@ -192,47 +213,40 @@ export class JobRuns {
    * stopping gracefully, so this claim is not counted toward `worker_lost` (the job's timeout, from
    * its first claim, still bounds how long it can keep being handed back).
    */
-  async handBack(job: ClaimedJob, opts: { atShutdown?: boolean } = {}): Promise<boolean> {
+  async handBack(job: ClaimedJob, opts: { atShutdown?: boolean } = {}): Promise<Requeued | Lost> {
     const patch = { result: null, ...(opts.atShutdown ? { uncountAttempt: true as const } : {}) };
-    const moved = await this.#store.transaction(async (tx) => {
+    return this.#store.transaction(async (tx) => {
       const back = await tx.queue.move('requeue', { id: job.id, leaseId: job.leaseId, patch, now: this.#now() });
-      if (back) await tx.queue.notify({ kind: 'queued' });
-      return back;
+      if (!back) return lost(lostWhy(await tx.queue.findJob(job.id)));
+      await tx.queue.notify({ kind: 'queued' });
+      return { kind: 'requeued' };
     });
-    return moved !== undefined;
   }
 
   /**
    * An infrastructure fault stopped the run: the job goes back to the queue, unbilled (its hold
    * stays), not to be claimed before its backoff ends. Past its allowance of faults, or when the
    * wait would outlast its timeout, it fails with `server_unavailable` and its hold is released.
-   * Undefined when the worker no longer holds the job.
    */
-  async handBackForFault(job: ClaimedJob, fault: InfraFault): Promise<{ retryInMs: number } | { failed: JobRecord } | undefined> {
+  async handBackForFault(job: ClaimedJob, fault: InfraFault): Promise<Requeued | Ended | Lost> {
     const faults = job.faultCount + 1;
     const retryInMs = faultRetryDelayMs(faults);
     const now = this.#now();
-    if (faults > this.policy.maxFaultRetries || now + retryInMs * 1000 >= this.deadline(job)) {
-      const failed = await this.fail(job, serverUnavailableError(fault));
-      return failed && { failed };
-    }
-    const back = await this.#store.queue.move('requeue', {
-      id: job.id,
-      leaseId: job.leaseId,
-      patch: { result: null, faultRetryAt: now + retryInMs * 1000 },
-      now,
-    });
+    if (faults > this.policy.maxFaultRetries || now + retryInMs * 1000 >= this.deadline(job)) return this.fail(job, serverUnavailableError(fault));
     // No wake-up: nobody may claim it before its backoff ends; the workers' poll finds it then.
-    return back && { retryInMs };
+    return this.#store.transaction(async (tx) => {
+      const patch = { result: null, faultRetryAt: now + retryInMs * 1000 };
+      const back = await tx.queue.move('requeue', { id: job.id, leaseId: job.leaseId, patch, now });
+      return back ? { kind: 'requeued', retryInMs } : lost(lostWhy(await tx.queue.findJob(job.id)));
+    });
   }
 
   /**
    * The worker gave up on the job but says another attempt may succeed (a remote worker's
    * retryable failure): back to the queue while it has claims left, else failed with `error`.
    */
-  async retryOrFail(job: ClaimedJob, error: JobError): Promise<'queued' | 'failed' | undefined> {
-    if (job.attempts - job.faultCount < this.policy.maxAttempts) return (await this.handBack(job)) ? 'queued' : undefined;
-    return (await this.fail(job, error)) ? 'failed' : undefined;
+  retryOrFail(job: ClaimedJob, error: JobError): Promise<Requeued | Ended | Lost> {
+    return job.attempts - job.faultCount < this.policy.maxAttempts ? this.handBack(job) : this.fail(job, error);
   }
 
   /**
@@ -240,8 +254,9 @@ export class JobRuns {
    * hold is released like any failure's. Undefined when it was no longer queued, or (with
    * `unchangedSince`) its status changed after that instant: claimed and requeued meanwhile.
    */
-  expire(job: JobRecord, error: JobError, unchangedSince?: Micros): Promise<JobRecord | undefined> {
-    return this.#end(job, { move: 'expire', id: job.id, error, ...(unchangedSince === undefined ? {} : { unchangedSince }) });
+  async expire(job: JobRecord, error: JobError, unchangedSince?: Micros): Promise<EndedJob | undefined> {
+    const ended = await this.#end(job, { move: 'expire', id: job.id, error, ...(unchangedSince === undefined ? {} : { unchangedSince }) });
+    return ended.kind === 'ended' ? ended.job : undefined;
   }
 
   /** The job as it is now, whoever holds it. */
@@ -266,7 +281,7 @@ export class JobRuns {
         // Claims that ended in a fault hand-back were not lost workers: they do not count here.
         error = { code: 'worker_lost', message: `the job's worker stopped ${job.attempts - job.faultCount} times; giving up` };
       }
-      if (error ? await this.fail(claimed, error) : await this.handBack(claimed)) {
+      if ((error ? await this.fail(claimed, error) : await this.handBack(claimed)).kind !== 'lost') {
         moved++;
         onMoved?.(job, error);
       }
@@ -283,16 +298,16 @@ export class JobRuns {
     return moved;
   }
 
-  async #end(job: Pick<JobRecord, 'workspaceId'>, ending: JobEnding): Promise<JobRecord | undefined> {
+  async #end(job: Pick<JobRecord, 'workspaceId' | 'leaseId'>, ending: JobEnding): Promise<Ended | Stale | Lost> {
     const now = this.#now();
     const deps = { billing: this.#billing, webhooks: this.#webhooks };
     try {
       const ended = await this.#writes.run(job.workspaceId, async (tx) => endJob(tx, await lockExisting(tx, job.workspaceId), ending, deps, now));
       this.#meter.jobEnded(ended, ended.chargedMicros);
-      return ended;
+      return { kind: 'ended', job: ended, outputsGo: ended.status !== 'completed' };
     } catch (err) {
       // The worker lost the job (cancelled, reaped): its end rolled back, ledger entry and all.
-      if (err instanceof JobLost) return undefined;
+      if (err instanceof JobLost) return job.leaseId === null ? lost(lostWhy(err.now)) : refused(err.now, job.leaseId);
       throw err;
     }
   }

@@ -7,6 +7,7 @@ import { msToMicros } from '../../lib/time.js';
 import type { OutputStore } from '../../outputs/output-store.js';
 import type { JobRecord } from '../../store/store.js';
 import { timeoutError } from '../jobs/job-runs.js';
+import { lostWhy } from '../jobs/run-outcomes.js';
 import type { ClaimedJob, JobError, JobRuns } from '../jobs/job-runs.js';
 import { removeOrLeaveToJanitor } from '../common/removal.js';
 import type { StopReason } from './remote-constants.js';
@@ -32,13 +33,9 @@ export function mustStop(reason: StopReason): DomainError {
   return new DomainError('worker_conflict', `${STOP_WORDS[reason]}; stop working on it`, { fields: { reason } });
 }
 
-/** Why a worker that sent a lease no longer holds the job, read from the job as it is now. */
+/** Why a worker that sent a lease no longer holds the job, read from the job as it is now (the runs' one rule). */
 export function stopReasonOf(job: JobRecord | undefined): StopReason {
-  if (!job) return 'deleted';
-  if (job.status === 'cancelled') return 'cancelled';
-  if (job.status === 'completed') return 'completed';
-  if (job.status === 'failed' && job.error?.code === 'timeout') return 'timeout';
-  return 'lease_lost';
+  return lostWhy(job);
 }
 
 /** What the protocol's use cases are built from. */
@@ -144,16 +141,6 @@ export class HeldJobs {
     return mustStop(stopReasonOf(await this.#deps.runs.find(jobId)));
   }
 
-  /**
-   * After a refused move: the job as it is now if `leaseId` still holds it (another call of the
-   * same worker moved it in between: a race, not a loss), else throws the 409 telling it to stop.
-   */
-  async recheck(jobId: string, leaseId: string): Promise<ClaimedJob> {
-    const job = await this.#deps.runs.find(jobId);
-    if (job && job.leaseId === leaseId && RUNNING_STATUSES.includes(job.status) && job.outputKey !== null && job.startedAt !== null) return job as ClaimedJob;
-    throw mustStop(stopReasonOf(job));
-  }
-
   /** Fails a held job past its deadline; its files go (a failed job's are never served). */
   async timeOut(job: ClaimedJob, log: Log = this.#deps.log): Promise<boolean> {
     return this.failHeld(job, timeoutError(this.#deps.runs.policy.timeoutMs(job.type, job.request)), log);
@@ -161,7 +148,7 @@ export class HeldJobs {
 
   /** Fails a held job and removes its files; false when it was no longer held. */
   async failHeld(job: ClaimedJob, error: JobError, log: Log = this.#deps.log): Promise<boolean> {
-    if (!(await this.#deps.runs.fail(job, error))) return false;
+    if ((await this.#deps.runs.fail(job, error)).kind === 'lost') return false;
     log.info({ ...jobFields(job), model: job.type, attempt: job.attempts, code: error.code }, 'remote job failed');
     await removeOrLeaveToJanitor(this.#deps.outputs, job.outputKey, log, jobFields(job), "a failed remote job's outputs");
     return true;

@@ -10,7 +10,7 @@ import type { BodyValidator } from '../../models/validation.js';
 import type { ClaimedJob } from '../jobs/job-runs.js';
 import { resultUrls } from '../common/result-urls.js';
 import type { ResultFile } from '../common/result-urls.js';
-import { HeldJobs, jobFields } from './remote-jobs.js';
+import { HeldJobs, jobFields, mustStop } from './remote-jobs.js';
 import type { RemoteDeps } from './remote-jobs.js';
 import { CompleteRequest, FailRequest, MAX_UPSTREAM_STATE_BYTES, ProgressRequest, WORKER_STAGES } from './remote-views.js';
 import type { CompleteRequestBody, FailRequestBody, ProgressAnswerView, ProgressRequestBody } from './remote-views.js';
@@ -56,9 +56,11 @@ export class RemoteRuns {
     if (req.upstream !== undefined) {
       if (Buffer.byteLength(JSON.stringify(req.upstream.state)) > MAX_UPSTREAM_STATE_BYTES) throw invalid(`upstream.state is larger than ${MAX_UPSTREAM_STATE_BYTES} bytes of JSON`);
       const { engine, id, state } = req.upstream;
-      if (!(await this.#deps.runs.saveUpstream(job, { engine, id, state }))) throw await this.#held.lost(job.id);
+      const saved = await this.#deps.runs.saveUpstream(job, { engine, id, state });
+      if (saved.kind === 'lost') throw mustStop(saved.why);
     }
-    if (!(await this.#deps.runs.heartbeat(job, req.fraction))) throw await this.#held.lost(job.id);
+    const beat = await this.#deps.runs.heartbeat(job, req.fraction);
+    if (beat.kind === 'lost') throw mustStop(beat.why);
     return { lease_expires_at: formatMicros(this.#deps.runs.leaseEnd()), status: status as ProgressAnswerView['status'] };
   }
 
@@ -73,13 +75,11 @@ export class RemoteRuns {
     let status = job.status;
     for (let refused = 0; ORDER.indexOf(status) < ORDER.indexOf(to); ) {
       const stage = WORKER_STAGES[ORDER.indexOf(status)]!;
-      if (await this.#deps.runs.advance(job, status, stage, stage === to ? patch : undefined)) {
-        status = stage;
-      } else {
-        // At most a few calls of one worker race; past that, something else is wrong.
-        if (++refused > 3) throw await this.#held.lost(job.id);
-        status = (await this.#held.recheck(job.id, job.leaseId)).status;
-      }
+      const moved = await this.#deps.runs.advance(job, status, stage, stage === to ? patch : undefined);
+      if (moved.kind === 'lost') throw mustStop(moved.why);
+      // Stale: at most a few calls of one worker race; past that, something else is wrong.
+      if (moved.kind === 'stale' && ++refused > 3) throw mustStop('lease_lost');
+      status = moved.job.status;
     }
     return status;
   }
@@ -113,11 +113,10 @@ export class RemoteRuns {
     const measured = req.outputs[0]!.duration_us;
     const usage = measured === undefined ? undefined : { outputUs: measured };
     const urls = resultUrls(files, (n) => outputs.url(job.outputKey, n));
-    if (!(await runs.complete(job, await this.#toSampling(job), { urls }, usage, style))) {
-      // Refused while still held: another call of the worker moved the job meanwhile; once more from where it is.
-      const now = await this.#held.recheck(job.id, job.leaseId);
-      if (!(await runs.complete(job, await this.#toSampling(now), { urls }, usage, style))) throw await this.#held.lost(job.id);
-    }
+    let ended = await runs.complete(job, await this.#toSampling(job), { urls }, usage, style);
+    // Stale: another call of the worker moved the job meanwhile; once more from where it is.
+    if (ended.kind === 'stale') ended = await runs.complete(job, await this.#toSampling({ ...job, status: ended.job.status }), { urls }, usage, style);
+    if (ended.kind !== 'ended') throw mustStop(ended.kind === 'lost' ? ended.why : 'lease_lost');
     log.info({ ...jobFields(job), model: job.type, attempt: job.attempts }, 'remote job completed');
     await this.#dropUnlisted(job, names, log);
     return { status: 'completed' };
@@ -134,11 +133,12 @@ export class RemoteRuns {
       return { status: 'failed' };
     }
     const outcome = await this.#deps.runs.retryOrFail(job, error);
-    if (!outcome) throw await this.#held.lost(job.id);
-    log.info({ ...jobFields(job), model: job.type, attempt: job.attempts, code: error.code, outcome }, 'remote job failed, retryable');
+    if (outcome.kind === 'lost') throw mustStop(outcome.why);
+    const status = outcome.kind === 'requeued' ? 'queued' : 'failed';
+    log.info({ ...jobFields(job), model: job.type, attempt: job.attempts, code: error.code, outcome: status }, 'remote job failed, retryable');
     // Requeued, its next claim starts the key clean; failed, its files are never served again.
-    if (outcome === 'failed') await this.#deps.outputs.remove(job.outputKey).catch(() => undefined);
-    return { status: outcome };
+    if (outcome.kind === 'ended' && outcome.outputsGo) await this.#deps.outputs.remove(job.outputKey).catch(() => undefined);
+    return { status };
   }
 
   /** Complete moves from `sampling` on: a worker that reported fewer stages is moved along first. */

@@ -9,7 +9,7 @@ import type { Log } from '../../lib/log.js';
 import { contentTypeOf, isOutputName } from '../../outputs/output-store.js';
 import type { OutputScratch } from '../../outputs/output-store.js';
 import { formatBytes } from '../assets/asset-rules.js';
-import { HeldJobs } from './remote-jobs.js';
+import { HeldJobs, mustStop } from './remote-jobs.js';
 import type { RemoteDeps } from './remote-jobs.js';
 import type { UploadAnswerView } from './remote-views.js';
 import type { WorkerPrincipal } from './remote-tokens.js';
@@ -92,7 +92,8 @@ export class RemoteUploads {
     const type = declaredType(name);
     const job = await this.#held.held(worker, jobId, leaseId, log);
     // An upload is the worker at work: it renews the lease as it starts and once it is stored.
-    if (!(await this.#deps.runs.heartbeat(job))) throw await this.#held.lost(job.id);
+    const beat = await this.#deps.runs.heartbeat(job);
+    if (beat.kind === 'lost') throw mustStop(beat.why);
     const { outputs } = this.#deps;
     let scratch: OutputScratch;
     try {

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { Clock } from '../../lib/clock.js';
-import { parseRetryAfter } from '../../lib/backoff.js';
+import { backoffMs, parseRetryAfter } from '../../lib/backoff.js';
 import { isPlainObject } from '../../lib/plain-object.js';
 import { REMOTE_PATH_PREFIX, STOP_REASONS } from '../../services/remote/remote-constants.js';
 import type { StopReason } from '../../services/remote/remote-constants.js';
@@ -268,8 +268,7 @@ export class WorkerClient {
   }
 
   #backoff(attempt: number): number {
-    const nominal = Math.min(this.#retry.maxMs, this.#retry.baseMs * 2 ** (attempt - 1));
-    return Math.round(nominal * (0.5 + this.#random() / 2));
+    return Math.round(backoffMs(attempt, this.#retry.baseMs, this.#retry.maxMs) * (0.5 + this.#random() / 2));
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Engine } from '../../engines/engine.js';
+import { backoffMs } from '../../lib/backoff.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Log } from '../../lib/log.js';
 import type { ClaimedJobView } from '../../services/remote/remote-views.js';
@@ -116,7 +117,7 @@ export class RemoteWorker {
         return [];
       }
       this.#failures++;
-      const wait = Math.min(this.#opts.maxClaimBackoffMs ?? 30_000, 500 * 2 ** Math.min(this.#failures - 1, 10));
+      const wait = backoffMs(this.#failures, 500, this.#opts.maxClaimBackoffMs ?? 30_000);
       if (this.#failures === 1 || this.#failures % 10 === 0) {
         log.warn({ failedClaims: this.#failures, retryInMs: wait, err: { message: (err as Error).message } }, 'claiming failed; retrying');
       }
