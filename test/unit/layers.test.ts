@@ -97,6 +97,28 @@ describe('source layout', () => {
     expect(upward).toEqual([]);
   });
 
+  it('no engine folder imports another: what engines share is a kit (engines/upstream/, engines/media/) or the port', () => {
+    const ENGINES = join(SRC, 'engines');
+    const folderOf = (file: string): string | undefined => {
+      const parts = relative(ENGINES, file).split('/');
+      return parts.length > 1 && parts[0] !== '..' ? parts[0] : undefined;
+    };
+    const KITS = new Set(['upstream', 'media']);
+    const folders = new Set(files.map(folderOf).filter((f): f is string => f !== undefined && !KITS.has(f)));
+    // The engine kinds this rule is about: a new kind's folder is checked as soon as it exists.
+    expect([...folders]).toEqual(expect.arrayContaining(['local', 'providers', 'comfyui', 'command']));
+    const foreign: string[] = [];
+    for (const file of files) {
+      const from = folderOf(file);
+      if (from === undefined) continue;
+      for (const target of importsOf(file)) {
+        const to = folderOf(target);
+        if (to !== undefined && to !== from && folders.has(to)) foreign.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+      }
+    }
+    expect(foreign).toEqual([]);
+  });
+
   it('a room of services/ imports only rooms ranked below it', () => {
     const wrong: string[] = [];
     for (const file of files) {

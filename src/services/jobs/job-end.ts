@@ -2,6 +2,8 @@ import { MOVES } from '../../domain/states.js';
 import type { EndMove } from '../../domain/states.js';
 import type { MicroUsd } from '../../domain/money.js';
 import type { StyleArtifact } from '../../engines/engine.js';
+import { describeFault } from '../../lib/infra-fault.js';
+import type { InfraFault } from '../../lib/infra-fault.js';
 import { newId } from '../../lib/ids.js';
 import type { Micros } from '../../lib/time.js';
 import type { NewStyle } from '../../store/style-store.js';
@@ -128,4 +130,16 @@ function trainedStyle(job: JobRecord, id: string, artifact: StyleArtifact): NewS
     outputKey: job.outputKey,
     artifact,
   };
+}
+
+/** The job's end after infrastructure faults: the server's fault, and the client was not billed. */
+export function serverUnavailableError(fault: InfraFault): JobError {
+  return {
+    code: 'server_unavailable',
+    message: `the server could not run the job because ${describeFault(fault.kind)}; you were not billed, submit it again later`,
+  };
+}
+
+export function timeoutError(timeoutMs: number): JobError {
+  return { code: 'timeout', message: `the job ran longer than its model's timeout of ${Math.round(timeoutMs / 1000)} s` };
 }

@@ -1,6 +1,6 @@
 import type { Usage } from '../../domain/usage.js';
 import type { Clock } from '../../lib/clock.js';
-import { describeFault, faultRetryDelayMs } from '../../lib/infra-fault.js';
+import { faultRetryDelayMs } from '../../lib/infra-fault.js';
 import type { InfraFault } from '../../lib/infra-fault.js';
 import { newId } from '../../lib/ids.js';
 import { msToMicros } from '../../lib/time.js';
@@ -13,7 +13,7 @@ import type { ClaimTypes, JobPatch, JobRecord, Store } from '../../store/store.j
 import { lockExisting, promote } from '../common/admission-counts.js';
 import { SharedWrites } from '../common/shared-writes.js';
 import type { BillingService } from '../billing/billing.js';
-import { JobLost, endJob } from './job-end.js';
+import { JobLost, endJob, serverUnavailableError, timeoutError } from './job-end.js';
 import type { EndedJob, JobEnding, JobError } from './job-end.js';
 import { HELD, lost, lostWhy, refused } from './run-outcomes.js';
 import type { Ended, Held, Lost, Moved, Requeued, Stale } from './run-outcomes.js';
@@ -24,6 +24,7 @@ import { assertMove } from '../../domain/states.js';
 import type { JobStatus, MoveInto } from '../../domain/states.js';
 
 export type { JobError } from './job-end.js';
+export { serverUnavailableError, timeoutError };
 export type { Ended, Held, Lost, LostWhy, Moved, Requeued, Stale } from './run-outcomes.js';
 
 /** A job a worker holds: its lease id and output key are set. */
@@ -311,16 +312,4 @@ export class JobRuns {
       throw err;
     }
   }
-}
-
-/** The job's end after infrastructure faults: the server's fault, and the client was not billed. */
-export function serverUnavailableError(fault: InfraFault): JobError {
-  return {
-    code: 'server_unavailable',
-    message: `the server could not run the job because ${describeFault(fault.kind)}; you were not billed, submit it again later`,
-  };
-}
-
-export function timeoutError(timeoutMs: number): JobError {
-  return { code: 'timeout', message: `the job ran longer than its model's timeout of ${Math.round(timeoutMs / 1000)} s` };
 }
