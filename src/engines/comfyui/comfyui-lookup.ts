@@ -1,4 +1,5 @@
 import { isPlainObject } from '../../lib/plain-object.js';
+import { UpstreamError } from '../upstream/upstream-error.js';
 import type { ComfyHttp } from './comfyui-http.js';
 
 /**
@@ -94,7 +95,11 @@ const TARGETED_INTERRUPT: readonly number[] = [0, 3, 57];
  * interrupt). A build between two releases reports the older one: taken as not honouring it.
  */
 export async function honoursTargetedInterrupt(http: ComfyHttp): Promise<boolean> {
-  const stats = await http.json('GET', '/system_stats');
+  // Unknown is old: the caller then interrupts only a prompt it knows runs.
+  const stats = await http.json('GET', '/system_stats').catch((err: unknown) => {
+    if (err instanceof UpstreamError) return { status: 0, body: undefined };
+    throw err;
+  });
   const system = isPlainObject(stats.body) && isPlainObject(stats.body.system) ? stats.body.system : {};
   const match = typeof system.comfyui_version === 'string' ? /^v?(\d+)\.(\d+)\.(\d+)/.exec(system.comfyui_version) : null;
   if (stats.status !== 200 || !match) return false;
