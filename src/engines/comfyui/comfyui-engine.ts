@@ -13,13 +13,12 @@ import type { ComfyWorkflow } from './comfyui-binding.js';
 import { checkComfyui } from './comfyui-check.js';
 import { ComfyFollow } from './comfyui-follow.js';
 import { ComfyHttp } from './comfyui-http.js';
-import { outputFilesOf, promptRejection, storeComfyOutputs } from './comfyui-results.js';
+import { findPrompt, honoursTargetedInterrupt, readQueue } from './comfyui-lookup.js';
+import { outputFilesOf, promptRejection, statuslessFailure, storeComfyOutputs } from './comfyui-results.js';
 import type { ComfyuiSettings } from '../../config/comfyui-settings.js';
 
 /** How long a cancel sent to ComfyUI after the run stopped may take. */
 const CANCEL_TIMEOUT_MS = 10_000;
-/** The most history entries searched for our client id when resuming. */
-const HISTORY_SCAN = 256;
 
 export interface ComfyuiModel {
   readonly workflow: ComfyWorkflow;
@@ -41,8 +40,10 @@ export interface ComfyuiEngineDeps {
 export interface ComfyState {
   readonly promptId: string;
   readonly clientId: string;
-  /** The server ignored our prompt_id and minted this one (ComfyUI before client prompt ids). */
+  /** The server ignored our prompt_id and minted this one (ComfyUI before v0.3.45). */
   readonly minted?: boolean;
+  /** The server answered with our own prompt_id (v0.3.45 and later): it has the prompt by that id. */
+  readonly kept?: boolean;
 }
 
 /**
@@ -82,7 +83,9 @@ export class ComfyuiEngine implements BindableEngine {
     let promptId: string | undefined;
     try {
       await follow.connect(clientId);
-      if (resumed?.promptId) promptId = await this.#retrying(ctx, () => this.#find(http, resumed.promptId, clientId));
+      // Once ComfyUI answered, the stored id is the one it has: the client-id scan is for a run that stopped before the answer.
+      const byClient = resumed?.kept !== true && resumed?.minted !== true;
+      if (resumed?.promptId) promptId = await this.#retrying(ctx, () => findPrompt(http, resumed.promptId, clientId, byClient));
       if (promptId === undefined) {
         const prompt = await this.#prompt(job, model, ctx, http);
         const ours = resumed?.promptId && !resumed.minted ? resumed.promptId : randomUUID();
@@ -94,9 +97,12 @@ export class ComfyuiEngine implements BindableEngine {
         await this.#save(ctx, { promptId, clientId, minted: true });
       }
       const entry = await follow.until(promptId);
-      return await storeComfyOutputs(http, outputFilesOf(entry, model.workflow), ctx.outDir, model.outputTypes, this.#deps.outputMaxBytes);
+      const files = outputFilesOf(entry, model.workflow);
+      const failed = statuslessFailure(entry, files);
+      if (failed) throw failed;
+      return await storeComfyOutputs(http, files, ctx.outDir, model.outputTypes, this.#deps.outputMaxBytes);
     } catch (err) {
-      if (ctx.signal.aborted) await this.#cancelIfOurs(ctx.signal.reason, promptId);
+      if (ctx.signal.aborted) await this.#cancelIfOurs(ctx.signal.reason, promptId, follow);
       throw err instanceof UpstreamError ? upstreamJobError(err) : err;
     } finally {
       follow.close();
@@ -129,45 +135,27 @@ export class ComfyuiEngine implements BindableEngine {
 
   /**
    * `POST /prompt {prompt, client_id, prompt_id}`. The answer's `prompt_id` is the one to follow
-   * (an old ComfyUI mints its own: stored at once); a 409 for our id means it is already queued;
-   * a 400 is a refusal. After a failed attempt the prompt is looked for before posting again.
+   * (ComfyUI before v0.3.45 mints its own: stored at once); a 400 is a refusal. No version refuses
+   * a duplicate id (v0.3.64 queues it twice), so after a failed attempt the prompt is looked for
+   * before posting again.
    */
   async #queue(ctx: EngineContext, http: ComfyHttp, prompt: Record<string, unknown>, ours: string, clientId: string): Promise<string> {
     let attempt = 0;
     return this.#retrying(ctx, async () => {
       if (attempt++ > 0) {
-        const found = await this.#find(http, ours, clientId);
+        const found = await findPrompt(http, ours, clientId, true);
         if (found !== undefined) {
-          if (found !== ours) await this.#save(ctx, { promptId: found, clientId, minted: true });
+          await this.#save(ctx, found === ours ? { promptId: found, clientId, kept: true } : { promptId: found, clientId, minted: true });
           return found;
         }
       }
       const answer = await http.json('POST', '/prompt', { prompt, client_id: clientId, prompt_id: ours });
-      if (answer.status === 409) return ours;
       if (answer.status === 400) throw promptRejection(answer.body);
       const id = isPlainObject(answer.body) ? answer.body.prompt_id : undefined;
       if (answer.status !== 200 || typeof id !== 'string' || id === '' || id.length > 200) throw new UpstreamError('malformed', `ComfyUI answered ${answer.status} to POST /prompt without a prompt id`);
-      if (id !== ours) await this.#save(ctx, { promptId: id, clientId, minted: true });
+      await this.#save(ctx, id === ours ? { promptId: id, clientId, kept: true } : { promptId: id, clientId, minted: true });
       return id;
     });
-  }
-
-  /** The prompt of this job in ComfyUI's queue or history, by id or by our client id; undefined when it has none. */
-  async #find(http: ComfyHttp, promptId: string, clientId: string): Promise<string | undefined> {
-    const queue = await http.getJson('/queue');
-    const items = isPlainObject(queue) ? [...asArray(queue.queue_running), ...asArray(queue.queue_pending)] : [];
-    for (const item of items) {
-      if (!Array.isArray(item)) continue;
-      if (item[1] === promptId || (isPlainObject(item[3]) && item[3].client_id === clientId)) return String(item[1]);
-    }
-    const mine = await http.getJson(`/history/${encodeURIComponent(promptId)}`);
-    if (isPlainObject(mine) && isPlainObject(mine[promptId])) return promptId;
-    const all = await http.getJson(`/history?max_items=${HISTORY_SCAN}`);
-    for (const [id, entry] of Object.entries(isPlainObject(all) ? all : {})) {
-      const p = isPlainObject(entry) && Array.isArray(entry.prompt) ? entry.prompt : [];
-      if (isPlainObject(p[3]) && p[3].client_id === clientId) return id;
-    }
-    return undefined;
   }
 
   async #save(ctx: EngineContext, state: ComfyState): Promise<void> {
@@ -193,29 +181,26 @@ export class ComfyuiEngine implements BindableEngine {
   }
 
   /**
-   * A cancelled or timed-out job leaves ComfyUI too: deleted from the queue while pending,
-   * interrupted while running (with its id; an old ComfyUI interrupts whatever runs, so only when
-   * /queue shows ours running). A lost lease or a shutdown leaves it for the next run.
+   * A cancelled or timed-out job leaves ComfyUI too, without reading the queue first (a queue of
+   * web-UI prompts can be tens of MiB): the prompt is deleted from the queue (a no-op once it
+   * runs), then interrupted by id. ComfyUI honours `/interrupt {prompt_id}` since v0.3.57; an older
+   * one interrupts whatever runs, so there only when the socket saw ours start and not end, or,
+   * without that, when the (streamed) `/queue` shows ours running. A lost lease or a shutdown
+   * leaves it for the next run.
    */
-  async #cancelIfOurs(reason: unknown, promptId: string | undefined): Promise<void> {
+  async #cancelIfOurs(reason: unknown, promptId: string | undefined, follow: ComfyFollow): Promise<void> {
     if (!promptId || !(reason instanceof RunStopped) || (reason.why !== 'cancelled' && reason.why !== 'timeout')) return;
     const http = new ComfyHttp(this.#deps.settings.baseUrl, CANCEL_TIMEOUT_MS, AbortSignal.timeout(CANCEL_TIMEOUT_MS));
     try {
-      for (let look = 0; look < 2; look++) {
-        const queue = await http.getJson('/queue');
-        const has = (list: unknown) => asArray(list).some((item) => Array.isArray(item) && item[1] === promptId);
-        if (isPlainObject(queue) && has(queue.queue_running)) {
-          await http.json('POST', '/interrupt', { prompt_id: promptId });
-          return;
-        }
-        if (!isPlainObject(queue) || !has(queue.queue_pending)) return;
-        await http.json('POST', '/queue', { delete: [promptId] });
-        // It may have started between the look and the delete: look once more.
+      await http.json('POST', '/queue', { delete: [promptId] });
+      let interrupt = await honoursTargetedInterrupt(http);
+      if (!interrupt) {
+        const seen = follow.seen(promptId);
+        interrupt = seen === 'running' || (seen === 'unknown' && (await readQueue(http)).running.some((r) => r.id === promptId));
       }
+      if (interrupt) await http.json('POST', '/interrupt', { prompt_id: promptId });
     } catch (err) {
       this.#deps.log?.warn({ engine: this.name, why: reason.why, err: { name: (err as Error).name, message: (err as Error).message } }, 'could not cancel the prompt at ComfyUI');
     }
   }
 }
-
-const asArray = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);

@@ -3,6 +3,8 @@ import { isPlainObject } from '../../lib/plain-object.js';
 import type { EngineContext } from '../engine.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import type { ComfyHttp } from './comfyui-http.js';
+import { readQueue } from './comfyui-lookup.js';
+import type { QueueView } from './comfyui-lookup.js';
 import type { HistoryEntry } from './comfyui-results.js';
 import { executionFailure, historyFailure, isFinished } from './comfyui-results.js';
 import type { ComfyuiSettings } from '../../config/comfyui-settings.js';
@@ -15,6 +17,10 @@ const SOCKET_OPEN_MS = 5_000;
 const SOCKET_CHECK_MS = 5_000;
 /** Polls in a row that found the prompt neither queued nor in history before it counts as lost. */
 const MISSING_POLLS = 3;
+/** How long a history entry without `status` (ComfyUI before 2024-01-11) waits for the socket to say how the prompt ended. */
+const STATUSLESS_WAIT_MS = 2_000;
+/** Messages that say a prompt ended (`executing` with no node: ComfyUI's last message for a prompt, in every version). */
+const ENDS = new Set(['execution_success', 'execution_error', 'execution_interrupted']);
 
 /**
  * Follows one prompt to its end: the socket's messages move the job's stages and progress
@@ -28,6 +34,9 @@ export class ComfyFollow {
   #wake: AbortController = new AbortController();
   #processing = false;
   #sampling = false;
+  /** Prompts the socket saw start, and end (only ours: ComfyUI sends a prompt's messages to its own client). */
+  readonly #started = new Set<string>();
+  readonly #ended = new Set<string>();
 
   constructor(
     private readonly http: ComfyHttp,
@@ -40,6 +49,11 @@ export class ComfyFollow {
   /** Opens the socket for `clientId` before the prompt is queued, so no message of it is missed. */
   async connect(clientId: string): Promise<void> {
     const push = (m: ComfyMessage) => {
+      const id = typeof m.data.prompt_id === 'string' ? m.data.prompt_id : undefined;
+      if (id !== undefined && this.#started.size < 1_000) {
+        if (m.type === 'execution_start' || (m.type === 'executing' && m.data.node != null)) this.#started.add(id);
+        if (ENDS.has(m.type) || (m.type === 'executing' && m.data.node == null)) this.#ended.add(id);
+      }
       if (this.#events.length < 10_000) this.#events.push(m);
       this.#wake.abort();
     };
@@ -54,6 +68,12 @@ export class ComfyFollow {
     return this.#socket !== undefined;
   }
 
+  /** What the socket saw of a prompt: `running` (started, not ended), `ended`, or `unknown` (no socket, or it missed the start). */
+  seen(promptId: string): 'running' | 'ended' | 'unknown' {
+    if (this.#ended.has(promptId)) return 'ended';
+    return this.#started.has(promptId) ? 'running' : 'unknown';
+  }
+
   /** The prompt's history entry once it finished well; throws an UpstreamError when it failed. */
   async until(promptId: string): Promise<HistoryEntry> {
     let missing = 0;
@@ -61,9 +81,10 @@ export class ComfyFollow {
       const final = await this.#drain(promptId);
       const socket = this.#socket?.alive() ?? false;
       // The queue first: a prompt leaves it for the history at once, so looking in this order never misses it.
-      const queue = socket ? undefined : await this.retrying(() => this.http.getJson('/queue'));
+      const queue = socket ? undefined : await this.retrying(() => readQueue(this.http));
       const entry = await this.retrying(() => this.#history(promptId));
       if (entry && isFinished(entry)) {
+        if (!entry.status) await this.#awaitEnd(promptId);
         const failure = historyFailure(entry);
         if (failure) throw failure;
         await this.#drain(promptId);
@@ -71,8 +92,8 @@ export class ComfyFollow {
         return entry;
       }
       if (queue !== undefined && !entry) {
-        if (inList(queue, 'queue_running', promptId)) await this.#stage('processing');
-        if (inList(queue, 'queue_running', promptId) || inList(queue, 'queue_pending', promptId)) missing = 0;
+        if (inList(queue.running, promptId)) await this.#stage('processing');
+        if (inList(queue.running, promptId) || inList(queue.pending, promptId)) missing = 0;
         else if (++missing >= MISSING_POLLS) throw new UpstreamError('failed', 'ComfyUI no longer has the prompt (was it restarted?)');
       }
       if (!final) await this.#sleep();
@@ -97,6 +118,21 @@ export class ComfyFollow {
     return final;
   }
 
+  /**
+   * ComfyUI before 2024-01-11 writes a history entry without `status`, failed or not; its
+   * `execution_error` went to the socket just before, and may still be on the way. Waits briefly
+   * for the socket's last word on the prompt (the drain throws its failure).
+   */
+  async #awaitEnd(promptId: string): Promise<void> {
+    const until = this.clock.nowMs() + STATUSLESS_WAIT_MS;
+    for (;;) {
+      await this.#drain(promptId);
+      const left = until - this.clock.nowMs();
+      if (this.#ended.has(promptId) || !this.#socket?.alive() || left <= 0) return;
+      await this.#sleep(left);
+    }
+  }
+
   async #history(promptId: string): Promise<HistoryEntry | undefined> {
     const all = await this.http.getJson(`/history/${encodeURIComponent(promptId)}`);
     const entry = isPlainObject(all) ? all[promptId] : undefined;
@@ -116,11 +152,11 @@ export class ComfyFollow {
   }
 
   /** Sleeps until the next check, woken early by a socket message or its loss; rejects with the run's stop reason. */
-  async #sleep(): Promise<void> {
+  async #sleep(atMost = Infinity): Promise<void> {
     if (this.#events.length > 0) return;
     this.#wake = new AbortController();
     // Judged now, not before the last check: the socket may have dropped meanwhile.
-    const ms = this.#socket?.alive() ? Math.max(SOCKET_CHECK_MS, this.settings.pollIntervalMs) : this.settings.pollIntervalMs;
+    const ms = Math.min(atMost, this.#socket?.alive() ? Math.max(SOCKET_CHECK_MS, this.settings.pollIntervalMs) : this.settings.pollIntervalMs);
     try {
       await this.clock.sleep(ms, AbortSignal.any([this.ctx.signal, this.#wake.signal]));
     } catch (err) {
@@ -130,7 +166,6 @@ export class ComfyFollow {
   }
 }
 
-function inList(queue: unknown, key: string, promptId: string): boolean {
-  const list = isPlainObject(queue) ? queue[key] : undefined;
-  return Array.isArray(list) && list.some((item) => Array.isArray(item) && item[1] === promptId);
+function inList(list: QueueView['running'], promptId: string): boolean {
+  return list.some((ref) => ref.id === promptId);
 }

@@ -1,4 +1,6 @@
 import { UpstreamError } from '../upstream/upstream-error.js';
+import { JsonScanError, JsonScanner } from './comfyui-scan.js';
+import type { JsonPath } from './comfyui-scan.js';
 
 /**
  * HTTP to one ComfyUI server (its routes: server.py of Comfy-Org/ComfyUI). Every call ends with
@@ -10,8 +12,10 @@ export interface ComfyAnswer {
   readonly body: unknown;
 }
 
-/** The largest JSON answer read (a long /history is the biggest). */
+/** The largest JSON answer read whole (a history entry with its outputs; /queue and /history lists are scanned). */
 const MAX_JSON_BYTES = 16 * 1024 * 1024;
+/** The most bytes a scanned answer may have: a long queue of web-UI prompts, streamed, never held. */
+const MAX_SCAN_BYTES = 1024 * 1024 * 1024;
 
 export class ComfyHttp {
   constructor(
@@ -71,6 +75,36 @@ export class ComfyHttp {
       parsed = undefined;
     }
     return { status: res.status, body: parsed };
+  }
+
+  /**
+   * A GET whose 200 JSON answer is streamed through a JsonScanner: `onString` sees the strings at
+   * most `depth` deep, the rest is skipped as it arrives (see comfyui-scan.ts).
+   */
+  async scan(path: string, depth: number, onString: (path: JsonPath, value: string) => void): Promise<void> {
+    const res = await this.#call('GET', path, undefined, {});
+    const what = `ComfyUI's answer to ${path.split('?')[0]}`;
+    if (res.status !== 200) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new UpstreamError('malformed', `ComfyUI answered ${res.status} to GET ${path.split('?')[0]}`);
+    }
+    const scanner = new JsonScanner(depth, onString);
+    let total = 0;
+    try {
+      for await (const chunk of res.body ?? []) {
+        total += (chunk as Uint8Array).length;
+        if (total > MAX_SCAN_BYTES) throw new UpstreamError('malformed', `${what} is larger than ${MAX_SCAN_BYTES} bytes`);
+        scanner.write(chunk as Uint8Array);
+      }
+      scanner.end();
+    } catch (err) {
+      await res.body?.cancel().catch(() => undefined);
+      if (this.signal.aborted) throw this.signal.reason;
+      if (err instanceof UpstreamError) throw err;
+      if (err instanceof JsonScanError) throw new UpstreamError('malformed', `${what} is not JSON: ${err.message}`);
+      const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : 'the connection broke';
+      throw new UpstreamError('unavailable', `${what}: ${why}`, { cause: err });
+    }
   }
 
   /** A GET whose answer must be 200 JSON. */

@@ -98,6 +98,17 @@ export function outputFilesOf(entry: HistoryEntry, workflow: ComfyWorkflow): Com
   return files;
 }
 
+/**
+ * ComfyUI before 2024-01-11 keeps no `status` in a history entry: a prompt whose node raised is
+ * stored like a finished one, with the outputs of the nodes that ran before. The follower has
+ * waited for the socket's `execution_error` by then; without it, an entry of no output file is
+ * the prompt failing there, not ComfyUI answering nonsense.
+ */
+export function statuslessFailure(entry: HistoryEntry, files: readonly unknown[]): UpstreamError | undefined {
+  if (entry.status || files.length > 0) return undefined;
+  return new UpstreamError('failed', 'ComfyUI: the prompt ended without an output file (this ComfyUI keeps no status; its log tells which node failed)');
+}
+
 /** Reads each output file with `/view`, judges it by its bytes and writes it as `output-<n>.<ext>`. */
 export async function storeComfyOutputs(http: ComfyHttp, files: readonly ComfyFile[], outDir: string, allowed: readonly string[], maxBytes: number): Promise<OutputFile[]> {
   if (files.length === 0) throw new UpstreamError('malformed', "the prompt's output nodes list no file");

@@ -10,17 +10,22 @@ import sharp from 'sharp';
  * node_errors: {<id>: {errors: [{type, message, details, extra_info}], dependent_outputs, class_type}}}`,
  * `GET /queue` `{queue_running, queue_pending}` of `[number, prompt_id, prompt, extra_data, outputs]`,
  * `POST /queue {"delete": [...]}`, `POST /interrupt` (with `{prompt_id}` only interrupting that
- * prompt when it runs; before that, no body: whatever runs), `GET /history[/{id}]`,
+ * prompt when it runs, since v0.3.57; before that, whatever runs), `GET /history/{id}`,
+ * `GET /history?max_items=&offset=` (execution.py `get_history`: `offset` from the oldest entry,
+ * since v0.3.60; without it, the newest `max_items`), `GET /system_stats` (`system.comfyui_version`),
  * `POST /upload/image` answering `{name, subfolder, type}`, `GET /view?filename=&subfolder=&type=`,
  * `GET /ws?clientId=` sending JSON `{type, data}` to the prompt's client only) and `execution.py`
  * (messages `execution_start`, `executing`, `progress` {value, max, prompt_id, node}, `executed`,
  * `execution_success`, `execution_error` {prompt_id, node_id, node_type, exception_message,
  * exception_type, traceback, ...}, `execution_interrupted`; the history entry `{prompt, outputs,
- * status: {status_str, completed, messages}, meta}`).
+ * status: {status_str, completed, messages}, meta}`; before 2024-01-11 `{prompt, outputs}` only,
+ * ending with `executing {node: null}` as every version does after writing the history entry).
+ * Prompts queued from ComfyUI's web UI carry `extra_data.extra_pnginfo.workflow`, the whole UI
+ * workflow: `addWebUiPrompts` puts such prompts in the queue or the history.
  */
 
-/** How the server treats a client's `prompt_id`: ignore it and mint one (old), queue duplicates, or refuse a duplicate with 409. */
-export type PromptIdMode = 'mint' | 'duplicates' | 'conflict';
+/** How the server treats a client's `prompt_id`: ignore it and mint one (before v0.3.45), or take it, duplicates and all (v0.3.45 on; no version refuses one). */
+export type PromptIdMode = 'mint' | 'duplicates';
 
 export interface FakeComfyOptions {
   readonly promptIds?: PromptIdMode;
@@ -29,8 +34,12 @@ export interface FakeComfyOptions {
   readonly holdQueue?: boolean;
   /** A running prompt stops after its first progress step until `release()`. */
   readonly holdRunning?: boolean;
-  /** `POST /interrupt` ignores its body and interrupts whatever runs (ComfyUI before prompt ids there). */
+  /** `POST /interrupt` ignores its body and interrupts whatever runs (before v0.3.57: /system_stats says 0.3.56). */
   readonly oldInterrupt?: boolean;
+  /** ComfyUI before 2024-01-11: history entries without `status`, no `execution_success`, no version in /system_stats, interrupt ignores its body. */
+  readonly statusless?: boolean;
+  /** Each socket message arrives this much later (a slow proxy): the history can show an end first. */
+  readonly socketDelayMs?: number;
   readonly executionError?: { readonly node_id: string; readonly node_type: string; readonly exception_message: string; readonly exception_type: string };
   /** POST /prompt answers 400 with this body. */
   readonly rejectWith?: unknown;
@@ -39,17 +48,17 @@ export interface FakeComfyOptions {
   readonly steps?: number;
   /** The first this many `POST /prompt` are queued but their answer is lost (the connection drops). */
   readonly loseAnswers?: number;
-  /** The first this many `GET /queue` and `GET /history...` show nothing (a lookup racing the queue), so a re-post meets the 409. */
-  readonly hideLookups?: number;
 }
 
-type QueueItem = [number, string, Record<string, { class_type: string; inputs: Record<string, unknown> }>, { client_id?: string }, string[]];
+type QueueItem = [number, string, Record<string, { class_type: string; inputs: Record<string, unknown> }>, { client_id?: string; extra_pnginfo?: unknown }, string[]];
 
 export class FakeComfyui {
   readonly uploads: Array<{ name: string; type: string; bytes: Buffer }> = [];
   readonly prompts: Array<{ prompt_id: string | undefined; client_id: string | undefined; prompt: QueueItem[2] }> = [];
   readonly interrupts: Array<string | undefined> = [];
   readonly deletes: string[] = [];
+  /** Every request, `METHOD /path?query`, in order. */
+  readonly requests: string[] = [];
   readonly pending: QueueItem[] = [];
   running: QueueItem | undefined;
   readonly history = new Map<string, Record<string, unknown>>();
@@ -58,7 +67,6 @@ export class FakeComfyui {
   readonly #server: Server;
   #number = 0;
   #answers = 0;
-  #hidden = 0;
   #release: (() => void) | undefined;
   #interrupted = false;
   baseUrl = '';
@@ -91,6 +99,20 @@ export class FakeComfyui {
     this.#release?.();
   }
 
+  /**
+   * Prompts as ComfyUI's web UI queues them (another client id, `extra_pnginfo` carrying a UI
+   * workflow of about `bytes`): `pending` ones wait behind whatever runs (they never start unless
+   * `holdQueue` is off and the queue runs), `history` ones are finished entries.
+   */
+  addWebUiPrompts(count: number, where: 'pending' | 'history', bytes = 100_000): void {
+    const workflow = webUiWorkflow(bytes);
+    for (let i = 0; i < count; i++) {
+      const item: QueueItem = [this.#number++, randomUUID(), { '1': { class_type: 'EmptyImage', inputs: { width: 8, height: 8, batch_size: 1, color: 0 } } }, { client_id: 'web-ui-browser', extra_pnginfo: { workflow } }, ['9']];
+      if (where === 'pending') this.pending.push(item);
+      else this.history.set(item[1], { prompt: item, outputs: {}, status: { status_str: 'success', completed: true, messages: [] }, meta: {} });
+    }
+  }
+
   /** Drops every WebSocket (ComfyUI restarted behind a proxy, a network blip). */
   dropSockets(): void {
     for (const s of this.#sockets.values()) s.destroy();
@@ -102,6 +124,7 @@ export class FakeComfyui {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks);
+    this.requests.push(`${req.method} ${url.pathname}${url.search}`);
     const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     const parse = (): Record<string, unknown> => {
       try {
@@ -111,10 +134,9 @@ export class FakeComfyui {
       }
     };
     if (req.method === 'POST' && url.pathname === '/prompt') return this.#postPrompt(parse(), json, () => res.destroy());
-    const lookup = req.method === 'GET' && (url.pathname === '/queue' || url.pathname.startsWith('/history'));
-    if (lookup && this.#hidden < (this.opts.hideLookups ?? 0)) {
-      this.#hidden++;
-      return json(200, url.pathname === '/queue' ? { queue_running: [], queue_pending: [] } : {});
+    if (req.method === 'GET' && url.pathname === '/system_stats') {
+      const version = this.opts.statusless ? {} : { comfyui_version: this.opts.oldInterrupt ? '0.3.56' : '0.3.64' };
+      return json(200, { system: { os: 'posix', ...version, python_version: '3.12.3' }, devices: [] });
     }
     if (req.method === 'GET' && url.pathname === '/queue') return json(200, { queue_running: this.running ? [this.running] : [], queue_pending: this.pending });
     if (req.method === 'POST' && url.pathname === '/queue') {
@@ -127,7 +149,7 @@ export class FakeComfyui {
       return json(200, {});
     }
     if (req.method === 'POST' && url.pathname === '/interrupt') {
-      const id = this.opts.oldInterrupt ? undefined : (parse().prompt_id as string | undefined);
+      const id = this.opts.oldInterrupt || this.opts.statusless ? undefined : (parse().prompt_id as string | undefined);
       this.interrupts.push(id);
       if (this.running && (id === undefined || id === this.running[1])) {
         this.#interrupted = true;
@@ -141,7 +163,7 @@ export class FakeComfyui {
         const entry = this.history.get(decodeURIComponent(hist[1]));
         return json(200, entry ? { [decodeURIComponent(hist[1])]: entry } : {});
       }
-      return json(200, Object.fromEntries(this.history));
+      return json(200, Object.fromEntries(this.#historyPage(url.searchParams)));
     }
     if (req.method === 'POST' && url.pathname === '/upload/image') {
       const form = await new Request('http://x', { method: 'POST', headers: req.headers as Record<string, string>, body: raw }).formData();
@@ -159,6 +181,16 @@ export class FakeComfyui {
     res.writeHead(404).end();
   }
 
+  /** execution.py `get_history(max_items, offset)`: `offset` from the oldest (v0.3.60 on); without one, the newest `max_items`. */
+  #historyPage(q: URLSearchParams): Array<[string, Record<string, unknown>]> {
+    const all = [...this.history];
+    const max = q.has('max_items') ? Number(q.get('max_items')) : undefined;
+    let offset = q.has('offset') && !this.opts.statusless && !this.opts.oldInterrupt ? Number(q.get('offset')) : -1;
+    if (offset < 0 && max !== undefined) offset = all.length - max;
+    const from = all.slice(Math.max(0, offset));
+    return max === undefined ? from : from.slice(0, max);
+  }
+
   #postPrompt(body: Record<string, unknown>, json: (status: number, body: unknown) => void, lose: () => void): void {
     this.#answers++;
     const prompt = body.prompt as QueueItem[2];
@@ -166,9 +198,6 @@ export class FakeComfyui {
     const clientId = typeof body.client_id === 'string' ? body.client_id : undefined;
     this.prompts.push({ prompt_id: given, client_id: clientId, prompt });
     if (this.opts.rejectWith !== undefined) return json(400, this.opts.rejectWith);
-    if (this.opts.promptIds === 'conflict' && given && (this.history.has(given) || this.running?.[1] === given || this.pending.some((p) => p[1] === given))) {
-      return json(409, { error: { type: 'duplicate_prompt_id', message: 'Prompt id already exists', details: given, extra_info: {} }, node_errors: {} });
-    }
     const id = this.opts.promptIds === 'mint' || !given ? randomUUID() : given;
     const outputs = Object.entries(prompt).filter(([, n]) => n.class_type === 'SaveImage' || n.class_type === 'PreviewImage').map(([k]) => k);
     const item: QueueItem = [this.#number++, id, prompt, clientId ? { client_id: clientId } : {}, outputs];
@@ -192,7 +221,7 @@ export class FakeComfyui {
     send('progress', { value: 1, max: steps, node: sampler });
     if (this.opts.holdRunning) await new Promise<void>((r) => (this.#release = r));
     this.#release = undefined;
-    const entry = (status_str: string, outputs: Record<string, unknown>) => ({ prompt: item, outputs, status: { status_str, completed: status_str === 'success', messages }, meta: {} });
+    const entry = (status_str: string, outputs: Record<string, unknown>) => (this.opts.statusless ? { prompt: item, outputs } : { prompt: item, outputs, status: { status_str, completed: status_str === 'success', messages }, meta: {} });
     if (this.#interrupted) {
       this.#interrupted = false;
       const data = { prompt_id: id, node_id: sampler, node_type: 'KSampler', executed: [] };
@@ -222,8 +251,10 @@ export class FakeComfyui {
       }
       messages.push(['execution_success', { prompt_id: id, timestamp: Date.now() }]);
       this.history.set(id, entry('success', outputs));
-      send('execution_success', { timestamp: Date.now() });
+      if (!this.opts.statusless) send('execution_success', { timestamp: Date.now() });
     }
+    // main.py prompt_worker: after task_done, the prompt's last message.
+    send('executing', { node: null });
     this.running = undefined;
     void this.#next(false);
   }
@@ -249,6 +280,15 @@ export class FakeComfyui {
 
   /** A text frame to the client `sid` (server.py `send_json` to `sid`: only the prompt's own client). */
   #send(sid: string | undefined, type: string, data: Record<string, unknown>): void {
+    const delay = this.opts.socketDelayMs ?? 0;
+    if (delay > 0) {
+      setTimeout(() => this.#write(sid, type, data), delay);
+      return;
+    }
+    this.#write(sid, type, data);
+  }
+
+  #write(sid: string | undefined, type: string, data: Record<string, unknown>): void {
     const socket = sid === undefined ? undefined : this.#sockets.get(sid);
     if (!socket || socket.destroyed) return;
     const payload = Buffer.from(JSON.stringify({ type, data }));
@@ -261,4 +301,13 @@ function bigLength(n: number): Buffer {
   const b = Buffer.alloc(8);
   b.writeBigUInt64BE(BigInt(n));
   return b;
+}
+
+/** A UI-format workflow as the web UI saves it in `extra_pnginfo` (`nodes`, `links`, widget values), about `bytes` long. */
+function webUiWorkflow(bytes: number): Record<string, unknown> {
+  const nodes: unknown[] = [];
+  for (let i = 0; JSON.stringify(nodes).length < bytes; i++) {
+    nodes.push({ id: i, type: 'CLIPTextEncode', pos: [i * 10, 200], size: [400, 200], flags: {}, order: i, mode: 0, inputs: [{ name: 'clip', type: 'CLIP', link: i }], outputs: [{ name: 'CONDITIONING', type: 'CONDITIONING', links: [i + 1] }], properties: { 'Node name for S&R': 'CLIPTextEncode' }, widgets_values: [`a "quoted" prompt \\ with escapes, node ${i}: ${'lorem ipsum '.repeat(20)}`] });
+  }
+  return { last_node_id: nodes.length, last_link_id: nodes.length, nodes, links: [], groups: [], config: {}, extra: { ds: { scale: 1, offset: [0, 0] } }, version: 0.4 };
 }
