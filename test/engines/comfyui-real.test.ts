@@ -305,7 +305,7 @@ describe.runIf(COMFYUI_URL)('ComfyUI engine against a real ComfyUI at COMFYUI_UR
     const store: UpstreamState[] = [{ engine: 'comfyui:real', id: state.promptId, state }];
     const ctx = await context({}, store);
     expect(await engine(empty).run(job({ color: 4 }), ctx)).toHaveLength(1);
-    expect(store.at(-1)).toMatchObject(OLD ? { state: { clientId: state.clientId, minted: true } } : { upstreamId: state.promptId, state: { kept: true } });
+    expect(store.at(-1)).toMatchObject(OLD ? { state: { clientId: state.clientId, minted: true } } : { id: state.promptId, state: { kept: true } });
     expect(await historyOf(store.at(-1)!.id)).toMatchObject(OLD ? { outputs: { '9': {} } } : { status: { status_str: 'success' } });
   });
 });

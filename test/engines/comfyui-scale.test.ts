@@ -148,7 +148,7 @@ describe('ComfyUI engine with a web-UI-sized queue and history', { timeout: 60_0
     const second = comfyContext(await dirs.make(), {}, store);
     expect((await comfyEngine(comfy.baseUrl, textToImage).run(job, second)).map((o) => o.name)).toEqual(['output-1.png']);
     expect(comfy.prompts).toHaveLength(1);
-    expect(store.at(-1)).toMatchObject({ upstreamId: minted, state: { minted: true } });
+    expect(store.at(-1)).toMatchObject({ id: minted, state: { minted: true } });
   });
 });
 
@@ -158,7 +158,7 @@ describe('ComfyUI engine remembers whether ComfyUI kept its prompt id', () => {
       const comfy = await fake({ websocket: true, promptIds: mode });
       const ctx = comfyContext(await dirs.make());
       await comfyEngine(comfy.baseUrl, textToImage).run(job, ctx);
-      expect(ctx.saved.at(-1)).toMatchObject({ upstreamId: [...comfy.history.keys()][0], state: { [flag]: true } });
+      expect(ctx.saved.at(-1)).toMatchObject({ id: [...comfy.history.keys()][0], state: { [flag]: true } });
     }
   });
 
