@@ -191,6 +191,20 @@ describe('ComfyUI engine', () => {
     expect(comfy.history.get(id)).toMatchObject({ status: { status_str: 'error' } });
   });
 
+  it('a job given up on while its prompt runs (ComfyUI kept failing until the deadline) is interrupted there, not left running', async () => {
+    const comfy = await fake({ holdRunning: true });
+    const ctx = Object.assign(comfyContext(await dirs.make()), { deadlineMs: Date.now() + 1_500 });
+    const run = comfyEngine(comfy.baseUrl, textToImage).run(job({ prompt: 'x' }), ctx).catch((e: unknown) => e);
+    await until(() => comfy.running !== undefined);
+    const id = comfy.running![1];
+    // Its history stops answering: the follow retries to the deadline, then gives up on the job.
+    comfy.down = (method, path) => method === 'GET' && path.startsWith('/history');
+    expect(await run).toMatchObject({ code: 'upstream_unavailable' });
+    await until(() => comfy.interrupts.length > 0);
+    expect(comfy.deletes).toContain(id);
+    expect(comfy.interrupts).toEqual([id]);
+  });
+
   it('with an old ComfyUI (interrupt takes no id) interrupts only when its own prompt is the one running', async () => {
     const comfy = await fake({ websocket: true, holdRunning: true, oldInterrupt: true });
     // Someone else's prompt runs; ours waits behind it.

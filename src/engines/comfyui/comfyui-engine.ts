@@ -7,8 +7,9 @@ import { contentTypeOf } from '../../outputs/output-store.js';
 import { EngineError, RunStopped } from '../engine.js';
 import type { BindableEngine, EngineContext, EngineJob, OutputFile } from '../engine.js';
 import { sniffAsset } from '../media/media-types.js';
-import { UpstreamError } from '../upstream/upstream-error.js';
-import { upstreamJobError } from '../upstream/upstream-error.js';
+import { cancelUpstream, cancelsUpstream } from '../upstream/upstream-cancel.js';
+import { UpstreamError, upstreamJobError } from '../upstream/upstream-error.js';
+import { UpstreamRetry } from '../upstream/upstream-retry.js';
 import type { ComfyWorkflow } from './comfyui-binding.js';
 import { checkComfyui } from './comfyui-check.js';
 import { ComfyFollow } from './comfyui-follow.js';
@@ -16,9 +17,6 @@ import { ComfyHttp } from './comfyui-http.js';
 import { findPrompt, honoursTargetedInterrupt, readQueue } from './comfyui-lookup.js';
 import { outputFilesOf, promptRejection, statuslessFailure, storeComfyOutputs } from './comfyui-results.js';
 import type { ComfyuiSettings } from '../../config/comfyui-settings.js';
-
-/** How long a cancel sent to ComfyUI after the run stopped may take. */
-const CANCEL_TIMEOUT_MS = 10_000;
 
 export interface ComfyuiModel {
   readonly workflow: ComfyWorkflow;
@@ -79,20 +77,32 @@ export class ComfyuiEngine implements BindableEngine {
     const previous = await ctx.upstream.load();
     const resumed = previous?.engine === this.name && isPlainObject(previous.state) ? (previous.state as unknown as ComfyState) : undefined;
     const clientId = typeof resumed?.clientId === 'string' ? resumed.clientId : randomUUID();
-    const follow = new ComfyFollow(http, ctx, settings, clock, (call) => this.#retrying(ctx, call));
+    // Every call is a follow (upstream-retry.ts): a prompt is looked for before it is posted again,
+    // so ComfyUI never runs one job twice, and its trouble is retried to the job's deadline.
+    const retry = new UpstreamRetry({
+      signal: ctx.signal,
+      deadlineMs: ctx.deadlineMs,
+      clock,
+      baseMs: settings.pollIntervalMs,
+      submitAttempts: 1,
+      ...(this.#deps.log ? { log: this.#deps.log } : {}),
+      label: { engine: this.name },
+    });
+    const retrying = <T>(call: () => Promise<T>): Promise<T> => retry.follow(call);
+    const follow = new ComfyFollow(http, ctx, settings, clock, retrying);
     let promptId: string | undefined;
     try {
       await follow.connect(clientId);
       // Once ComfyUI answered, the stored id is the one it has: the client-id scan is for a run that stopped before the answer.
       const byClient = resumed?.kept !== true && resumed?.minted !== true;
-      if (resumed?.promptId) promptId = await this.#retrying(ctx, () => findPrompt(http, resumed.promptId, clientId, byClient));
+      if (resumed?.promptId) promptId = await retrying(() => findPrompt(http, resumed.promptId, clientId, byClient));
       if (promptId === undefined) {
-        const prompt = await this.#prompt(job, model, ctx, http);
+        const prompt = await this.#prompt(job, model, ctx, http, retrying);
         const ours = resumed?.promptId && !resumed.minted ? resumed.promptId : randomUUID();
         await this.#save(ctx, { promptId: ours, clientId });
         // Ours from here: a cancel while the POST is in flight (ComfyUI may have queued it already) still removes it.
         promptId = ours;
-        promptId = await this.#queue(ctx, http, prompt, ours, clientId);
+        promptId = await this.#queue(ctx, http, retrying, prompt, ours, clientId);
       } else if (promptId !== resumed?.promptId) {
         await this.#save(ctx, { promptId, clientId, minted: true });
       }
@@ -102,7 +112,9 @@ export class ComfyuiEngine implements BindableEngine {
       if (failed) throw failed;
       return await storeComfyOutputs(http, files, ctx.outDir, model.outputTypes, this.#deps.outputMaxBytes);
     } catch (err) {
-      if (ctx.signal.aborted) await this.#cancelIfOurs(ctx.signal.reason, promptId, follow);
+      const reason: unknown = ctx.signal.aborted ? ctx.signal.reason : err;
+      // Cancelled, timed out, or given up on while ComfyUI may still hold the prompt (upstream-cancel.ts).
+      if (promptId !== undefined && cancelsUpstream(reason)) await this.#cancel(promptId, follow, reason);
       throw err instanceof UpstreamError ? upstreamJobError(err) : err;
     } finally {
       follow.close();
@@ -110,7 +122,7 @@ export class ComfyuiEngine implements BindableEngine {
   }
 
   /** The workflow with the request's values set at the mapped node inputs, media inputs uploaded first. */
-  async #prompt(job: EngineJob, model: ComfyuiModel, ctx: EngineContext, http: ComfyHttp): Promise<Record<string, unknown>> {
+  async #prompt(job: EngineJob, model: ComfyuiModel, ctx: EngineContext, http: ComfyHttp, retrying: Retrying): Promise<Record<string, unknown>> {
     const uploaded = new Map<string, string>();
     const safeJob = job.id.replace(/[^A-Za-z0-9_-]+/g, '_').slice(0, 64);
     for (const [i, { field, url }] of urlInputsOf(model.schema, job.request).entries()) {
@@ -120,7 +132,7 @@ export class ComfyuiEngine implements BindableEngine {
       const ext = sniffed.ok ? sniffed.type : 'bin';
       const type = sniffed.ok ? contentTypeOf(`f.${ext}`) : 'application/octet-stream';
       // One name per job and input: a restarted run overwrites its own upload, never another job's.
-      const name = await this.#retrying(ctx, () => http.upload(bytes, `mediagen-${safeJob}-${i + 1}.${ext}`, type));
+      const name = await retrying(() => http.upload(bytes, `mediagen-${safeJob}-${i + 1}.${ext}`, type));
       uploaded.set(url, name);
     }
     const prompt = structuredClone(model.workflow.prompt) as Record<string, { class_type: string; inputs: Record<string, unknown> }>;
@@ -139,9 +151,9 @@ export class ComfyuiEngine implements BindableEngine {
    * a duplicate id (v0.3.64 queues it twice), so after a failed attempt the prompt is looked for
    * before posting again.
    */
-  async #queue(ctx: EngineContext, http: ComfyHttp, prompt: Record<string, unknown>, ours: string, clientId: string): Promise<string> {
+  async #queue(ctx: EngineContext, http: ComfyHttp, retrying: Retrying, prompt: Record<string, unknown>, ours: string, clientId: string): Promise<string> {
     let attempt = 0;
-    return this.#retrying(ctx, async () => {
+    return retrying(async () => {
       if (attempt++ > 0) {
         const found = await findPrompt(http, ours, clientId, true);
         if (found !== undefined) {
@@ -162,45 +174,36 @@ export class ComfyuiEngine implements BindableEngine {
     await ctx.upstream.save({ engine: this.name, id: state.promptId, state: { ...state } });
   }
 
-  /** Retries ComfyUI being unreachable or answering 5xx, with backoff, until the next wait would pass the job's deadline. */
-  async #retrying<T>(ctx: EngineContext, call: () => Promise<T>): Promise<T> {
-    const { clock, settings, log } = this.#deps;
-    for (let failures = 1; ; failures++) {
-      try {
-        return await call();
-      } catch (err) {
-        if (ctx.signal.aborted) throw ctx.signal.reason;
-        if (!(err instanceof UpstreamError) || err.kind !== 'unavailable') throw err;
-        const wait = Math.min(30_000, settings.pollIntervalMs * 2 ** Math.min(failures - 1, 15));
-        const last = clock.nowMs() + wait >= ctx.deadlineMs;
-        log?.warn({ engine: this.name, status: err.status, failures, giveUp: last }, last ? 'ComfyUI keeps failing; giving up on the job' : 'ComfyUI call failed; retrying');
-        if (last) throw err;
-        await clock.sleep(wait, ctx.signal);
-      }
-    }
-  }
-
   /**
    * A cancelled or timed-out job leaves ComfyUI too, without reading the queue first (a queue of
    * web-UI prompts can be tens of MiB): the prompt is deleted from the queue (a no-op once it
    * runs), then interrupted by id. ComfyUI honours `/interrupt {prompt_id}` since v0.3.57; an older
    * one interrupts whatever runs, so there only when the socket saw ours start and not end, or,
    * without that, when the (streamed) `/queue` shows ours running. A lost lease or a shutdown
-   * leaves it for the next run.
+   * leaves it for the next run. The same when the engine gives up on a prompt ComfyUI may still
+   * hold (upstream-cancel.ts).
    */
-  async #cancelIfOurs(reason: unknown, promptId: string | undefined, follow: ComfyFollow): Promise<void> {
-    if (!promptId || !(reason instanceof RunStopped) || (reason.why !== 'cancelled' && reason.why !== 'timeout')) return;
-    const http = new ComfyHttp(this.#deps.settings.baseUrl, CANCEL_TIMEOUT_MS, AbortSignal.timeout(CANCEL_TIMEOUT_MS));
-    try {
-      await http.json('POST', '/queue', { delete: [promptId] });
-      let interrupt = await honoursTargetedInterrupt(http);
-      if (!interrupt) {
-        const seen = follow.seen(promptId);
-        interrupt = seen === 'running' || (seen === 'unknown' && (await readQueue(http)).running.some((r) => r.id === promptId));
-      }
-      if (interrupt) await http.json('POST', '/interrupt', { prompt_id: promptId });
-    } catch (err) {
-      this.#deps.log?.warn({ engine: this.name, why: reason.why, err: { name: (err as Error).name, message: (err as Error).message } }, 'could not cancel the prompt at ComfyUI');
-    }
+  async #cancel(promptId: string, follow: ComfyFollow, reason: unknown): Promise<void> {
+    const { settings, clock, log } = this.#deps;
+    await cancelUpstream({
+      cancel: async (signal) => {
+        const http = new ComfyHttp(settings.baseUrl, settings.requestTimeoutMs, signal);
+        await http.json('POST', '/queue', { delete: [promptId] });
+        let interrupt = await honoursTargetedInterrupt(http);
+        if (!interrupt) {
+          const seen = follow.seen(promptId);
+          interrupt = seen === 'running' || (seen === 'unknown' && (await readQueue(http)).running.some((r) => r.id === promptId));
+        }
+        if (interrupt) await http.json('POST', '/interrupt', { prompt_id: promptId });
+      },
+      clock,
+      baseMs: settings.pollIntervalMs,
+      ...(log ? { log } : {}),
+      label: { engine: this.name },
+      why: reason instanceof RunStopped ? reason.why : 'gave-up',
+    });
   }
 }
+
+/** A call retried as the run's UpstreamRetry follows it. */
+type Retrying = <T>(call: () => Promise<T>) => Promise<T>;

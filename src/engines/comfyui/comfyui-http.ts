@@ -1,4 +1,5 @@
 import { UpstreamError } from '../upstream/upstream-error.js';
+import { readCappedBody } from '../upstream/upstream-http.js';
 import { JsonScanError, JsonScanner } from './comfyui-scan.js';
 import type { JsonPath } from './comfyui-scan.js';
 
@@ -41,27 +42,9 @@ export class ComfyHttp {
     return res;
   }
 
-  /** Reads at most `max` bytes of the answer, else fails `malformed`. */
-  async #bytes(res: Response, max: number, what: string): Promise<Buffer> {
-    const length = Number(res.headers.get('content-length') ?? NaN);
-    if (length > max) {
-      await res.body?.cancel().catch(() => undefined);
-      throw new UpstreamError('malformed', `${what} is larger than ${max} bytes`);
-    }
-    const chunks: Buffer[] = [];
-    let total = 0;
-    try {
-      for await (const chunk of res.body ?? []) {
-        total += (chunk as Uint8Array).length;
-        if (total > max) throw new UpstreamError('malformed', `${what} is larger than ${max} bytes`);
-        chunks.push(Buffer.from(chunk as Uint8Array));
-      }
-    } catch (err) {
-      if (this.signal.aborted) throw this.signal.reason;
-      if (err instanceof UpstreamError) throw err;
-      throw new UpstreamError('unavailable', `${what}: the connection broke`, { cause: err });
-    }
-    return Buffer.concat(chunks);
+  /** Reads at most `max` bytes of the answer, else fails `malformed` (the kit's capped reader). */
+  #bytes(res: Response, max: number, what: string): Promise<Buffer> {
+    return readCappedBody(res, { maxBytes: max, what, signal: this.signal });
   }
 
   /** A JSON call: the status and the parsed body (undefined when it is not JSON). */

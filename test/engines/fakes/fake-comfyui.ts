@@ -70,6 +70,8 @@ export class FakeComfyui {
   #release: (() => void) | undefined;
   #interrupted = false;
   baseUrl = '';
+  /** While it answers true for a request, the server answers 503 (a proxy in front of a ComfyUI that restarts). */
+  down: ((method: string, path: string) => boolean) | undefined;
 
   constructor(readonly opts: FakeComfyOptions = {}) {
     this.#server = createServer((req, res) => void this.#handle(req, res).catch(() => res.writeHead(500).end()));
@@ -125,6 +127,7 @@ export class FakeComfyui {
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks);
     this.requests.push(`${req.method} ${url.pathname}${url.search}`);
+    if (this.down?.(req.method ?? 'GET', url.pathname)) return res.writeHead(503, { 'content-type': 'text/plain' }).end('upstream unavailable');
     const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     const parse = (): Record<string, unknown> => {
       try {
