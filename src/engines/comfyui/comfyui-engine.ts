@@ -3,12 +3,11 @@ import type { Clock } from '../../lib/clock.js';
 import type { Log } from '../../lib/log.js';
 import { isPlainObject } from '../../lib/plain-object.js';
 import { urlInputsOf } from '../../models/private-urls.js';
-import { contentTypeOf } from '../../outputs/output-store.js';
 import { EngineError, RunStopped } from '../engine.js';
 import type { BindableEngine, EngineContext, EngineJob, OutputFile } from '../engine.js';
-import { sniffAsset } from '../media/media-types.js';
 import { cancelUpstream, cancelsUpstream } from '../upstream/upstream-cancel.js';
 import { UpstreamError, upstreamJobError } from '../upstream/upstream-error.js';
+import { handOverMedia } from '../upstream/upstream-media.js';
 import { UpstreamRetry } from '../upstream/upstream-retry.js';
 import type { ComfyWorkflow } from './comfyui-binding.js';
 import { checkComfyui } from './comfyui-check.js';
@@ -123,18 +122,11 @@ export class ComfyuiEngine implements BindableEngine {
 
   /** The workflow with the request's values set at the mapped node inputs, media inputs uploaded first. */
   async #prompt(job: EngineJob, model: ComfyuiModel, ctx: EngineContext, http: ComfyHttp, retrying: Retrying): Promise<Record<string, unknown>> {
-    const uploaded = new Map<string, string>();
     const safeJob = job.id.replace(/[^A-Za-z0-9_-]+/g, '_').slice(0, 64);
-    for (const [i, { field, url }] of urlInputsOf(model.schema, job.request).entries()) {
-      if (uploaded.has(url)) continue;
-      const bytes = await ctx.loadInput(url, field);
-      const sniffed = sniffAsset(bytes);
-      const ext = sniffed.ok ? sniffed.type : 'bin';
-      const type = sniffed.ok ? contentTypeOf(`f.${ext}`) : 'application/octet-stream';
-      // One name per job and input: a restarted run overwrites its own upload, never another job's.
-      const name = await retrying(() => http.upload(bytes, `mediagen-${safeJob}-${i + 1}.${ext}`, type));
-      uploaded.set(url, name);
-    }
+    // One name per job and input: a restarted run overwrites its own upload, never another job's.
+    const uploaded = await handOverMedia(urlInputsOf(model.schema, job.request), (url, field) => ctx.loadInput(url, field), ({ index, bytes, contentType, ext }) =>
+      retrying(() => http.upload(bytes, `mediagen-${safeJob}-${index + 1}.${ext}`, contentType)),
+    );
     const prompt = structuredClone(model.workflow.prompt) as Record<string, { class_type: string; inputs: Record<string, unknown> }>;
     const swap = (v: unknown): unknown => (typeof v === 'string' && uploaded.has(v) ? uploaded.get(v) : Array.isArray(v) ? v.map(swap) : v);
     for (const [field, targets] of Object.entries(model.workflow.inputs)) {

@@ -1,11 +1,7 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { isPlainObject } from '../../lib/plain-object.js';
-import { contentTypeOf } from '../../outputs/output-store.js';
 import type { OutputFile } from '../engine.js';
-import { sniffAsset } from '../media/media-types.js';
-import { MAX_UPSTREAM_OUTPUTS } from '../upstream/upstream-template.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
+import { keepUpstreamOutputs } from '../upstream/upstream-outputs.js';
 import type { ComfyWorkflow } from './comfyui-binding.js';
 import type { ComfyHttp } from './comfyui-http.js';
 
@@ -109,18 +105,7 @@ export function statuslessFailure(entry: HistoryEntry, files: readonly unknown[]
   return new UpstreamError('failed', 'ComfyUI: the prompt ended without an output file (this ComfyUI keeps no status; its log tells which node failed)');
 }
 
-/** Reads each output file with `/view`, judges it by its bytes and writes it as `output-<n>.<ext>`. */
-export async function storeComfyOutputs(http: ComfyHttp, files: readonly ComfyFile[], outDir: string, allowed: readonly string[], maxBytes: number): Promise<OutputFile[]> {
-  if (files.length === 0) throw new UpstreamError('malformed', "the prompt's output nodes list no file");
-  const out: OutputFile[] = [];
-  for (const [i, file] of files.slice(0, MAX_UPSTREAM_OUTPUTS).entries()) {
-    const bytes = await http.view(file, maxBytes, `output ${i + 1}`);
-    const sniffed = sniffAsset(bytes);
-    const type = sniffed.ok ? contentTypeOf(`f.${sniffed.type}`) : undefined;
-    if (!sniffed.ok || !type || !allowed.includes(type)) throw new UpstreamError('malformed', `output ${i + 1} is ${sniffed.ok ? type : sniffed.what}, not one of ${allowed.join(', ')}`);
-    const name = `output-${i + 1}.${sniffed.type}`;
-    await writeFile(join(outDir, name), bytes);
-    out.push({ name, contentType: type });
-  }
-  return out;
+/** Reads each output file with `/view` and keeps it as the upstream kit keeps every upstream's outputs. */
+export function storeComfyOutputs(http: ComfyHttp, files: readonly ComfyFile[], outDir: string, allowed: readonly string[], maxBytes: number): Promise<OutputFile[]> {
+  return keepUpstreamOutputs(files, (file, i) => http.view(file, maxBytes, `output ${i + 1}`), outDir, allowed, "the prompt's output nodes list no file");
 }

@@ -83,15 +83,17 @@ async function bytesOf(value: string, i: number, fetch: OutputFetch): Promise<Bu
 }
 
 /**
- * Writes each file `values` names into `outDir` as `output-<n>.<ext>`, the main output first. A
- * file whose bytes are not one of `allowed` (the model's media types) fails the run: no file of it
- * is kept, and the client is not billed.
+ * Keeps an upstream's output files, the main output first, whatever the upstream (a provider's
+ * URLs, ComfyUI's `/view` files): at most MAX_UPSTREAM_OUTPUTS, each read by `read`, judged by its
+ * bytes against `allowed` (the model's media types) and written into `outDir` as
+ * `output-<n>.<ext>`. A file of another type fails the run: no file of it is kept, and the client
+ * is not billed. `none` says what was missing when there is no file at all.
  */
-export async function storeUpstreamOutputs(values: readonly string[], outDir: string, allowed: readonly string[], fetch: OutputFetch): Promise<OutputFile[]> {
-  if (values.length === 0) throw new UpstreamError('malformed', "its answer names no output file where the model's outputs paths point");
+export async function keepUpstreamOutputs<T>(sources: readonly T[], read: (source: T, index: number) => Promise<Buffer>, outDir: string, allowed: readonly string[], none: string): Promise<OutputFile[]> {
+  if (sources.length === 0) throw new UpstreamError('malformed', none);
   const files: OutputFile[] = [];
-  for (const [i, value] of values.slice(0, MAX_UPSTREAM_OUTPUTS).entries()) {
-    const bytes = await bytesOf(value, i, fetch);
+  for (const [i, source] of sources.slice(0, MAX_UPSTREAM_OUTPUTS).entries()) {
+    const bytes = await read(source, i);
     const sniffed = sniffAsset(bytes);
     const type = sniffed.ok ? contentTypeOf(`f.${sniffed.type}`) : undefined;
     if (!sniffed.ok || !type || !allowed.includes(type)) {
@@ -102,4 +104,9 @@ export async function storeUpstreamOutputs(values: readonly string[], outDir: st
     files.push({ name, contentType: type });
   }
   return files;
+}
+
+/** Keeps the files a provider's answer names (URLs through the address guard, or `data:` URIs). */
+export function storeUpstreamOutputs(values: readonly string[], outDir: string, allowed: readonly string[], fetch: OutputFetch): Promise<OutputFile[]> {
+  return keepUpstreamOutputs(values, (value, i) => bytesOf(value, i, fetch), outDir, allowed, "its answer names no output file where the model's outputs paths point");
 }
