@@ -65,6 +65,16 @@ function fieldName(instancePath: string): string {
     .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
 }
 
+/** The schema node that holds the failing keyword of `schemaPath` (`#/properties/image_url/maxLength`). */
+function schemaAt(schema: object | undefined, schemaPath: string): Record<string, unknown> | undefined {
+  let node: unknown = schema;
+  for (const seg of schemaPath.split('/').slice(1, -1)) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[seg.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return node !== null && typeof node === 'object' ? (node as Record<string, unknown>) : undefined;
+}
+
 const count = (n: unknown, noun: string) => `${String(n)} ${noun}${n === 1 ? '' : 's'}`;
 
 const describeType = (t: unknown) => (Array.isArray(t) ? t.join(' or ') : String(t));
@@ -111,6 +121,10 @@ export function describeBodyErrors(errors: readonly ErrorObject[], schema?: obje
     case 'minItems':
       return `${subject} must have at least ${count(p.limit, 'item')}`;
     case 'maxLength':
+      // A media field too long is most often a whole file as a data: URI: say where a file goes.
+      if (schemaAt(schema, first.schemaPath)?.pattern === MEDIA_URL_PATTERN) {
+        return `${subject} must be at most ${count(p.limit, 'character')}; to send a larger file, upload it with POST /assets and pass the asset's URL`;
+      }
       return `${subject} must be at most ${count(p.limit, 'character')}`;
     case 'minLength':
       return `${subject} must be at least ${count(p.limit, 'character')}`;

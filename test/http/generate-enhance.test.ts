@@ -110,6 +110,12 @@ describe.each([
     await reject(g, path, { ...minimal, ...patch }, field!);
   });
 
+  it('refuses a data: URI past 1024 characters, pointing to POST /assets for a larger file', async () => {
+    const large = `data:image/png;base64,${'A'.repeat(1100)}`;
+    const message = await reject(g, path, { ...minimal, image_url: large }, 'image_url');
+    expect(message).toBe("'image_url' must be at most 1024 characters; to send a larger file, upload it with POST /assets and pass the asset's URL");
+  });
+
   it('accepts zero data retention, which both enhancers offer', async () => {
     const { stored } = await accept(g, path, minimal, { 'x-api-zero-data-retention': '1' });
     expect(stored.zeroDataRetention).toBe(true);
