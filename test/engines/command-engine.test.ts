@@ -122,6 +122,10 @@ describe('command engine: a job through a long-running process', () => {
     expect(log.lines.some((l) => l.msg.includes('ended during a job'))).toBe(true);
     const { outputs } = await run(e, { act: 'ok', width: 2, height: 2 });
     expect(outputs[0]!.contentType).toBe('image/png');
+    // The server's logger writes its own `pid` on every line: a child's is `childPid`, so a JSON
+    // reader never meets two `pid` keys in one line and loses one.
+    expect(log.lines.filter((l) => 'pid' in l.obj)).toEqual([]);
+    expect(log.lines.some((l) => l.msg.includes('ended during a job') && l.obj.childPid === before)).toBe(true);
     expect(e.pids).toHaveLength(1);
     expect(e.pids[0]).not.toBe(before);
   });

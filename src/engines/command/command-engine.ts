@@ -94,7 +94,7 @@ export class CommandEngine implements BindableEngine {
       try {
         const root = await realpath(outputDir);
         proc.send({ type: 'job', job_id: job.id, model: job.model, input, files, output_dir: root });
-        this.#deps.log?.info({ command: this.#deps.settings.name, pid: proc.pid, jobId: job.id, model: job.model }, 'job sent to command process');
+        this.#deps.log?.info({ command: this.#deps.settings.name, childPid: proc.pid, jobId: job.id, model: job.model }, 'job sent to command process');
         return await this.#follow(proc, job, ctx, model, root, signal);
       } finally {
         this.#pool.release(proc);
@@ -127,7 +127,7 @@ export class CommandEngine implements BindableEngine {
         finished = event.type === 'done' || event.type === 'error' || event.type === 'malformed' || event.type === 'exit';
         switch (event.type) {
           case 'exit':
-            this.#deps.log?.warn({ command: this.#deps.settings.name, pid: proc.pid, jobId: job.id, exit: { code: event.code, signal: event.signal } }, 'command process ended during a job; handing the job back');
+            this.#deps.log?.warn({ command: this.#deps.settings.name, childPid: proc.pid, jobId: job.id, exit: { code: event.code, signal: event.signal } }, 'command process ended during a job; handing the job back');
             throw new CommandRetryable(`command ${this.#deps.settings.name}: its process ended during the job`);
           case 'progress':
             if (event.status !== 'processing') await sampling();
@@ -195,7 +195,7 @@ export class CommandEngine implements BindableEngine {
       for (;;) {
         const event = await Promise.race([inbox.next(), late]);
         if (event === 'late') {
-          log?.warn({ command: settings.name, pid: proc.pid, jobId, graceMs: settings.cancelGraceMs }, 'command process did not stop a cancelled job in time; killing it');
+          log?.warn({ command: settings.name, childPid: proc.pid, jobId, graceMs: settings.cancelGraceMs }, 'command process did not stop a cancelled job in time; killing it');
           proc.kill();
           await proc.exited;
           return;
@@ -204,7 +204,7 @@ export class CommandEngine implements BindableEngine {
       }
     } finally {
       timer.abort();
-      log?.info({ command: settings.name, pid: proc.pid, jobId, why: why instanceof RunStopped ? why.why : 'failed' }, 'job stopped in its command process');
+      log?.info({ command: settings.name, childPid: proc.pid, jobId, why: why instanceof RunStopped ? why.why : 'failed' }, 'job stopped in its command process');
     }
   }
 }

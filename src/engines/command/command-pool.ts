@@ -177,7 +177,7 @@ export class ProcessPool {
       this.#live.add(proc);
       const started = clock.nowMs();
       const ready = await this.#ready(proc);
-      const fields = { command: settings.name, slot, pid: proc.pid };
+      const fields = { command: settings.name, slot, childPid: proc.pid };
       let failedStart = false;
       if (!ready) {
         if (proc.alive && !this.#closing.signal.aborted) this.#log?.error({ ...fields, startTimeoutMs: settings.startTimeoutMs }, 'command process did not become ready in time; killing it');

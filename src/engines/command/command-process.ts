@@ -85,7 +85,7 @@ export class CommandProcess {
       stdio: ['pipe', 'pipe', 'pipe'],
       windowsHide: true,
     });
-    this.#fields = { command: settings.name, slot, pid: this.#child.pid };
+    this.#fields = { command: settings.name, slot, childPid: this.#child.pid };
     let onReady: (ok: boolean) => void = () => undefined;
     this.ready = new Promise((resolve) => (onReady = resolve));
     this.exited = new Promise((resolve) => {
