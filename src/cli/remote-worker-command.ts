@@ -4,6 +4,7 @@ import { ConfigError } from '../config/config.js';
 import { MAX_REMOTE_CONCURRENCY, SHARED_OPTIONS, WORKER_TOKEN_ENV, WORKER_URL_ENV, remoteWorkerSettings } from '../config/remote-worker-settings.js';
 import { systemClock } from '../lib/clock.js';
 import { firstSignal } from './graceful-shutdown.js';
+import { optionLine } from './help-columns.js';
 
 export const REMOTE_WORKER_HELP = `Usage: mediagen remote-worker --server URL [--token TOKEN] [--models PATTERN]...
                              [--pool P] [--concurrency N] [--worker-id NAME] [options]
@@ -28,7 +29,7 @@ Options:
   --config FILE                run the engines this config file names for its models
                                (providers, model_engines, models, upstream; docs/engines.md,
                                docs/providers.md); without it, the built-in engine
-${SHARED_OPTIONS.map((o) => `  --${`${o.flag} VALUE`.padEnd(27)}${o.help} (env ${o.env})`).join('\n')}
+${SHARED_OPTIONS.map((o) => optionLine(`${o.flag} VALUE`, `${o.help} (env ${o.env})`)).join('\n')}
   -h, --help                   show this help
 
 On SIGTERM or SIGINT it stops claiming, lets running jobs finish for the shutdown

@@ -8,6 +8,7 @@ import type { Runtime } from '../app/runtime.js';
 import { OPTIONS } from '../config/options.js';
 import { logSerializers } from '../http/logging.js';
 import { openRuntime } from './context.js';
+import { optionLine } from './help-columns.js';
 import { drainProcess, firstSignal, trackInFlight } from './graceful-shutdown.js';
 import { mediaToolsLine, mediaToolsWarnings } from '../engines/media/media-tools.js';
 
@@ -19,7 +20,7 @@ PostgreSQL. Every option can also be set by environment variable or config file 
 
 Options:
   --config FILE                JSON config file (env MEDIAGEN_CONFIG)
-${OPTIONS.map((o) => `  --${`${o.flag}${o.type === 'boolean' ? '' : ' VALUE'}`.padEnd(27)}${o.help} (env ${o.env})`).join('\n')}
+${OPTIONS.map((o) => optionLine(`${o.flag}${o.type === 'boolean' ? '' : ' VALUE'}`, `${o.help} (env ${o.env})`)).join('\n')}
   -h, --help                   show this help
 `;
 
