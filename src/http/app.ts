@@ -7,6 +7,7 @@ import type { RemoteProtocol } from '../services/remote/remote-protocol.js';
 import { registerAuth } from './plugins/auth.js';
 import { edgeOptions, registerEdgeHooks } from './plugins/edge.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
+import { closest } from '../lib/closest.js';
 import { registerJsonBody } from './plugins/json-body.js';
 import { registerStorageGuard } from './plugins/storage-guard.js';
 import { registerWorkerAuth } from './plugins/remote-auth.js';
@@ -125,7 +126,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   recordRoutes(app);
   await app.register(swagger, swaggerOptions());
 
-  registerErrorHandling(app);
+  // A mistyped model in a generation path is answered with the nearest model's path.
+  const generatePaths = deps.catalog.entries.filter((e) => !e.route && e.request !== undefined).map((e) => `/generate/${e.path}`);
+  registerErrorHandling(app, { suggest: (method, path) => (method === 'POST' && path.startsWith('/generate/') ? closest(path, generatePaths) : undefined) });
   registerJsonBody(app);
   registerAuth(app, deps.identity);
   registerWorkerAuth(app, deps.workerTokens);

@@ -116,6 +116,13 @@ describe('every error is JSON with an error string', () => {
     expect(errorOf(res, 404)).toMatch(/no route/);
   });
 
+  it('a mistyped model in a generation path is 404 naming the nearest model; a path near none names none', async () => {
+    const near = await t.app.inject({ method: 'POST', url: '/generate/image/vendor-a/model-a2/medium', headers: { authorization: `Bearer ${t.token}` } });
+    expect(errorOf(near, 404)).toBe('no route POST /generate/image/vendor-a/model-a2/medium; did you mean /generate/image/vendor-a/model-a-2/medium?');
+    const far = await t.app.inject({ method: 'POST', url: '/generate/something/else/entirely', headers: { authorization: `Bearer ${t.token}` } });
+    expect(errorOf(far, 404)).toBe('no route POST /generate/something/else/entirely');
+  });
+
   it('a path with malformed percent-encoding is 401 without a token and 404 with one, without echoing the path', async () => {
     errorOf(await t.app.inject({ method: 'GET', url: '/jobs/%E0%A4%A' }), 401);
     const res = await t.app.inject({ method: 'GET', url: '/jobs/%ZZ', headers: { authorization: `Bearer ${t.token}` } });

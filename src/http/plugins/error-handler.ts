@@ -51,7 +51,12 @@ export function sendError(reply: FastifyReply, err: DomainError): FastifyReply {
   return reply.code(status).headers(headersOf(err)).type('application/json; charset=utf-8').send(bodyOf(err));
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/** What the not-found answer may add: the nearest real route to a mistyped one (`; did you mean …?`). */
+export interface NotFoundHints {
+  suggest?(method: string, path: string): string | undefined;
+}
+
+export function registerErrorHandling(app: FastifyInstance, hints: NotFoundHints = {}): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const fault = err instanceof DomainError ? undefined : infraFault(err);
     const appErr = toDomainError(err, request.routeOptions.bodyLimit, request.method, request.routeOptions.config.stores, fault);
@@ -61,7 +66,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendError(reply, appErr);
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new DomainError('route_not_found', `no route ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!.slice(0, 200);
+    const near = hints.suggest?.(request.method, path);
+    return sendError(reply, new DomainError('route_not_found', `no route ${request.method} ${path}${near ? `; did you mean ${near}?` : ''}`));
+  });
 }
