@@ -2,7 +2,10 @@ import { formatMicros, formatMicrosOrNull } from '../../lib/time.js';
 import { formatUsd, parseUsd } from '../../domain/money.js';
 import { invalid } from '../../domain/error-catalogue.js';
 import { GLOB_SYNTAX, isGlobPattern } from '../../lib/glob.js';
+import { SPEND_PERIODS } from '../../domain/token-limits.js';
 import type { SpendPeriod, TokenLimits } from '../../domain/token-limits.js';
+import { WORKSPACE_LIMITS } from '../../config/options.js';
+import { TOKEN_PATTERNS_MAX } from './token-limit-views.js';
 import type { TokenLimitsView, TokenSpendView } from './token-limit-views.js';
 import { bodyValidator } from '../../models/validation.js';
 import type { BodyValidator } from '../../models/validation.js';
@@ -16,19 +19,28 @@ const MANAGERS: readonly Role[] = ['owner', 'admin'];
 
 const validateRequest: BodyValidator = bodyValidator(ApiTokenRequest);
 
-/** POST /tokens's limit fields (already schema-checked) as a token's limits; null when it sets none. */
-export function tokenLimitsOf(body: {
+/**
+ * The limit fields of POST /tokens (and of `mediagen admin token create`'s options, named alike) as
+ * a token's limits; null when none is set. Checked here in full, since the CLI has no schema.
+ */
+export function tokenLimitsOf(fields: {
   spend_limit_usd?: string;
-  spend_period?: SpendPeriod;
+  spend_period?: string;
   models?: readonly string[];
   max_concurrent_jobs?: number;
 }): TokenLimits | null {
-  const { spend_limit_usd: usd, spend_period: period, models, max_concurrent_jobs: maxJobs } = body;
+  const { spend_limit_usd: usd, spend_period: period, models, max_concurrent_jobs: maxJobs } = fields;
   if (period !== undefined && usd === undefined) throw invalid("'spend_period' needs 'spend_limit_usd': it says what the spend limit covers");
+  const micros = usd === undefined ? undefined : parseUsd(usd);
+  if (usd !== undefined && micros === undefined) throw invalid(`'spend_limit_usd' must be an amount in USD with at most six decimals, such as '25.00', got '${usd.slice(0, 40)}'`);
+  if (period !== undefined && !(SPEND_PERIODS as readonly string[]).includes(period)) throw invalid(`'spend_period' must be one of ${SPEND_PERIODS.join(', ')}, got '${period.slice(0, 40)}'`);
+  if (models !== undefined && (models.length === 0 || models.length > TOKEN_PATTERNS_MAX)) throw invalid(`'models' must name 1 to ${TOKEN_PATTERNS_MAX} patterns`);
   const bad = models?.find((p) => !isGlobPattern(p));
   if (bad !== undefined) throw invalid(`'models': '${bad.slice(0, 200)}' is not a model pattern; a pattern is ${GLOB_SYNTAX}`);
+  const most = WORKSPACE_LIMITS.maxConcurrentJobs.max;
+  if (maxJobs !== undefined && (!Number.isSafeInteger(maxJobs) || maxJobs < 1 || maxJobs > most)) throw invalid(`'max_concurrent_jobs' must be a whole number from 1 to ${most}`);
   const limits: TokenLimits = {
-    ...(usd !== undefined ? { spendLimitMicros: parseUsd(usd)!, spendPeriod: period ?? 'total' } : {}),
+    ...(micros !== undefined ? { spendLimitMicros: micros, spendPeriod: (period ?? 'total') as SpendPeriod } : {}),
     ...(models !== undefined ? { models: [...new Set(models)] } : {}),
     ...(maxJobs !== undefined ? { maxConcurrentJobs: maxJobs } : {}),
   };
