@@ -144,7 +144,7 @@ describe.skipIf(!HAVE_BROWSER)('console: usage and workspace', { timeout: 90_000
     await p.page.getByLabel('New token name').fill('campaign app');
     await p.page.getByText('Limits of its own (optional)').click();
     await p.page.getByLabel('Spend limit (USD)').fill('0.05');
-    await p.page.getByLabel('Per', { exact: true }).selectOption('day');
+    await p.page.getByRole('combobox', { name: /Spend period/ }).selectOption('day');
     await p.page.getByLabel('Models (patterns, comma-separated)').fill('image/vendor-b/*');
     await p.page.getByLabel('Jobs in flight at most').fill('2');
     await p.page.getByRole('button', { name: 'Create token' }).click();

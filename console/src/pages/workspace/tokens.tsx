@@ -79,7 +79,7 @@ export function Tokens() {
             <input inputMode="decimal" pattern={'\\d{1,12}(\\.\\d{1,6})?'} value={limits.spend} onInput={(e) => setLimits({ ...limits, spend: e.currentTarget.value })} placeholder="e.g. 25.00" />
           </label>
           <label>
-            Per
+            Spend period
             <select value={limits.period} onChange={(e) => setLimits({ ...limits, period: e.currentTarget.value as LimitFields['period'] })}>
               <option value="total">all time</option>
               <option value="month">UTC month</option>
