@@ -1,7 +1,10 @@
 import { invalid } from '../domain/error-catalogue.js';
 import { normalizeEmail } from '../services/identity/identity.js';
 import type { ApiToken, Member, Workspace } from '../store/store.js';
-import { AS, WORKSPACE, iso, need, wholeNumber } from './admin-args.js';
+import { AS, WORKSPACE, iso, list, need, wholeNumber } from './admin-args.js';
+import { tokenLimitsOf } from '../services/identity/tokens.js';
+import { formatUsd } from '../domain/money.js';
+import type { TokenLimits } from '../domain/token-limits.js';
 import type { AdminCommand } from './admin-args.js';
 
 const tokenJson = (t: ApiToken) => ({
@@ -11,6 +14,14 @@ const tokenJson = (t: ApiToken) => ({
   created_at: iso(t.createdAt),
   last_used_at: iso(t.lastUsedAt),
   revoked_at: iso(t.revokedAt),
+  limits: t.limits && tokenLimitsJson(t.limits),
+});
+
+const tokenLimitsJson = (l: TokenLimits) => ({
+  spend_limit_usd: l.spendLimitMicros === undefined ? null : formatUsd(l.spendLimitMicros),
+  spend_period: l.spendLimitMicros === undefined ? null : (l.spendPeriod ?? 'total'),
+  models: l.models ?? null,
+  max_concurrent_jobs: l.maxConcurrentJobs ?? null,
 });
 
 const workspaceJson = (w: Workspace) => ({
@@ -104,11 +115,27 @@ export const WORKSPACE_COMMANDS: readonly AdminCommand[] = [
     name: 'token create',
     summary: 'create an API token; it is shown only this once',
     who: '(owners and admins)',
-    options: [WORKSPACE, { flag: 'name', arg: 'N', help: "the token's name (1 to 200 characters)", required: true }, AS],
+    options: [
+      WORKSPACE,
+      { flag: 'name', arg: 'N', help: "the token's name (1 to 200 characters)", required: true },
+      { flag: 'spend-limit-usd', arg: 'USD', help: 'its own spend limit in USD (charged or held), such as 25.00 (docs/routing.md)' },
+      { flag: 'spend-period', arg: 'day|month|total', help: 'what the spend limit covers: the UTC day, the UTC month, or all time (default)' },
+      { flag: 'model', arg: 'PATTERN', help: 'a model pattern it may use (image/*); repeat for more; none: every model', repeatable: true },
+      { flag: 'max-concurrent-jobs', arg: 'N', help: 'at most this many of its jobs in flight' },
+      AS,
+    ],
     run: async (s, f) => {
-      const { token, secret } = await s.identity.createToken(need(f, 'workspace'), need(f, 'name'), need(f, 'as'));
+      const models = list(f, 'model');
+      const maxJobs = wholeNumber(f, 'max-concurrent-jobs');
+      const limits = tokenLimitsOf({
+        ...(typeof f['spend-limit-usd'] === 'string' ? { spend_limit_usd: f['spend-limit-usd'] } : {}),
+        ...(typeof f['spend-period'] === 'string' ? { spend_period: f['spend-period'] } : {}),
+        ...(models.length > 0 ? { models } : {}),
+        ...(maxJobs !== undefined ? { max_concurrent_jobs: maxJobs } : {}),
+      });
+      const { token, secret } = await s.identity.createToken(need(f, 'workspace'), need(f, 'name'), need(f, 'as'), limits);
       return {
-        json: { token_id: token.id, token: secret },
+        json: { token_id: token.id, token: secret, ...(limits ? { limits: tokenLimitsJson(limits) } : {}) },
         text: `created token ${token.name} (${token.id}). It is shown only this once:\n${secret}`,
       };
     },

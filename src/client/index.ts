@@ -22,6 +22,7 @@ export type {
   AssetListQuery,
   AssetPage,
   CreatedApiToken,
+  ApiTokenLimits,
   CreatedJob,
   DeletedAsset,
   DeletedJob,

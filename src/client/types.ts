@@ -41,6 +41,8 @@ export type WorkspaceInfo = Schemas['Workspace'];
 export type ApiToken = Schemas['ApiToken'];
 /** `POST /tokens`'s answer: the token and, this once, its secret. */
 export type CreatedApiToken = Schemas['CreatedApiToken'];
+/** A new token's own limits (POST /tokens): spend per period, model patterns, jobs in flight. */
+export type ApiTokenLimits = Omit<Schemas['ApiTokenRequest'], 'name'>;
 export type WebhookSecret = Schemas['WebhookSecret'];
 /** A delivery of `GET /webhook-deliveries`: a job's delivery log entry with its `job_id`. */
 /** One webhook delivery of a job (`GET /jobs/{id}/webhook-deliveries`), with every attempt. */

@@ -7,6 +7,7 @@ import type { Transport } from './http.js';
 import { pages } from './pages.js';
 import type {
   ApiToken,
+  ApiTokenLimits,
   CreatedApiToken,
   WebhookDeliveryPage,
   WebhookDeliveryQuery,
@@ -43,10 +44,11 @@ export class Tokens {
 
   /**
    * Creates a token of the calling member; `secret` is the token itself, shown in this answer
-   * only. Not retried after a network error (a retry could make a second token).
+   * only. Not retried after a network error (a retry could make a second token). `limits` are its
+   * own, fixed for its life (docs/routing.md, "Token budgets").
    */
-  async create(name: string, opts?: RequestOptions): Promise<CreatedApiToken> {
-    return (await this.#t.json<CreatedApiToken>({ method: 'POST', path: '/tokens', json: { name }, signal: signalOf(opts) })).body;
+  async create(name: string, opts?: RequestOptions & { limits?: ApiTokenLimits }): Promise<CreatedApiToken> {
+    return (await this.#t.json<CreatedApiToken>({ method: 'POST', path: '/tokens', json: { name, ...opts?.limits }, signal: signalOf(opts) })).body;
   }
 
   /** Revokes a token (idempotent: a revoked one answers its first `revoked_at`). */

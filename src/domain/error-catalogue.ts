@@ -10,6 +10,8 @@ export const ERROR_CODES = {
   api_access_disabled: "the caller's workspace has API access turned off",
   forbidden: 'the caller may not do this',
   insufficient_balance: "the workspace's available API balance does not cover the price",
+  token_budget_exceeded: "the calling API token's own spend limit for its period does not cover the price",
+  model_not_allowed: "the calling API token may not create jobs of this model (its `models` patterns)",
   not_found: 'the named job, asset, node app, workspace, token or output does not exist for the caller',
   route_not_found: 'no such operation',
   request_timeout: 'the request did not arrive in time',

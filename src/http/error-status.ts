@@ -8,6 +8,8 @@ export const HTTP_STATUS = {
   api_access_disabled: 403,
   forbidden: 403,
   insufficient_balance: 402,
+  token_budget_exceeded: 402,
+  model_not_allowed: 403,
   not_found: 404,
   route_not_found: 404,
   request_timeout: 408,

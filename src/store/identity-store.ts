@@ -1,4 +1,5 @@
 import type { Micros } from '../lib/time.js';
+import type { TokenLimits } from '../domain/token-limits.js';
 
 export type Role = 'owner' | 'admin' | 'member';
 
@@ -26,6 +27,8 @@ export interface ApiToken {
   readonly createdAt: Micros;
   readonly lastUsedAt: Micros | null;
   readonly revokedAt: Micros | null;
+  /** Its own limits (domain/token-limits.ts); null: the workspace's alone. */
+  readonly limits: TokenLimits | null;
 }
 
 export interface TokenOwner {
@@ -57,6 +60,7 @@ export interface NewToken {
   readonly tokenHash: string;
   readonly createdBy: string;
   readonly now: Micros;
+  readonly limits?: TokenLimits | null;
 }
 
 /** Workspaces, their members and their API tokens: who may call the API, and as whom. */

@@ -1,8 +1,10 @@
 import type { Generated } from 'kysely';
 import type { JobStatus } from '../domain/states.js';
 import type { JobUpstreamsTable, RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
+import type { AssetsTable, NodeAppVersionsTable, NodeAppsTable, StylesTable } from './content-tables.js';
 
 export type { JobUpstreamsTable, RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
+export type { AssetsTable, NodeAppVersionsTable, NodeAppsTable, StylesTable } from './content-tables.js';
 
 /**
  * Table shapes shared by every backend. Times are integer microseconds since the epoch; booleans
@@ -44,6 +46,15 @@ export interface ApiTokensTable {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+  /** JSON of the token's TokenLimits; null: none (0022). */
+  limits: string | null;
+}
+
+/** The jobs of tokens with limits (0022): their spend is read from the ledger through these. */
+export interface TokenJobsTable {
+  job_id: string;
+  token_id: string;
+  created_at: number;
 }
 
 export interface JobsTable {
@@ -136,41 +147,6 @@ export interface BalancesTable {
   last_charge_at: number;
 }
 
-/** A workspace's user-built node apps; versions are numbered and timed from counters on this row. */
-export interface NodeAppsTable {
-  id: string;
-  workspace_id: string;
-  name: string;
-  /** Unique within the workspace. */
-  slug: string;
-  description: string;
-  scope: string;
-  /** The creating member's email. */
-  author_id: string;
-  created_at: number;
-  updated_at: number;
-  /** The newest version's number (0 before the first publish); the next is one more. */
-  last_version: number;
-  /** The newest version's creation time; the next is strictly later, so a version cursor is exact. */
-  last_version_us: number;
-}
-
-export interface NodeAppVersionsTable {
-  id: string;
-  node_app_id: string;
-  version: number;
-  created_at: number;
-  /** JSON objects, as text. */
-  input_schema: string;
-  output_schema: string;
-  /** A JSON array of URL strings. */
-  example_outputs: string;
-  /** The publishing member's email. */
-  published_by: string;
-  /** The version's graph as JSON text, or null for a version without one. */
-  graph: string | null;
-}
-
 /** A workspace's webhook signing secret; after a rotation the previous one signs too, for a while. */
 export interface WebhookSecretsTable {
   workspace_id: string;
@@ -240,66 +216,12 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
-/**
- * Files a workspace uploaded (POST /assets); the bytes live in the output store under
- * `output_key`. A deleted asset stays as a tombstone (`deleted_at` set) while a job created
- * before the deletion and not yet ended may still read its file.
- */
-export interface AssetsTable {
-  id: string;
-  workspace_id: string;
-  /** The output-store key of the file: unique among assets, random like a job's output key. */
-  output_key: string;
-  file_name: string;
-  size_bytes: number;
-  mime_type: string;
-  width: number | null;
-  height: number | null;
-  description: string | null;
-  /** A JSON object, as text. */
-  metadata: string;
-  /** Strictly increasing per workspace, so a time cursor over assets is exact. */
-  created_at: number;
-  /** Null while live; the deletion time on a tombstone. */
-  deleted_at: number | null;
-}
-
-/**
- * Styles (LoRA) made by training jobs (docs/styles.md): the record, and the opaque artifact the
- * engines read. Booleans 0/1, times in microseconds.
- */
-export interface StylesTable {
-  id: string;
-  workspace_id: string;
-  api_user_id: string;
-  trained_by: string | null;
-  /** No foreign key: the style outlives a deleted training job. Unique: one style per job. */
-  job_id: string | null;
-  title: string | null;
-  model: string;
-  type: string | null;
-  trigger_word: string | null;
-  public: number;
-  shared_with_workspace: number;
-  /** A JSON array of URL strings. */
-  urls: string;
-  cover_url: string | null;
-  /** The training job's output key: its cover file is kept and served while the style lives. */
-  output_key: string | null;
-  /** The artifact, a JSON object as text (at most 64 KiB). */
-  artifact: string;
-  like_count: number;
-  share_link_at: number | null;
-  /** Strictly increasing per workspace, so a time cursor over styles is exact. */
-  created_at: number;
-  updated_at: number;
-}
-
 export interface Database {
   workspaces: WorkspacesTable;
   members: MembersTable;
   api_users: ApiUsersTable;
   api_tokens: ApiTokensTable;
+  token_jobs: TokenJobsTable;
   jobs: JobsTable;
   job_transitions: JobTransitionsTable;
   ledger_entries: LedgerEntriesTable;

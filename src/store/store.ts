@@ -12,6 +12,7 @@ import type { StyleStore } from './style-store.js';
 import type { WebhookStore } from './webhook-store.js';
 import type { WorkerTokenStore } from './remote-token-store.js';
 import type { UpstreamStore } from './upstream-store.js';
+import type { TokenBudgetStore } from './token-budget-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
 export type { ClaimTypes, JobMove, JobPatch, NewClaim, NewClaims, OverdueCutoff } from './queue-inputs.js';
@@ -55,6 +56,7 @@ export interface StoreTx {
   readonly styles: StyleStore;
   readonly workerTokens: WorkerTokenStore;
   readonly upstreams: UpstreamStore;
+  readonly tokenBudgets: TokenBudgetStore;
   /**
    * Runs `fn` inside a savepoint of this transaction: if it throws, what it wrote (and the events it
    * sent) is undone and the transaction goes on without it. Only a transaction's tx has it; for

@@ -117,6 +117,27 @@ describe('mediagen admin (compiled binary)', { timeout: 60_000 }, () => {
       }
     });
 
+    it('gives a token its own limits, which token list shows, and refuses malformed ones', async () => {
+      const dir = tempDir();
+      await acme(dir);
+      const limits = { spend_limit_usd: '0.050000', spend_period: 'day', models: ['image/vendor-b/*'], max_concurrent_jobs: 3 };
+      const made = await adminJson<{ token: string; token_id: string; limits: unknown }>(dir, [
+        'token', 'create', '--workspace', 'acme', '--name', 'app', '--as', OWNER,
+        '--spend-limit-usd', '0.05', '--spend-period', 'day', '--model', 'image/vendor-b/*', '--max-concurrent-jobs', '3',
+      ]);
+      expect(made.limits).toEqual(limits);
+      const listed = await adminJson<(TokenRow & { limits: unknown })[]>(dir, ['token', 'list', '--workspace', 'acme']);
+      expect(listed.find((x) => x.token_id === made.token_id)!.limits).toEqual(limits);
+      // The API's own checks (test/http/token-budgets.test.ts has each): two, to show the CLI reaches them.
+      for (const [flags, message] of [
+        [['--spend-limit-usd', '5', '--spend-period', 'week'], /'spend_period' must be one of day, month, total/],
+        [['--model', 'image/(a|b)'], /is not a model pattern/],
+      ] as const) {
+        const r = await admin(dir, 'token', 'create', '--workspace', 'acme', '--name', 'bad', '--as', OWNER, ...flags);
+        expect(oneLineError(r), flags.join(' ')).toMatch(message);
+      }
+    });
+
     it('makes a token that works against the running server and is stored only as its sha256 hash', async () => {
       const dir = tempDir();
       await acme(dir);
@@ -164,7 +185,7 @@ describe('mediagen admin (compiled binary)', { timeout: 60_000 }, () => {
       const hash = createHash('sha256').update(created.token).digest('hex');
       expect(raw.stdout).not.toContain(created.token.slice(3));
       expect(raw.stdout).not.toContain(hash);
-      expect(Object.keys(t).sort()).toEqual(['created_at', 'created_by', 'last_used_at', 'name', 'revoked_at', 'token_id']);
+      expect(Object.keys(t).sort()).toEqual(['created_at', 'created_by', 'last_used_at', 'limits', 'name', 'revoked_at', 'token_id']);
 
       const server = await startServer(['--port', '0', '--data-dir', dir]);
       expect((await api(server.url, '/jobs', created.token)).status).toBe(200);

@@ -138,6 +138,33 @@ describe.skipIf(!HAVE_BROWSER)('console: usage and workspace', { timeout: 90_000
     await p.context.close();
   });
 
+  it('creates a token with limits of its own, which the server enforces and the table shows with its spend', async () => {
+    const p = await openPage(browser);
+    await signIn(p.page, srv.url, srv.token, { path: 'workspace' });
+    await p.page.getByLabel('New token name').fill('campaign app');
+    await p.page.getByText('Limits of its own (optional)').click();
+    await p.page.getByLabel('Spend limit (USD)').fill('0.05');
+    await p.page.getByRole('combobox', { name: /Spend period/ }).selectOption('day');
+    await p.page.getByLabel('Models (patterns, comma-separated)').fill('image/vendor-b/*');
+    await p.page.getByLabel('Jobs in flight at most').fill('2');
+    await p.page.getByRole('button', { name: 'Create token' }).click();
+    const secret = (await p.page.getByLabel('New token secret').textContent())!.trim();
+    const row = p.page.getByRole('row', { name: /campaign app/ });
+    await expect.poll(() => row.textContent()).toContain('$0.00 of $0.05 a day · image/vendor-b/* · 0 of 2 jobs');
+    const other = await fetch(`${srv.url}/generate/image/vendor-a/model-a-2/medium`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'p', aspect_ratio: '1:1', resolution: '1K' }),
+    });
+    expect(other.status).toBe(403);
+    await runJob(srv, { authorization: `Bearer ${secret}` });
+    await p.page.getByRole('button', { name: 'Done' }).click();
+    await p.page.reload();
+    await expect.poll(() => p.page.getByRole('row', { name: /campaign app/ }).textContent()).toContain('$0.0404 of $0.05 a day');
+    expectNoErrors(p);
+    await p.context.close();
+  });
+
   it('shows and rotates the webhook signing secret, asking a second rotation with the older secret stopping now, and lists the delivery the receiver got', async () => {
     await expect.poll(() => receiver.received.length, { timeout: 20_000 }).toBe(1);
     const p = await openPage(browser, { width: 375, height: 812 });

@@ -56,6 +56,8 @@ describe.each(backends)('API tokens over the API: $name', (backend) => {
       last_used_at: null,
       revoked_at: null,
       current: false,
+      limits: null,
+      spend: null,
     });
     // The new token authenticates; the list marks the calling token `current`.
     const seen = await list(created.secret);
@@ -68,7 +70,7 @@ describe.each(backends)('API tokens over the API: $name', (backend) => {
     const text = JSON.stringify(await list());
     expect(text).not.toContain(created.secret);
     expect(text).not.toMatch(/[0-9a-f]{64}/);
-    expect(Object.keys(seen[0]!).sort()).toEqual(['created_at', 'created_by', 'current', 'id', 'last_used_at', 'name', 'revoked_at']);
+    expect(Object.keys(seen[0]!).sort()).toEqual(['created_at', 'created_by', 'current', 'id', 'last_used_at', 'limits', 'name', 'revoked_at', 'spend']);
   });
 
   it('refuses an Idempotency-Key with 400 rather than ignore it, and makes no token', async () => {

@@ -17,17 +17,20 @@ export const ErrorBody = Type.Object(
   { $id: 'Error', description: 'An error (spec 7)', examples: [{ error: "job '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69' not found" }] },
 );
 
-/** 402 (spec section 7): the error, and the billing explanation in `message`. */
+/** 402 (spec section 7): the error, and the billing explanation in `message`; `code` tells a token's own budget from the balance. */
 export const BalanceBody = Type.Object(
   {
     error: Type.String({ minLength: 1, description: 'What went wrong', examples: ['insufficient API balance'] }),
     message: Type.String({
       minLength: 1,
-      description: 'The API balance is separate from the compute-unit balance and must be topped up on its own',
+      description: 'The API balance is separate from the compute-unit balance and must be topped up on its own; or, with `code`, what a token budget is',
       examples: ["The API balance is separate from the workspace's compute-unit balance in the web application and must be topped up on its own"],
     }),
+    code: Type.Optional(
+      Type.Literal('token_budget_exceeded', { description: "Present when the calling token's own spend limit refused, not the workspace's balance (docs/routing.md)" }),
+    ),
   },
-  { $id: 'BalanceError', description: 'The API balance does not cover the price of this request' },
+  { $id: 'BalanceError', description: "The API balance, or the calling token's own spend limit, does not cover the price of this request" },
 );
 
 export const SunsetBody = Type.Object(
@@ -132,7 +135,7 @@ const ERROR_STATUS: Record<number, { readonly description: string; readonly head
     description: 'Missing or invalid bearer token',
     headers: { 'www-authenticate': { type: 'string', const: 'Bearer realm="mediagen"', description: 'The scheme to authenticate with' } },
   },
-  403: { description: 'API access is disabled for the workspace, or the caller may not do this' },
+  403: { description: 'API access is disabled for the workspace, or the caller may not do this (`code: model_not_allowed`: the calling token may not use this model)' },
   404: { description: 'Not found, or the caller may not see it' },
   409: {
     description: 'The first request with this Idempotency-Key is still being processed; retry after `Retry-After` seconds',
@@ -142,7 +145,7 @@ const ERROR_STATUS: Record<number, { readonly description: string; readonly head
   415: { description: 'The request body is not Content-Type: application/json' },
   422: { description: 'This Idempotency-Key was used in the last 24 hours with a different endpoint, body or job headers' },
   429: {
-    description: 'The workspace runs its maximum number of concurrent jobs and its backlog is full',
+    description: 'The workspace runs its maximum number of concurrent jobs and its backlog is full, or the calling token has its own maximum of jobs in flight',
     headers: { 'retry-after': RETRY_AFTER },
   },
   503: {

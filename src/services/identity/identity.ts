@@ -9,6 +9,10 @@ import type { ApiToken, Member, Role, Store, Workspace, WorkspacePatch } from '.
 import { WORKSPACE_LIMITS } from '../../config/options.js';
 import { DomainError, forbidden, invalid, notFound } from '../../domain/error-catalogue.js';
 import { TokenCache } from './token-cache.js';
+import { countsJobs, periodStart } from '../../domain/token-limits.js';
+import type { TokenLimits } from '../../domain/token-limits.js';
+import type { TokenUsage } from '../../store/token-budget-store.js';
+import type { Micros } from '../../lib/time.js';
 
 /** What a valid bearer token resolves to: the API user of one workspace. */
 export interface AuthContext {
@@ -20,7 +24,7 @@ export interface AuthContext {
    */
   readonly memberEmail: string;
   /** The token the request came with (GET /workspace shows it; GET /tokens marks it `current`). */
-  readonly token: { readonly id: string; readonly name: string };
+  readonly token: { readonly id: string; readonly name: string; readonly limits: TokenLimits | null };
 }
 
 export interface IdentityLimits {
@@ -112,7 +116,7 @@ export class IdentityService {
       workspace: owner.workspace,
       apiUserId: owner.apiUserId,
       memberEmail: owner.token.createdBy,
-      token: { id: owner.token.id, name: owner.token.name },
+      token: { id: owner.token.id, name: owner.token.name, limits: owner.token.limits },
     };
   }
 
@@ -179,8 +183,8 @@ export class IdentityService {
     return this.#store.identity.putMember({ workspaceId: ws.id, email: e, role, createdAt: this.#now() });
   }
 
-  /** Returns the token in clear exactly once; only its hash is stored. */
-  async createToken(workspace: string | Workspace, name: string, asEmail: string): Promise<{ token: ApiToken; secret: string }> {
+  /** Returns the token in clear exactly once; only its hash is stored. `limits` are its own (domain/token-limits.ts), fixed for its life. */
+  async createToken(workspace: string | Workspace, name: string, asEmail: string, limits: TokenLimits | null = null): Promise<{ token: ApiToken; secret: string }> {
     const ws = await this.workspace(workspace);
     await this.requireRole(ws, asEmail, ['owner', 'admin'], 'create API tokens');
     const secret = newToken();
@@ -191,8 +195,16 @@ export class IdentityService {
       tokenHash: hashToken(secret),
       createdBy: normalizeEmail(asEmail),
       now: this.#now(),
+      limits,
     });
     return { token, secret };
+  }
+
+  /** What a token with a spend or concurrency limit has used in its current period; undefined for any other token. */
+  async tokenUsage(token: ApiToken): Promise<(TokenUsage & { since: Micros }) | undefined> {
+    if (!countsJobs(token.limits)) return undefined;
+    const since = periodStart(token.limits.spendPeriod ?? 'total', this.#now());
+    return { ...(await this.#store.tokenBudgets.usage(token.id, since)), since };
   }
 
   /** Every token of the workspace, revoked ones included, oldest first (no role check: the CLI's operator view). */

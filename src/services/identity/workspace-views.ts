@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { Nullable, StringEnum, closed } from '../../models/schema-kit.js';
+import { TOKEN_LIMIT_FIELDS, TokenLimitsView, TokenSpendView } from './token-limit-views.js';
 
 /**
  * The views of the caller's workspace (GET /workspace), its API tokens (GET and POST /tokens) and
@@ -66,6 +67,8 @@ const TOKEN_EXAMPLE = {
   last_used_at: '2026-11-22T11:58:00.000000Z',
   revoked_at: null,
   current: false,
+  limits: null,
+  spend: null,
 };
 
 export const ApiTokenView = Type.Object(
@@ -81,6 +84,14 @@ export const ApiTokenView = Type.Object(
       description: 'When it was revoked (requests with it answer 401 since); null while it works',
     }),
     current: Type.Boolean({ description: 'Whether this is the token the request was made with', examples: [false] }),
+    limits: Nullable(TokenLimitsView, {
+      description: 'Its own limits, set at creation; null: only the workspace\'s',
+      examples: [{ spend_limit_usd: '50.000000', spend_period: 'month', models: ['image/*'], max_concurrent_jobs: 2 }],
+    }),
+    spend: Nullable(TokenSpendView, {
+      description: 'Its spend in the current period and its jobs in flight; null unless it has a spend or concurrency limit',
+      examples: [{ period_start: '2026-11-01T00:00:00.000000Z', spent_usd: '12.340000', jobs_in_flight: 1 }],
+    }),
   },
   { $id: 'ApiToken', additionalProperties: false, description: 'An API token of the workspace; never the token itself or its hash', examples: [TOKEN_EXAMPLE] },
 );
@@ -94,8 +105,16 @@ export type ApiTokenList = Static<typeof ApiTokenList>;
 
 /** POST /tokens's body. */
 export const ApiTokenRequest = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 200, description: 'What the token is for, 1 to 200 characters', examples: ['deploy bot'] }) },
-  { ...closed, $id: 'ApiTokenRequest', description: 'A new API token', examples: [{ name: 'deploy bot' }] },
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'What the token is for, 1 to 200 characters', examples: ['deploy bot'] }),
+    ...TOKEN_LIMIT_FIELDS,
+  },
+  {
+    ...closed,
+    $id: 'ApiTokenRequest',
+    description: 'A new API token, with its own limits if any (they cannot be changed later: revoke it and create another)',
+    examples: [{ name: 'deploy bot' }, { name: 'campaign app', spend_limit_usd: '50.00', spend_period: 'month', models: ['image/*'], max_concurrent_jobs: 2 }],
+  },
 );
 
 const SECRET_EXAMPLE = 'mg_q3Zt0xV8kP2mN5bR7yW1cE4hJ6gL9sD0aF3uI8oT2e';

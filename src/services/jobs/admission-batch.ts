@@ -13,6 +13,7 @@ import { toCreatedJobView } from '../common/job-view.js';
 import type { CreatedJobView } from '../common/job-view.js';
 import type { MicroUsd } from '../../domain/money.js';
 import type { AssetInput } from '../assets/asset-inputs.js';
+import { TokenAdmission } from './token-admission.js';
 
 /** Seconds a caller refused with too_many_jobs should wait: about one short job's time. */
 export const FULL_RETRY_AFTER_S = 5;
@@ -73,6 +74,7 @@ const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 export async function admitBatch(tx: StoreTx, requests: readonly AdmissionRequest[], deps: AdmissionDeps, now: Micros): Promise<Outcome<CreatedJobView>[]> {
   const outcomes: Outcome<CreatedJobView>[] = new Array(requests.length);
   const admitted: { index: number; job: NewJob }[] = [];
+  const tokens = new TokenAdmission(tx, now, FULL_RETRY_AFTER_S);
   const byWorkspace = new Map<string, number[]>();
   requests.forEach((r, i) => {
     const own = byWorkspace.get(r.auth.workspace.id);
@@ -94,6 +96,8 @@ export async function admitBatch(tx: StoreTx, requests: readonly AdmissionReques
       try {
         // Again under the lock an asset's DELETE takes: a job is stored only while its assets live.
         if (job.assets.length > 0) await checkAssetInputs(tx.assets, workspaceId, job.assets, publicUrl);
+        // The token's own limits before the workspace's: the narrower refusal says more.
+        await tokens.check(auth, job.type, job.price);
         if (available === undefined || available < job.price) throw deps.billing.insufficient(job.price, balance, heldHere);
         const status: JobStatus | undefined = admissionStatus(lock, counts);
         if (!status) throw tooManyJobs();
@@ -102,6 +106,7 @@ export async function admitBatch(tx: StoreTx, requests: readonly AdmissionReques
         heldHere += job.price;
         const id = newId();
         holds.push({ jobId: id, type: job.type, price: job.price });
+        tokens.admitted(auth, id, job.price);
         admitted.push({
           index,
           job: {
@@ -126,6 +131,7 @@ export async function admitBatch(tx: StoreTx, requests: readonly AdmissionReques
   }
   if (admitted.length === 0) return outcomes;
   const records = await tx.jobs.insertJobs(admitted.map((a) => a.job), now);
+  await tokens.write();
   if (records.some((r) => r.status === 'queued')) await tx.queue.notify({ kind: 'queued' });
   for (const [k, a] of admitted.entries()) {
     const view = toCreatedJobView(records[k]!);

@@ -12,6 +12,7 @@ import type {
   WorkspacePatch,
 } from '../identity-store.js';
 import type { Transact } from './transact.js';
+import type { TokenLimits } from '../../domain/token-limits.js';
 import { PreparedQuery } from './prepared-query.js';
 
 /** Every authenticated request's lookup: the token, its workspace and the workspace's API user. */
@@ -68,6 +69,7 @@ const toToken = (r: Selectable<ApiTokensTable>): ApiToken => ({
   createdAt: Number(r.created_at),
   lastUsedAt: r.last_used_at === null ? null : Number(r.last_used_at),
   revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
+  limits: r.limits === null ? null : (JSON.parse(r.limits) as TokenLimits),
 });
 
 export class SqlIdentityStore implements IdentityStore {
@@ -181,6 +183,7 @@ export class SqlIdentityStore implements IdentityStore {
       created_at: t.now,
       last_used_at: null,
       revoked_at: null,
+      limits: t.limits ? JSON.stringify(t.limits) : null,
     };
     await this.#db.insertInto('api_tokens').values(row).execute();
     return toToken(row);

@@ -4,6 +4,7 @@ import type { Database } from '../schema.js';
 import type { JobEvent, Store, StoreTx } from '../store.js';
 import { SqlAssetStore } from './asset-queries.js';
 import { SqlBillingStore } from './billing-queries.js';
+import { SqlTokenBudgetStore } from './token-budget-queries.js';
 import { SqlIdempotencyStore } from './idempotency-queries.js';
 import { SqlIdentityStore } from './identity-queries.js';
 import { SqlJobStore } from './job-queries.js';
@@ -71,6 +72,7 @@ function bind(trx: Kysely<Database>, caps: BoundCaps, pending: JobEvent[]): Stor
     styles: new SqlStyleStore(trx, joined, caps.rowLocks),
     workerTokens: new SqlWorkerTokenStore(trx),
     upstreams: new SqlUpstreamStore(trx),
+    tokenBudgets: new SqlTokenBudgetStore(trx),
     savepoint: async (fn) => {
       // One at a time per transaction (its statements run in sequence), so one name serves.
       const sent = pending.length;
@@ -124,6 +126,7 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
     styles: new SqlStyleStore(db, transact, caps.rowLocks),
     workerTokens: new SqlWorkerTokenStore(db),
     upstreams: new SqlUpstreamStore(db),
+    tokenBudgets: new SqlTokenBudgetStore(db),
     parallelWrites: rowLocks,
     stats: new SqlQueueStatsStore(db),
     retention: new SqlRetentionStore(db, transact, caps.skipLocked),
