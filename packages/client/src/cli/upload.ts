@@ -1,0 +1,19 @@
+import { openAsBlob } from 'node:fs';
+import { basename } from 'node:path';
+import type { Asset, Mediagen } from '../index.js';
+import { UsageError } from './exit.js';
+
+/**
+ * Uploads a local file as an asset (POST /assets): `mediagen assets upload FILE`, and a
+ * `--set key=@FILE` of `generate`, which then sends the asset's URL. Read as a stream
+ * (openAsBlob), so a large video is not held in memory.
+ */
+export async function uploadFile(client: Mediagen, file: string, description?: string): Promise<Asset> {
+  let blob: Blob;
+  try {
+    blob = await openAsBlob(file);
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return client.assets.upload(blob, { filename: basename(file), ...(description !== undefined ? { description } : {}) });
+}
