@@ -41,7 +41,7 @@ describe('the @mediagen/client tarball', { timeout: 240_000 }, () => {
     consumer = tempDir('mediagen-consumer-');
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
     await npm(['install', '--offline', '--cache', tempDir('mediagen-npm-cache-'), '--no-audit', '--no-fund', join(out, packed.filename)], consumer);
-  });
+  }, 240_000);
   afterAll(cleanup);
 
   it('ships built JavaScript and declarations only: no TypeScript source, no dependency, no install script', () => {
