@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'data/', 'node_modules/', 'coverage/', 'src/client/generated/'] },
+  { ignores: ['dist/', 'data/', 'node_modules/', 'coverage/', 'packages/client/src/generated/', 'packages/client/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -9,8 +9,8 @@ import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
 
 /** What `build` reads: a change to any of these (or a newer entry under them) rebuilds. */
-const SOURCES = ['src', 'scripts', 'console', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json'];
-const GENERATED = join('src', 'client', 'generated', 'openapi.ts');
+const SOURCES = ['src', join('packages', 'client', 'src'), join('packages', 'client', 'package.json'), join('packages', 'client', 'tsconfig.json'), 'scripts', 'console', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json'];
+const GENERATED = join('packages', 'client', 'src', 'generated', 'openapi.ts');
 
 function newest(path) {
   const st = statSync(path, { throwIfNoEntry: false });

@@ -5,8 +5,9 @@
 // Why: Node 20 resolves, reads and links every ES module file on its own, and the binary's imports
 // reach ~900 of them (Kysely 262, TypeBox 200, Zod 115, ...). That loading was most of a command's
 // start: `mediagen admin ...` took 0.68 s and a server start 1.33 s; bundled, 0.33 s and 0.85 s
-// (docs/decisions.md, "The bundled binary"). The typed client (`mediagen/client`) stays tsc's
-// output, unbundled.
+// (docs/decisions.md, "The bundled binary"). The client commands come from the client package's
+// build (packages/client/dist, `npm run client:build` first) and are inlined like the rest; the
+// typed client as a library (`mediagen/client`, `@mediagen/client`) stays that build, unbundled.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import process from 'node:process';

@@ -31,8 +31,9 @@ async function main(argv: string[]): Promise<void> {
     case 'assets':
     case 'models':
     case 'usage':
-      // The client commands set their own exit status (docs/clients.md).
-      return (await import('./cli/client-dispatch.js')).runClient(command, rest);
+      // The client commands are the @mediagen/client package's (packages/client, built before this
+      // file by `npm run build`; the bundle inlines them). They set their own exit status (docs/clients.md).
+      return (await import('../packages/client/dist/cli/dispatch.js')).runClient(command, rest);
     case '--version':
     case '-V':
       process.stdout.write(`${(await import('./cli/version.js')).packageVersion()}\n`);
@@ -45,7 +46,7 @@ async function main(argv: string[]): Promise<void> {
         import('./cli/serve.js'),
         import('./cli/admin.js'),
         import('./cli/mcp.js'),
-        import('./cli/client-dispatch.js'),
+        import('../packages/client/dist/cli/dispatch.js'),
         import('./cli/remote-worker-command.js'),
       ]);
       process.stdout.write(`${HELP}\n${SERVE_HELP}\n${ADMIN_HELP}\n${MCP_HELP}\n${CLIENT_HELP}\n${REMOTE_WORKER_HELP}`);

@@ -15,10 +15,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // As `npm run build`: the client's types from the OpenAPI document first, then the compile.
     execFileSync(process.execPath, ['--import', 'tsx', 'scripts/client-types.ts'], { cwd: root, stdio: 'inherit' });
     const tsc = (...args: string[]) => execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', ...args], { cwd: root, stdio: 'inherit' });
+    // The client package first: the server's binary runs its client commands from packages/client/dist.
+    tsc('-p', 'packages/client/tsconfig.json');
     tsc('-p', 'tsconfig.build.json');
     // The binary the tests spawn is the bundle made of tsc's output (scripts/bundle.mjs).
     execFileSync(process.execPath, ['scripts/bundle.mjs'], { cwd: root, stdio: 'inherit' });
-    tsc('-p', 'tsconfig.client.json', '--emitDeclarationOnly');
     // The web console, which the compiled server serves at /console (test/console/).
     execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.ts'], { cwd: root, stdio: 'inherit' });
   }

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { MediagenError } from '../../src/client/index.js';
+import { MediagenError } from '../../packages/client/src/index.js';
 import { Layout } from './components/layout.js';
 import { ErrorNote, Loading } from './components/ui.js';
 import { navigate, useRoute } from './lib/router.js';

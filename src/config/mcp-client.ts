@@ -1,11 +1,14 @@
-import { CLIENT_TOKEN_ENVS } from './client-settings.js';
 import { ConfigError } from './config.js';
 import { firstEnv, serverUrlOf } from './readers.js';
 
 /** Where `mediagen mcp` finds its server and token when no flag gives them. */
 export const MCP_URL_ENV = 'MEDIAGEN_URL';
-/** The token variables, first set one wins: MEDIAGEN_TOKEN, then MEDIAGEN_API_TOKEN (as the client commands). */
-export const MCP_TOKEN_ENVS = CLIENT_TOKEN_ENVS;
+/**
+ * The token variables, first set one wins: MEDIAGEN_TOKEN, then MEDIAGEN_API_TOKEN. The client package
+ * (packages/client, which cannot import the server) reads the same ones; test/client/cli-settings.test.ts
+ * holds the two lists equal.
+ */
+export const MCP_TOKEN_ENVS = ['MEDIAGEN_TOKEN', 'MEDIAGEN_API_TOKEN'] as const;
 
 export interface McpClientSettings {
   /** The server's MCP endpoint: `<base URL>/mcp`. */

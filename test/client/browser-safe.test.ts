@@ -3,11 +3,12 @@ import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * `mediagen/client` runs in browsers as well as Node: nothing in src/client may import a Node
+ * `mediagen/client` (@mediagen/client) runs in browsers as well as Node: nothing in packages/client/src
+ * (its command line, src/cli/, aside) may import a Node
  * module (or any package: the client has no runtime dependency) or touch a Node-only global.
  * `npm run typecheck` also compiles it with DOM types and no Node types (tsconfig.client.json).
  */
-const CLIENT = resolve(__dirname, '../../src/client');
+const CLIENT = resolve(__dirname, '../../packages/client/src');
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -27,7 +28,7 @@ function code(text: string): string {
 const NODE_GLOBALS = ['process', 'Buffer', 'require', '__dirname', '__filename', 'global', 'setImmediate', 'clearImmediate', 'module', 'exports'];
 
 describe('the typed client is browser-safe', () => {
-  const files = sources(CLIENT).filter((f) => !relative(CLIENT, f).startsWith('generated'));
+  const files = sources(CLIENT).filter((f) => !/^(generated|cli)\//.test(relative(CLIENT, f)));
 
   it('has its sources where the scan looks', () => {
     expect(files.map((f) => relative(CLIENT, f)).sort()).toEqual(expect.arrayContaining(['client.ts', 'index.ts', 'http.ts', 'sse.ts', 'watch.ts']));
@@ -40,7 +41,7 @@ describe('the typed client is browser-safe', () => {
       for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])([^'"]+)\1/g)) {
         const spec = m[2]!;
         if (!spec.startsWith('./') && !spec.startsWith('../')) bad.push(`${relative(CLIENT, file)}: ${spec}`);
-        else if (!resolve(file, '..', spec).startsWith(CLIENT)) bad.push(`${relative(CLIENT, file)}: ${spec} (outside src/client)`);
+        else if (!resolve(file, '..', spec).startsWith(CLIENT)) bad.push(`${relative(CLIENT, file)}: ${spec} (outside packages/client/src)`);
       }
     }
     expect(bad).toEqual([]);

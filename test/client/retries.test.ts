@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Mediagen, MediagenError, MediagenNetworkError } from '../../src/client/index.js';
+import { Mediagen, MediagenError, MediagenNetworkError } from '../../packages/client/src/index.js';
 import { drop, job, sendJson, startStub } from './stub.js';
 import type { Stub } from './stub.js';
 

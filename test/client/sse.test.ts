@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseParser } from '../../src/client/sse.js';
+import { SseParser } from '../../packages/client/src/sse.js';
 
 const STREAM =
   ': ping\n\n' +

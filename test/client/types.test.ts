@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { Mediagen, outputUrls } from '../../src/client/index.js';
-import type { GenerateBody, Job, ModelPath, QuoteBody, components } from '../../src/client/index.js';
+import { Mediagen, outputUrls } from '../../packages/client/src/index.js';
+import type { GenerateBody, Job, ModelPath, QuoteBody, components } from '../../packages/client/src/index.js';
 
 /**
  * The client's types come from the generated OpenAPI types: checked by `npm run typecheck` (the

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { Mediagen, MediagenError } from '../../src/client/index.js';
-import type { UsageGroup, UsageSummary } from '../../src/client/index.js';
+import { Mediagen, MediagenError } from '../../packages/client/src/index.js';
+import type { UsageGroup, UsageSummary } from '../../packages/client/src/index.js';
 import { createTestApp, generate } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';

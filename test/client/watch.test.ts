@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Mediagen, MediagenError } from '../../src/client/index.js';
-import type { Job } from '../../src/client/index.js';
+import { Mediagen, MediagenError } from '../../packages/client/src/index.js';
+import type { Job } from '../../packages/client/src/index.js';
 import { job, sendJson, startStub } from './stub.js';
 import type { Stub } from './stub.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Mediagen, MediagenError } from '../../src/client/index.js';
+import { Mediagen, MediagenError } from '../../packages/client/src/index.js';
 import { createTestApp } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';

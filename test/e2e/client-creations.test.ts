@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Mediagen, outputUrls } from '../../src/client/index.js';
+import { Mediagen, outputUrls } from '../../packages/client/src/index.js';
 import { adminJson, cleanup, startServer, tempDir } from './binary.js';
 import type { Server } from './binary.js';
 

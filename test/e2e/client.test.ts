@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Mediagen, MediagenError, isTerminal, outputUrls } from '../../src/client/index.js';
-import type { Job } from '../../src/client/index.js';
+import { Mediagen, MediagenError, isTerminal, outputUrls } from '../../packages/client/src/index.js';
+import type { Job } from '../../packages/client/src/index.js';
 import { isPng, readPngSize } from '../helpers/media.js';
 import { cleanup, startServer, tempDir } from './binary.js';
 import type { Server } from './binary.js';

@@ -6,7 +6,7 @@
 import { request } from 'node:http';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Mediagen } from '../../src/client/index.js';
+import { Mediagen } from '../../packages/client/src/index.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/backends.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';

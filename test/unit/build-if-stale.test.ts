@@ -20,7 +20,7 @@ describe('build-if-stale', () => {
 
   beforeEach(() => {
     root = mkdtempSync(join(tmpdir(), 'mediagen-stale-'));
-    for (const f of ['src/main.ts', 'src/client/generated/openapi.ts', 'scripts/client-types.ts', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json']) at(f, 1000);
+    for (const f of ['src/main.ts', 'packages/client/src/generated/openapi.ts', 'scripts/client-types.ts', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json']) at(f, 1000);
     at('dist/main.js', 2000);
   });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
@@ -30,9 +30,9 @@ describe('build-if-stale', () => {
   });
 
   it('builds when the generated client types are missing, however new dist is', () => {
-    rmSync(join(root, 'src/client/generated/openapi.ts'));
-    utimesSync(join(root, 'src/client/generated'), 1000, 1000);
-    expect(stale(root)).toBe('src/client/generated/openapi.ts is missing');
+    rmSync(join(root, 'packages/client/src/generated/openapi.ts'));
+    utimesSync(join(root, 'packages/client/src/generated'), 1000, 1000);
+    expect(stale(root)).toBe('packages/client/src/generated/openapi.ts is missing');
   });
 
   it('builds when dist is missing, or older than src, scripts, package.json or a tsconfig', () => {
@@ -41,6 +41,10 @@ describe('build-if-stale', () => {
       expect(stale(root)).toBe(`${f.split('/')[0]} changed since the last build`);
       at(f, 1000);
     }
+    // The client package's source: the server's binary runs its client commands from its build.
+    at('packages/client/src/cli/generate.ts', 3000);
+    expect(stale(root)).toBe('packages/client/src changed since the last build');
+    at('packages/client/src/cli/generate.ts', 1000);
     rmSync(join(root, 'dist'), { recursive: true });
     expect(stale(root)).toBe('dist/main.js is missing');
   });

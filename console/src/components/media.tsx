@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Job } from '../../../src/client/index.js';
+import type { Job } from '../../../packages/client/src/index.js';
 import { ErrorNote } from './ui.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { MediagenError } from '../../../src/client/index.js';
+import { MediagenError } from '../../../packages/client/src/index.js';
 import { followLink, href } from '../lib/router.js';
 
 /** Small shared pieces: links, notices, status badges, progress. Text only: nothing renders HTML. */

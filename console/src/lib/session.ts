@@ -1,7 +1,7 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import { Mediagen } from '../../../src/client/index.js';
-import type { components } from '../../../src/client/index.js';
+import { Mediagen } from '../../../packages/client/src/index.js';
+import type { components } from '../../../packages/client/src/index.js';
 import { API_BASE } from './router.js';
 
 /**

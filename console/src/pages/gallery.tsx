@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Job } from '../../../src/client/index.js';
+import type { Job } from '../../../packages/client/src/index.js';
 import { Empty, ErrorNote, Link, Loading, PageTitle } from '../components/ui.js';
 import { navigate } from '../lib/router.js';
 import { useSession } from '../lib/session.js';

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { isTerminal } from '../../../src/client/index.js';
+import { isTerminal } from '../../../packages/client/src/index.js';
 import { ConfirmButton } from '../components/confirm.js';
 import { JobOutputs, outputsOf } from '../components/media.js';
 import { Empty, ErrorNote, Link, errorText, Loading, PageTitle, ProgressBar, StatusBadge } from '../components/ui.js';

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { isTerminal } from '../../../src/client/index.js';
-import type { Model } from '../../../src/client/index.js';
+import { isTerminal } from '../../../packages/client/src/index.js';
+import type { Model } from '../../../packages/client/src/index.js';
 import { Empty, ErrorNote, Link, Loading, PageTitle, StatusBadge } from '../components/ui.js';
 import { when } from '../lib/format.js';
 import { navigate } from '../lib/router.js';

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { MediagenError } from '../../../src/client/index.js';
-import type { Job, Model, StyleTrainingRequest, components } from '../../../src/client/index.js';
+import { MediagenError } from '../../../packages/client/src/index.js';
+import type { Job, Model, StyleTrainingRequest, components } from '../../../packages/client/src/index.js';
 import { SchemaForm, controlId } from '../components/schema-form.js';
 import { Empty, ErrorNote, Loading, PageTitle, errorText } from '../components/ui.js';
 import { usd } from '../lib/format.js';

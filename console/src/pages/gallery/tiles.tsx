@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
-import type { Job } from '../../../../src/client/index.js';
+import type { Job } from '../../../../packages/client/src/index.js';
 import { ModelViewer, outputsOf } from '../../components/media.js';
 import type { Output } from '../../components/media.js';
 import { Link } from '../../components/ui.js';

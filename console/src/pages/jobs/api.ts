@@ -1,5 +1,5 @@
-import { isTerminal } from '../../../../src/client/index.js';
-import type { Job, Mediagen, RequestOptions, components } from '../../../../src/client/index.js';
+import { isTerminal } from '../../../../packages/client/src/index.js';
+import type { Job, Mediagen, RequestOptions, components } from '../../../../packages/client/src/index.js';
 
 /** GET /jobs/{id}/details: the job with its request, status history and billing. */
 export type JobDetails = components['schemas']['JobDetails'];

@@ -1,4 +1,4 @@
-import type { JobListQuery, JobStatus } from '../../../../src/client/index.js';
+import type { JobListQuery, JobStatus } from '../../../../packages/client/src/index.js';
 import { FROM_AFTER_TO, localMidnight } from '../../lib/format.js';
 
 /**

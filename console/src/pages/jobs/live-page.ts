@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { isTerminal } from '../../../../src/client/index.js';
-import type { JobListQuery, JobPage } from '../../../../src/client/index.js';
+import { isTerminal } from '../../../../packages/client/src/index.js';
+import type { JobListQuery, JobPage } from '../../../../packages/client/src/index.js';
 import { useSession } from '../../lib/session.js';
 import { afterVisible } from '../../lib/visible-timer.js';
 

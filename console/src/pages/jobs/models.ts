@@ -1,4 +1,4 @@
-import type { Mediagen, Model } from '../../../../src/client/index.js';
+import type { Mediagen, Model } from '../../../../packages/client/src/index.js';
 
 /** The catalog (GET /models), read once per signed-in client: it changes only with the server's config. */
 const catalogs = new WeakMap<Mediagen, Promise<Model[]>>();

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { MediagenError, isTerminal } from '../../../../src/client/index.js';
+import { MediagenError, isTerminal } from '../../../../packages/client/src/index.js';
 import { useSession } from '../../lib/session.js';
 import { afterVisible } from '../../lib/visible-timer.js';
 import { jobDeliveries, jobDetails } from './api.js';

@@ -1,5 +1,5 @@
 import { useMemo, useState } from 'preact/hooks';
-import type { Model } from '../../../../src/client/index.js';
+import type { Model } from '../../../../packages/client/src/index.js';
 
 /**
  * The catalog as a list to choose from: searched by name (and description), filtered by kind.

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { isTerminal } from '../../../../src/client/index.js';
-import type { Job } from '../../../../src/client/index.js';
+import { isTerminal } from '../../../../packages/client/src/index.js';
+import type { Job } from '../../../../packages/client/src/index.js';
 import { JobOutputs, outputsOf, MediaView } from '../../components/media.js';
 import { ErrorNote, Link, ProgressBar, StatusBadge } from '../../components/ui.js';
 import { elapsed } from '../../lib/format.js';

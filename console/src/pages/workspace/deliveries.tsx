@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { components } from '../../../../src/client/index.js';
+import type { components } from '../../../../packages/client/src/index.js';
 import { Empty, ErrorNote, Link, Loading } from '../../components/ui.js';
 import { when } from '../../lib/format.js';
 import { useSession } from '../../lib/session.js';

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { components } from '../../../../src/client/index.js';
+import type { components } from '../../../../packages/client/src/index.js';
 import { ConfirmButton } from '../../components/confirm.js';
 import { Empty, ErrorNote, Loading } from '../../components/ui.js';
 import { when } from '../../lib/format.js';

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { components } from '../../../../src/client/index.js';
+import type { components } from '../../../../packages/client/src/index.js';
 import { ConfirmButton } from '../../components/confirm.js';
 import { ErrorNote } from '../../components/ui.js';
 import { when } from '../../lib/format.js';

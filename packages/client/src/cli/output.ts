@@ -4,9 +4,9 @@ import { basename, extname, join, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { outputUrls } from '../client/index.js';
-import type { Job } from '../client/index.js';
-import { UsageError } from './client-exit.js';
+import { outputUrls } from '../index.js';
+import type { Job } from '../index.js';
+import { UsageError } from './exit.js';
 
 /** A job id as the server makes them; anything else is never part of a file name. */
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -73,7 +73,7 @@ export function parseValue(text: string): unknown {
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Sets `key=value` in `body`; dots in the key make nested objects (`styles` arrays take JSON). */
-export function setField(body: Record<string, unknown>, assignment: string): void {
+export function setField(body: Record<string, unknown>, assignment: string, value?: unknown): void {
   const eq = assignment.indexOf('=');
   if (eq <= 0) throw new UsageError(`--set takes key=value, got '${assignment}'`);
   const path = assignment.slice(0, eq).split('.');
@@ -87,11 +87,33 @@ export function setField(body: Record<string, unknown>, assignment: string): voi
     }
     target = target[segment] as Record<string, unknown>;
   }
-  target[path[path.length - 1]!] = parseValue(assignment.slice(eq + 1));
+  target[path[path.length - 1]!] = value === undefined ? parseValue(assignment.slice(eq + 1)) : value;
 }
 
-/** The request body: --body's JSON object (a file, or `-` for stdin), then --prompt, then each --set. */
-export async function buildBody(opts: { body?: string | undefined; prompt?: string | undefined; set?: string[] | undefined }, stdin: () => Promise<string>): Promise<Record<string, unknown>> {
+/**
+ * The file a `--set key=@FILE` names, undefined for any other value. `@@text` is the text `@text`
+ * (returned as `literal`), as curl reads `@` in a form field.
+ */
+export function fileOfAssignment(assignment: string): { file: string } | { literal: string } | undefined {
+  const value = assignment.slice(assignment.indexOf('=') + 1);
+  if (assignment.indexOf('=') <= 0 || !value.startsWith('@')) return undefined;
+  if (value.startsWith('@@')) return { literal: value.slice(1) };
+  if (value.length === 1) throw new UsageError(`--set ${assignment}: give a file after '@' (or '@@' for a text starting with '@')`);
+  return { file: value.slice(1) };
+}
+
+/** Uploads a local file (POST /assets) and gives the URL a request field takes. */
+export type Uploader = (file: string) => Promise<string>;
+
+/**
+ * The request body: --body's JSON object (a file, or `-` for stdin), then --prompt, then each --set;
+ * a `--set key=@FILE` uploads FILE through `upload` and sets the key to the asset's URL.
+ */
+export async function buildBody(
+  opts: { body?: string | undefined; prompt?: string | undefined; set?: string[] | undefined },
+  stdin: () => Promise<string>,
+  upload?: Uploader,
+): Promise<Record<string, unknown>> {
   let body: Record<string, unknown> = {};
   if (opts.body !== undefined) {
     let text: string;
@@ -110,7 +132,17 @@ export async function buildBody(opts: { body?: string | undefined; prompt?: stri
     body = parsed as Record<string, unknown>;
   }
   if (opts.prompt !== undefined) body.prompt = opts.prompt;
-  for (const assignment of opts.set ?? []) setField(body, assignment);
+  // Every assignment is checked before the first upload, so a typo costs no upload.
+  const sets = (opts.set ?? []).map((assignment) => ({ assignment, from: fileOfAssignment(assignment) }));
+  for (const { assignment } of sets) setField({}, assignment);
+  for (const { assignment, from } of sets) {
+    if (from === undefined) setField(body, assignment);
+    else if ('literal' in from) setField(body, assignment, from.literal);
+    else {
+      if (!upload) throw new UsageError(`--set ${assignment}: this command cannot upload files`);
+      setField(body, assignment, await upload(from.file));
+    }
+  }
   return body;
 }
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { clientSettings } from '../../src/config/client-settings.js';
-import { buildBody, setField } from '../../src/cli/client-output.js';
-import { progressFor } from '../../src/cli/client-progress.js';
-import type { Job } from '../../src/client/index.js';
+import { clientSettings } from '../../packages/client/src/cli/settings.js';
+import { buildBody, setField } from '../../packages/client/src/cli/output.js';
+import { progressFor } from '../../packages/client/src/cli/progress.js';
+import type { Job } from '../../packages/client/src/index.js';
 
 const job = (status: Job['status']): Job => ({ job_id: '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69', type: 'image/x', status, created_at: '2026-11-22T12:00:00.000000Z' });
 

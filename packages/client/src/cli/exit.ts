@@ -1,6 +1,6 @@
-import { ConfigError } from '../config/config.js';
-import { MediagenError, MediagenNetworkError } from '../client/index.js';
-import type { Job } from '../client/index.js';
+import { SettingsError } from './settings.js';
+import { MediagenError, MediagenNetworkError } from '../index.js';
+import type { Job } from '../index.js';
 
 /**
  * The exit status of the client commands (`mediagen generate|jobs|assets|models|usage`): what
@@ -37,6 +37,11 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/** A refusal the command line words itself (exit status 5), such as an unknown model with a suggestion. */
+export class Refusal extends Error {
+  override readonly name = 'Refusal';
+}
+
 /** Outputs that could not be downloaded or saved. */
 export class DownloadError extends Error {
   override readonly name = 'DownloadError';
@@ -64,8 +69,9 @@ export function describeError(err: unknown): { line: string; code: number } | un
     const code = err.status >= 400 && err.status < 500 ? EXIT.refused : EXIT.error;
     return { line: `${err.message}${wait} (HTTP ${err.status}${id})`, code };
   }
+  if (err instanceof Refusal) return { line: err.message, code: EXIT.refused };
   if (err instanceof MediagenNetworkError || err instanceof DownloadError) return { line: err.message, code: EXIT.error };
-  if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string } | undefined)?.code?.startsWith('ERR_PARSE_ARGS')) {
+  if (err instanceof UsageError || err instanceof SettingsError || (err as { code?: string } | undefined)?.code?.startsWith('ERR_PARSE_ARGS')) {
     return { line: (err as Error).message.trim().replace(/\s*\n\s*/g, ' '), code: EXIT.usage };
   }
   return undefined;

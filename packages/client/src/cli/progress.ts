@@ -1,5 +1,5 @@
-import type { Job } from '../client/index.js';
-import { isTerminal } from '../client/index.js';
+import type { Job } from '../index.js';
+import { isTerminal } from '../index.js';
 
 /**
  * A waited-for job's progress on stderr (stdout stays for the result): on a terminal, one status

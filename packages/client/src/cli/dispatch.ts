@@ -1,21 +1,23 @@
 /**
  * The client commands of the `mediagen` binary: `generate`, `jobs`, `assets`, `models`, `usage`.
- * They talk to a running server over HTTP through the typed client (src/client), never to a store.
+ * They talk to a running server over HTTP through the typed client (this package), never to a store. The server's `mediagen`
+ * binary runs them from here too (src/main.ts).
  */
-import { CLIENT_TOKEN_ENVS, CLIENT_URL_ENV } from '../config/client-settings.js';
-import { EXIT, EXIT_HELP, UsageError, describeError } from './client-exit.js';
-import { JOBS_ID_HELP, JOBS_LIST_HELP, assetsCommand, jobsById, jobsList, modelsCommand, usageCommand } from './client-commands.js';
-import { processContext } from './client-context.js';
-import type { ClientContext } from './client-context.js';
-import { WAIT_HELP, generateCommand, waitCommand } from './client-generate.js';
+import { CLIENT_TOKEN_ENVS, CLIENT_URL_ENV } from './settings.js';
+import { EXIT_HELP, UsageError, describeError } from './exit.js';
+import { JOBS_ID_HELP, JOBS_LIST_HELP, assetsCommand, jobsById, jobsList, usageCommand } from './commands.js';
+import { help, processContext } from './context.js';
+import { modelsCommand } from './models.js';
+import type { ClientContext } from './context.js';
+import { WAIT_HELP, generateCommand, waitCommand } from './generate.js';
 
 export const CLIENT_COMMANDS = ['generate', 'jobs', 'assets', 'models', 'usage'] as const;
 
 export const CLIENT_HELP = `Client commands (talk to a running server; docs/clients.md):
-  mediagen generate MODEL --prompt TEXT [--set KEY=VALUE]... [--wait] [--out DIR] [--json]
+  mediagen generate MODEL --prompt TEXT [--set KEY=VALUE|KEY=@FILE]... [--wait] [--out DIR] [--json]
   mediagen jobs list [--status S] [--all]   mediagen jobs get|cancel|delete|wait ID
   mediagen assets upload FILE [--description TEXT]
-  mediagen models                           mediagen usage [--start T] [--end T]
+  mediagen models [show MODEL]              mediagen usage [--start T] [--end T]
 Each takes --url URL (env ${CLIENT_URL_ENV}) and --token TOKEN (env ${CLIENT_TOKEN_ENVS[0]}, or
 ${CLIENT_TOKEN_ENVS[1]}; prefer the variable: a flag shows in the process list), --json and --help.
 ${EXIT_HELP}`;
@@ -34,8 +36,7 @@ async function jobsCommand(ctx: ClientContext, argv: string[]): Promise<number> 
     case undefined:
     case '-h':
     case '--help':
-      ctx.stdout.write(`${JOBS_LIST_HELP}\n${JOBS_ID_HELP}\n${WAIT_HELP}`);
-      return EXIT.ok;
+      return help(ctx, `${JOBS_LIST_HELP}\n${JOBS_ID_HELP}\n${WAIT_HELP}`);
     default:
       throw new UsageError(`unknown jobs command '${sub}'; the commands are: list, get, cancel, delete, wait`);
   }

@@ -4,8 +4,8 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { downloadOutputs } from '../../src/cli/client-output.js';
-import type { Job } from '../../src/client/index.js';
+import { downloadOutputs } from '../../packages/client/src/cli/output.js';
+import type { Job } from '../../packages/client/src/index.js';
 
 const ID = '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69';
 const completed = (jobId: string, urls: string[]): Job => ({ job_id: jobId, type: 'image/x', status: 'completed', created_at: '2026-11-22T12:00:00.000000Z', result: { urls } }) as Job;

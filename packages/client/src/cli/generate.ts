@@ -1,10 +1,13 @@
 import { parseArgs } from 'node:util';
-import { MediagenError, isTerminal, outputUrls } from '../client/index.js';
-import type { Job, Mediagen } from '../client/index.js';
-import { DownloadError, EXIT, UsageError, exitForJob } from './client-exit.js';
-import { buildBody, downloadOutputs, readStdin } from './client-output.js';
-import { progressFor, seconds } from './client-progress.js';
-import type { ClientContext } from './client-context.js';
+import { MediagenError, isTerminal, outputUrls } from '../index.js';
+import type { Job, Mediagen } from '../index.js';
+import { DownloadError, EXIT, UsageError, exitForJob } from './exit.js';
+import { buildBody, downloadOutputs, readStdin } from './output.js';
+import { progressFor, seconds } from './progress.js';
+import { help } from './context.js';
+import type { ClientContext } from './context.js';
+import { unknownModel } from './suggest.js';
+import { uploadFile } from './upload.js';
 
 export const CONNECTION_OPTIONS = {
   url: { type: 'string' },
@@ -30,6 +33,8 @@ Body:
   --prompt TEXT          the body's prompt
   --set KEY=VALUE        a body field; VALUE is read as JSON when it parses (42, true, [..], {..}),
                          else taken as text; dots in KEY make nested objects (a.b=1). Repeatable.
+  --set KEY=@FILE        uploads the local FILE as an asset (POST /assets) and sends its URL
+                         (e.g. --set image_url=@photo.png); '@@' starts a text with '@'.
   --body FILE            the body from a JSON file ('-': stdin); --prompt and --set go on top
 Options:
   --wait                 wait for the job to end (completed, failed or cancelled)
@@ -133,27 +138,29 @@ export async function generateCommand(ctx: ClientContext, argv: string[]): Promi
     strict: true,
     allowPositionals: true,
   });
-  if (values.help) {
-    ctx.stdout.write(GENERATE_HELP);
-    return EXIT.ok;
-  }
+  if (values.help) return help(ctx, GENERATE_HELP);
   const [model, ...extra] = positionals;
   if (!model) throw new UsageError("give the model: mediagen generate MODEL ... (list them with 'mediagen models')");
   if (extra.length) throw new UsageError(`unexpected argument '${extra[0]}'; quote a prompt with spaces: --prompt "..."`);
   const timeout = timeoutOf(values.timeout);
   const wait = values.wait || values.out !== undefined || timeout !== undefined;
-  const body = await buildBody(values, readStdin);
   const client = ctx.client(values, true);
+  const body = await buildBody(values, readStdin, async (file) => (await uploadFile(client, file)).image_url);
   const opts = {
     ...(values['webhook-url'] !== undefined ? { webhookUrl: values['webhook-url'] } : {}),
     ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] } : {}),
   };
-  if (!wait) {
-    const job = await client.generate(model, body, opts);
-    ctx.stdout.write(values.json ? `${JSON.stringify(job, null, 2)}\n` : `${job.job_id}\n`);
-    return EXIT.ok;
+  try {
+    if (!wait) {
+      const job = await client.generate(model, body, opts);
+      ctx.stdout.write(values.json ? `${JSON.stringify(job, null, 2)}\n` : `${job.job_id}\n`);
+      return EXIT.ok;
+    }
+    return await waitWithProgress(ctx, values, (onUpdate, signal) => client.generate(model, body, { ...opts, wait: timeout ?? true, onUpdate, signal }));
+  } catch (err) {
+    // A 404 here is the POST's (a 404 once the job is known ends the wait as deleted): no such model.
+    throw await unknownModel(err, client, model, 'mediagen generate {} ...');
   }
-  return waitWithProgress(ctx, values, (onUpdate, signal) => client.generate(model, body, { ...opts, wait: timeout ?? true, onUpdate, signal }));
 }
 
 export const WAIT_HELP = `Usage: mediagen jobs wait ID [--timeout SECONDS] [--out DIR] [--json] [-q]
@@ -163,10 +170,7 @@ Follows a job to its end as 'mediagen generate --wait' does (same output and exi
 
 export async function waitCommand(ctx: ClientContext, argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: { ...CONNECTION_OPTIONS, ...WAIT_OPTIONS }, strict: true, allowPositionals: true });
-  if (values.help) {
-    ctx.stdout.write(WAIT_HELP);
-    return EXIT.ok;
-  }
+  if (values.help) return help(ctx, WAIT_HELP);
   const id = onlyId(positionals, 'jobs wait');
   const timeout = timeoutOf(values.timeout);
   const client: Mediagen = ctx.client(values, true);

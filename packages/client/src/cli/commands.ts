@@ -1,10 +1,10 @@
-import { openAsBlob } from 'node:fs';
-import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Job } from '../client/index.js';
-import { EXIT, UsageError } from './client-exit.js';
-import { CONNECTION_OPTIONS, onlyId } from './client-generate.js';
-import type { ClientContext } from './client-context.js';
+import type { Job } from '../index.js';
+import { EXIT, UsageError } from './exit.js';
+import { CONNECTION_OPTIONS, onlyId } from './generate.js';
+import { help } from './context.js';
+import type { ClientContext } from './context.js';
+import { uploadFile } from './upload.js';
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 const jobLine = (j: Job) => `${j.job_id}  ${j.status.padEnd(21)}  ${j.created_at}  ${j.type}\n`;
@@ -85,7 +85,8 @@ export async function jobsById(ctx: ClientContext, action: 'get' | 'cancel' | 'd
 export const ASSETS_HELP = `Usage: mediagen assets upload FILE [--description TEXT] [--json]
 
 Uploads FILE (an image, video, audio file or GLB model) as an asset and prints its id and URL:
-give the URL in any URL field of a request (e.g. --set image_url=URL).
+give the URL in any URL field of a request (e.g. --set image_url=URL), or let generate upload it:
+--set image_url=@FILE.
 `;
 
 export async function assetsCommand(ctx: ClientContext, argv: string[]): Promise<number> {
@@ -97,30 +98,8 @@ export async function assetsCommand(ctx: ClientContext, argv: string[]): Promise
   if (positionals.length !== 1) throw new UsageError(`mediagen assets upload takes one FILE, got ${positionals.length}`);
   const file = positionals[0]!;
   const client = ctx.client(values, true);
-  let blob: Blob;
-  try {
-    blob = await openAsBlob(file);
-  } catch (err) {
-    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  const asset = await client.assets.upload(blob, { filename: basename(file), ...(values.description !== undefined ? { description: values.description } : {}) });
+  const asset = await uploadFile(client, file, values.description);
   ctx.stdout.write(values.json ? json(asset) : `${asset.id}  ${asset.image_url}\n`);
-  return EXIT.ok;
-}
-
-export const MODELS_HELP = `Usage: mediagen models [--json]
-
-Lists the server's models: path, kind, and whether it takes requests (retired ones answer 410).
-Needs no token.
-`;
-
-export async function modelsCommand(ctx: ClientContext, argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: CONNECTION_OPTIONS, strict: true, allowPositionals: true });
-  if (values.help) return help(ctx, MODELS_HELP);
-  noPositionals(positionals, 'models');
-  const models = await ctx.client(values, false).models.list();
-  if (values.json) ctx.stdout.write(json(models));
-  else for (const m of models) ctx.stdout.write(`${m.id.padEnd(44)}  ${m.kind.padEnd(5)}  ${m.available ? 'available' : 'retired'}\n`);
   return EXIT.ok;
 }
 
@@ -146,10 +125,5 @@ export async function usageCommand(ctx: ClientContext, argv: string[]): Promise<
   const total = (micros / 1_000_000).toFixed(6);
   if (values.json) ctx.stdout.write(json({ items, total_usd: total }));
   else ctx.stdout.write(`total ${total} USD for ${items.length} job${items.length === 1 ? '' : 's'}\n`);
-  return EXIT.ok;
-}
-
-function help(ctx: ClientContext, text: string): number {
-  ctx.stdout.write(text);
   return EXIT.ok;
 }

@@ -1,9 +1,9 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Mediagen } from '../../src/client/index.js';
-import { EXIT } from '../../src/cli/client-exit.js';
-import { generateCommand } from '../../src/cli/client-generate.js';
-import type { ClientContext } from '../../src/cli/client-context.js';
+import { Mediagen } from '../../packages/client/src/index.js';
+import { EXIT } from '../../packages/client/src/cli/exit.js';
+import { generateCommand } from '../../packages/client/src/cli/generate.js';
+import type { ClientContext } from '../../packages/client/src/cli/context.js';
 import { startStub } from '../client/stub.js';
 import type { Stub } from '../client/stub.js';
 
