@@ -43,6 +43,8 @@ export interface RuntimeOverrides {
   readonly runPolicy?: Partial<RunPolicy>;
   /** The job waiters' settings (tests: a small stream cap, another heartbeat). */
   readonly waits?: Partial<JobWaitOptions>;
+  /** Where a request without a seed gets one (default Math.random). */
+  readonly random?: () => number;
 }
 
 export interface HttpOptions {
@@ -127,6 +129,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     waits: { pollMs: config.pollIntervalMs, ...overrides.waits },
     idempotencyKeyHours: config.idempotencyKeyHours,
     createBatching: config.createBatching,
+    ...(overrides.random ? { random: overrides.random } : {}),
     mediaTools: async () => {
       const t = await mediaTools();
       return { ffmpeg: media.toolDetail(t.ffmpeg), ffprobe: media.toolDetail(t.ffprobe) };

@@ -64,7 +64,7 @@ function name(raw: string | undefined, flag: string): string | undefined {
 
 /**
  * `mediagen remote-worker`'s settings: flags first, then the environment (MEDIAGEN_URL,
- * MEDIAGEN_WORKER_TOKEN, and the shared MEDIAGEN_* settings); no config file. The token is better
+ * MEDIAGEN_WORKER_TOKEN, and the shared MEDIAGEN_* settings); a config file only with --config. The token is better
  * given by environment: a flag shows in the process list.
  */
 export function remoteWorkerSettings(flags: RemoteWorkerFlags, env: Readonly<Record<string, string | undefined>> = process.env): RemoteWorkerSettings {

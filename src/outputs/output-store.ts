@@ -17,6 +17,18 @@ const KEY_RE = /^[A-Za-z0-9_-]{32}$/;
 /** Plain file names only: no separator and no leading dot, so a name never leaves its key's place. */
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
+/**
+ * The one naming rule for a job's output files (docs/decisions.md, "Output file names"): the stem
+ * of output `index` (from 0) of the `count` files a job keeps under `base` (`output`, or a role:
+ * `model`, `preview`), to which the file's extension is added. A job's only file of a base is
+ * `output.png`; of several, they are numbered in the order the result lists them, from 1:
+ * `output-1.png`, `output-2.png`. Every engine (local, gateway, ComfyUI, command, and so a
+ * remote worker running them) names its files by it.
+ */
+export function outputStem(base: string, index: number, count: number): string {
+  return count === 1 ? base : `${base}-${index + 1}`;
+}
+
 /** A fresh output key: the only secret in an output's URL. */
 export function newOutputKey(): string {
   return randomBytes(KEY_BYTES).toString('base64url');

@@ -36,6 +36,7 @@ import { QuoteService } from './catalog/quotes.js';
 import { WorkspaceService } from './identity/workspace.js';
 import { noMeter } from './common/meter.js';
 import type { Meter } from './common/meter.js';
+import type { RandomSource } from '../models/random-seed.js';
 
 export interface Services {
   readonly identity: IdentityService;
@@ -102,6 +103,8 @@ export interface ServiceOptions {
   readonly createBatching?: CreateBatching;
   /** The ffmpeg and ffprobe in use, for /readyz; absent: not reported. */
   readonly mediaTools?: MediaToolsDetail;
+  /** Where a request without a seed gets one (tests inject theirs); default Math.random. */
+  readonly random?: RandomSource;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -123,7 +126,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     tokens: new TokenService(identity),
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks, meter),
     jobDetails: new JobDetailsService(store),
-    generation: new GenerationService(store, requests, billing, admission),
+    generation: new GenerationService(store, requests, billing, admission, opts.random),
     models: new ModelService(catalog, opts.prices, clock),
     quotes: new QuoteService(requests, billing),
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog, meter),

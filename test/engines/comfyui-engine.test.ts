@@ -65,8 +65,8 @@ describe('ComfyUI engine', () => {
     expect(ctx.saved[0]).toMatchObject({ engine: 'comfyui:gpu', id: sent.prompt_id, state: { promptId: sent.prompt_id, clientId: sent.client_id } });
     expect(ctx.stages.map((s) => s.stage)).toEqual(['processing', 'sampling']);
     expect(ctx.fractions).toEqual([0.25, 0.5, 0.75, 1]);
-    expect(outputs).toEqual([{ name: 'output-1.png', contentType: 'image/png' }]);
-    const meta = await sharp(join(ctx.outDir, 'output-1.png')).metadata();
+    expect(outputs).toEqual([{ name: 'output.png', contentType: 'image/png' }]);
+    const meta = await sharp(join(ctx.outDir, 'output.png')).metadata();
     expect([meta.format, meta.width, meta.height]).toEqual(['png', 64, 48]);
   });
 
@@ -99,7 +99,7 @@ describe('ComfyUI engine', () => {
     await until(() => comfy.running !== undefined && ctx.fractions.length > 0);
     comfy.dropSockets();
     comfy.release();
-    expect((await run).map((o) => o.name)).toEqual(['output-1.png']);
+    expect((await run).map((o) => o.name)).toEqual(['output.png']);
   });
 
   for (const mode of ['mint', 'duplicates'] as const) {
@@ -121,7 +121,7 @@ describe('ComfyUI engine', () => {
       const resumed = engine.run(job({ prompt: 'x' }), second);
       await new Promise((r) => setTimeout(r, 50));
       comfy.release();
-      expect((await resumed).map((o) => o.name)).toEqual(['output-1.png']);
+      expect((await resumed).map((o) => o.name)).toEqual(['output.png']);
       expect(comfy.prompts).toHaveLength(1);
       expect([...comfy.history.keys()]).toEqual([queuedId]);
     });
@@ -131,7 +131,7 @@ describe('ComfyUI engine', () => {
     it(`a POST /prompt whose answer was lost is looked for before posting again, never queued twice (prompt_id ${mode})`, async () => {
       const comfy = await fake({ websocket: true, promptIds: mode, loseAnswers: 1 });
       const ctx = comfyContext(await dirs.make());
-      expect((await comfyEngine(comfy.baseUrl, textToImage).run(job({ prompt: 'x' }), ctx)).map((o) => o.name)).toEqual(['output-1.png']);
+      expect((await comfyEngine(comfy.baseUrl, textToImage).run(job({ prompt: 'x' }), ctx)).map((o) => o.name)).toEqual(['output.png']);
       expect(comfy.prompts).toHaveLength(1);
       expect(comfy.history.size).toBe(1);
       expect(ctx.saved.at(-1)!.id).toBe([...comfy.history.keys()][0]);

@@ -177,8 +177,8 @@ describe.runIf(COMFYUI_URL)('ComfyUI engine against a real ComfyUI at COMFYUI_UR
   it(`runs EmptyImage -> SaveImage: the PNG as output, processing from the socket, ComfyUI ${OLD ? 'minted its own' : 'kept our'} prompt id`, async () => {
     const ctx = await context();
     const outputs = await engine(empty).run(job({ width: 72, height: 40, color: 0xcc3366 }), ctx);
-    expect(outputs).toEqual([{ name: 'output-1.png', contentType: 'image/png' }]);
-    const meta = await sharp(join(ctx.outDir, 'output-1.png')).metadata();
+    expect(outputs).toEqual([{ name: 'output.png', contentType: 'image/png' }]);
+    const meta = await sharp(join(ctx.outDir, 'output.png')).metadata();
     expect([meta.format, meta.width, meta.height]).toEqual(['png', 72, 40]);
     expect(ctx.stages.map((s) => s.stage)).toContain('processing');
     expect(ctx.saved.at(-1)!.state).toMatchObject(OLD ? { minted: true } : { kept: true });
@@ -189,7 +189,7 @@ describe.runIf(COMFYUI_URL)('ComfyUI engine against a real ComfyUI at COMFYUI_UR
     const ctx = await context({ 'https://cdn.example/in.png': png });
     const outputs = await engine(scaled).run(job({ image_url: 'https://cdn.example/in.png', width: 20, height: 16 }), ctx);
     expect(outputs).toHaveLength(1);
-    const out = sharp(join(ctx.outDir, 'output-1.png'));
+    const out = sharp(join(ctx.outDir, 'output.png'));
     expect([(await out.metadata()).width, (await out.metadata()).height]).toEqual([20, 16]);
     const { data } = await out.raw().toBuffer({ resolveWithObject: true });
     expect([data[0], data[1], data[2]]).toEqual([255, 0, 0]);

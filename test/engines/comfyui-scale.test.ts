@@ -119,7 +119,7 @@ describe('ComfyUI engine with a web-UI-sized queue and history', { timeout: 60_0
     comfy.addWebUiPrompts(WEB_UI_QUEUE, 'pending');
     await until(() => comfy.requests.filter((r) => r === 'GET /queue').length >= 2);
     comfy.run();
-    expect((await run).map((o) => o.name)).toEqual(['output-1.png']);
+    expect((await run).map((o) => o.name)).toEqual(['output.png']);
     expect(comfy.pending).toHaveLength(WEB_UI_QUEUE);
   });
 
@@ -129,7 +129,7 @@ describe('ComfyUI engine with a web-UI-sized queue and history', { timeout: 60_0
     // The first run stored its ids, then died before its POST /prompt.
     const store: UpstreamState[] = [{ engine: 'comfyui:gpu', id: 'b7a0f7e4-5f7e-4f61-9d6c-1f0f2f4b8a11', state: { promptId: 'b7a0f7e4-5f7e-4f61-9d6c-1f0f2f4b8a11', clientId: '0d3c1b1e-9a0e-4c3f-8e55-0b6a7f7e2c42' } }];
     const ctx = comfyContext(await dirs.make(), {}, store);
-    expect((await comfyEngine(comfy.baseUrl, textToImage).run(job, ctx)).map((o) => o.name)).toEqual(['output-1.png']);
+    expect((await comfyEngine(comfy.baseUrl, textToImage).run(job, ctx)).map((o) => o.name)).toEqual(['output.png']);
     expect(comfy.requests).toContain(`GET /history?max_items=${WEB_UI_HISTORY}`);
     expect(comfy.prompts).toHaveLength(1);
     expect(comfy.prompts[0]!.prompt_id).toBe('b7a0f7e4-5f7e-4f61-9d6c-1f0f2f4b8a11');
@@ -146,7 +146,7 @@ describe('ComfyUI engine with a web-UI-sized queue and history', { timeout: 60_0
     // As if the run had stopped before storing the id ComfyUI minted.
     const store: UpstreamState[] = [first.saved[0]!];
     const second = comfyContext(await dirs.make(), {}, store);
-    expect((await comfyEngine(comfy.baseUrl, textToImage).run(job, second)).map((o) => o.name)).toEqual(['output-1.png']);
+    expect((await comfyEngine(comfy.baseUrl, textToImage).run(job, second)).map((o) => o.name)).toEqual(['output.png']);
     expect(comfy.prompts).toHaveLength(1);
     expect(store.at(-1)).toMatchObject({ id: minted, state: { minted: true } });
   });
@@ -200,7 +200,7 @@ describe('ComfyUI before 2024-01-11 (history entries without status)', () => {
   it('a prompt that succeeded completes, with and without the socket', async () => {
     for (const websocket of [true, false]) {
       const comfy = await fake({ websocket, statusless: true, socketDelayMs: 50 });
-      expect((await comfyEngine(comfy.baseUrl, textToImage).run(job, comfyContext(await dirs.make()))).map((o) => o.name)).toEqual(['output-1.png']);
+      expect((await comfyEngine(comfy.baseUrl, textToImage).run(job, comfyContext(await dirs.make()))).map((o) => o.name)).toEqual(['output.png']);
     }
   });
 });

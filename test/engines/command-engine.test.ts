@@ -60,8 +60,8 @@ describe('command engine: a job through a long-running process', () => {
     expect(preview.preview).toEqual({ name: 'preview.png', contentType: 'image/png' });
     expect(preview.previewHead!.subarray(1, 4).toString()).toBe('PNG');
     expect(ctx.fractions).toEqual([0.1, 0.5, 0.9]);
-    expect(outputs).toEqual([{ name: 'output-1.png', contentType: 'image/png' }]);
-    expect(pngSize(await readFile(join(ctx.outDir, 'output-1.png')))).toEqual({ width: 5, height: 3 });
+    expect(outputs).toEqual([{ name: 'output.png', contentType: 'image/png' }]);
+    expect(pngSize(await readFile(join(ctx.outDir, 'output.png')))).toEqual({ width: 5, height: 3 });
     // Its other stdout lines and its stderr are logged with the job; the input never is.
     const job = log.lines.filter((l) => l.obj.jobId !== undefined);
     expect(job.some((l) => l.obj.stdout === "this line is not the protocol's")).toBe(true);
@@ -190,6 +190,18 @@ describe('command engine: outputs are checked', () => {
       expect((await readdir(ctx.outDir)).filter((n) => n.startsWith('output-'))).toEqual([]);
     });
   }
+
+  it('names one output output.png and several output-1.png, output-2.png in their order, a file with a role by its role (the one naming rule)', async () => {
+    const { outputs, ctx } = await run(engine(), { act: 'several' });
+    expect(outputs).toEqual([
+      { name: 'output-1.png', contentType: 'image/png' },
+      { name: 'preview.png', contentType: 'image/png', role: 'preview' },
+      { name: 'output-2.png', contentType: 'image/png' },
+    ]);
+    expect(pngSize(await readFile(join(ctx.outDir, 'output-1.png')))).toEqual({ width: 2, height: 2 });
+    expect(pngSize(await readFile(join(ctx.outDir, 'output-2.png')))).toEqual({ width: 3, height: 2 });
+    expect(pngSize(await readFile(join(ctx.outDir, 'preview.png')))).toEqual({ width: 3, height: 3 });
+  });
 
   it('refuses a preview outside the output directory, stopping the job in its process, which stays', async () => {
     const e = engine({ cancel_grace_ms: 5000 });

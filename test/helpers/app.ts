@@ -120,6 +120,8 @@ export async function createTestApp(
     metrics?: { port?: number; token?: string };
     /** `idempotency_key_hours` (default 24). */
     idempotencyKeyHours?: number;
+    /** Where a request without a seed gets one (default Math.random). */
+    random?: () => number;
   } = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mediagen-test-'));
@@ -164,6 +166,7 @@ export async function createTestApp(
     outputs,
     ...(opts.runPolicy ? { runPolicy: opts.runPolicy } : {}),
     ...(opts.waits ? { waits: opts.waits } : {}),
+    ...(opts.random ? { random: opts.random } : {}),
   });
   const { services } = runtime;
   const app = await runtime.buildHttp({

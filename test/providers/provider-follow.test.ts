@@ -99,7 +99,7 @@ describe('the provider engine following a job', () => {
       return from !== undefined && clock.nowMs() < from + 30_000;
     };
     const outputs = await engine.run({ id: 'job-outage', model: MODEL, request: { prompt: 'a fox' } }, ctx);
-    expect(outputs).toEqual([{ name: 'output-1.png', contentType: 'image/png' }]);
+    expect(outputs).toEqual([{ name: 'output.png', contentType: 'image/png' }]);
     expect(rep.submissions() - before).toBe(1);
     expect(clock.nowMs() - from!).toBeGreaterThanOrEqual(30_000);
     expect(ctx.saved.at(-1)!.state).toMatchObject({ status: 'succeeded' });

@@ -79,7 +79,7 @@ describe.each(backends)('provider runs: $name', (backend) => {
     expect(sent.body).toEqual({ model: 'gpt-image-1', prompt: 'photo: a red fox', size: '1024x1024', n: 1 });
     expect(oai.submissions - before).toBe(1);
     const url = (job.result as { urls: string[] }).urls[0]!;
-    expect(url).toMatch(/^http:\/\/mediagen\.test\/outputs\/[^/]+\/output-1\.png$/);
+    expect(url).toMatch(/^http:\/\/mediagen\.test\/outputs\/[^/]+\/output\.png$/);
     const file = await t.app.inject({ method: 'GET', url: new URL(url).pathname });
     expect(file.statusCode).toBe(200);
     expect(file.rawPayload.subarray(0, 4)).toEqual(PNG_MAGIC);

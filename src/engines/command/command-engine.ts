@@ -3,6 +3,7 @@ import { basename, join } from 'node:path';
 import type { Clock } from '../../lib/clock.js';
 import type { Log } from '../../lib/log.js';
 import { urlInputsOf } from '../../models/private-urls.js';
+import { outputStem } from '../../outputs/output-store.js';
 import { EngineError, JOB_ERROR_CODES, RunStopped } from '../engine.js';
 import type { BindableEngine, EngineContext, EngineJob, JobErrorCode, OutputFile } from '../engine.js';
 import { fillTemplate } from '../upstream/upstream-template.js';
@@ -160,11 +161,18 @@ export class CommandEngine implements BindableEngine {
 
   async #outputs(reported: readonly { path: string; role?: string }[], outDir: string, rules: OutputRules): Promise<OutputFile[]> {
     const files: OutputFile[] = [];
+    // Named by role (`model`, `preview`; plain outputs `output`), numbered only among several of one role.
+    const bases = reported.map((out) => (Object.hasOwn(ROLES, out.role ?? 'output') ? (out.role ?? 'output') : undefined));
+    const nth = new Map<string, number>();
     for (const [i, out] of reported.entries()) {
       const role = ROLES[out.role ?? 'output'];
-      if (role === undefined) throw new EngineError('engine_failed', 'the command reported an output with an unknown role', { detail: `output ${i + 1}: role ${JSON.stringify(out.role)}` });
+      const base = bases[i];
+      if (role === undefined || base === undefined) throw new EngineError('engine_failed', 'the command reported an output with an unknown role', { detail: `output ${i + 1}: role ${JSON.stringify(out.role)}` });
       const allowed = role === 'preview' ? ['image/*', ...rules.allowed] : rules.allowed;
-      const file = await takeOutput(out.path, join(outDir, `output-${i + 1}`), { ...rules, allowed }, `output ${i + 1}`);
+      const index = nth.get(base) ?? 0;
+      nth.set(base, index + 1);
+      const stem = outputStem(base, index, bases.filter((b) => b === base).length);
+      const file = await takeOutput(out.path, join(outDir, stem), { ...rules, allowed }, `output ${i + 1}`);
       files.push({ name: basename(file.path), contentType: file.contentType, ...(role ? { role } : {}) });
     }
     return files;

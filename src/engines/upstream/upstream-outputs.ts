@@ -5,7 +5,7 @@ import { parseRetryAfter } from '../../lib/backoff.js';
 import type { Clock } from '../../lib/clock.js';
 import { DataUriError, decodeDataUri, formatBytes } from '../../lib/data-uri.js';
 import { FetchError, fetchInput } from '../../lib/safe-fetch.js';
-import { contentTypeOf } from '../../outputs/output-store.js';
+import { contentTypeOf, outputStem } from '../../outputs/output-store.js';
 import type { OutputFile } from '../engine.js';
 import { sniffAsset } from '../media/media-types.js';
 import { UpstreamError } from './upstream-error.js';
@@ -86,20 +86,21 @@ async function bytesOf(value: string, i: number, fetch: OutputFetch): Promise<Bu
  * Keeps an upstream's output files, the main output first, whatever the upstream (a provider's
  * URLs, ComfyUI's `/view` files): at most MAX_UPSTREAM_OUTPUTS, each read by `read`, judged by its
  * bytes against `allowed` (the model's media types) and written into `outDir` as
- * `output-<n>.<ext>`. A file of another type fails the run: no file of it is kept, and the client
+ * `output.<ext>`, or `output-<n>.<ext>` when there are several (outputStem). A file of another type fails the run: no file of it is kept, and the client
  * is not billed. `none` says what was missing when there is no file at all.
  */
 export async function keepUpstreamOutputs<T>(sources: readonly T[], read: (source: T, index: number) => Promise<Buffer>, outDir: string, allowed: readonly string[], none: string): Promise<OutputFile[]> {
   if (sources.length === 0) throw new UpstreamError('malformed', none);
   const files: OutputFile[] = [];
-  for (const [i, source] of sources.slice(0, MAX_UPSTREAM_OUTPUTS).entries()) {
+  const kept = sources.slice(0, MAX_UPSTREAM_OUTPUTS);
+  for (const [i, source] of kept.entries()) {
     const bytes = await read(source, i);
     const sniffed = sniffAsset(bytes);
     const type = sniffed.ok ? contentTypeOf(`f.${sniffed.type}`) : undefined;
     if (!sniffed.ok || !type || !allowed.includes(type)) {
       throw new UpstreamError('malformed', `output ${i + 1} is ${sniffed.ok ? type : sniffed.what}, not one of ${allowed.join(', ')}`);
     }
-    const name = `output-${i + 1}.${sniffed.type}`;
+    const name = `${outputStem('output', i, kept.length)}.${sniffed.type}`;
     await writeFile(join(outDir, name), bytes);
     files.push({ name, contentType: type });
   }

@@ -1,4 +1,6 @@
 import type { CatalogEntry } from '../../models/catalog.js';
+import { withRandomSeed } from '../../models/random-seed.js';
+import type { RandomSource } from '../../models/random-seed.js';
 import type { Store } from '../../store/store.js';
 import type { BillingService } from '../billing/billing.js';
 import type { AuthContext } from '../identity/identity.js';
@@ -44,10 +46,15 @@ export class GenerationService {
   readonly #requests: ModelRequests;
   readonly #billing: BillingService;
   readonly #admission: JobAdmission;
+  readonly #random: RandomSource;
 
-  /** `admission`: the services' one, shared with node-app execution, so their creates share batches. */
-  constructor(store: Store, requests: ModelRequests, billing: BillingService, admission: JobAdmission) {
+  /**
+   * `admission`: the services' one, shared with node-app execution, so their creates share batches.
+   * `random`: where a request without a seed gets its seed (models/random-seed.ts).
+   */
+  constructor(store: Store, requests: ModelRequests, billing: BillingService, admission: JobAdmission, random: RandomSource = Math.random) {
     this.#store = store;
+    this.#random = random;
     this.#requests = requests;
     this.#billing = billing;
     this.#admission = admission;
@@ -71,10 +78,13 @@ export class GenerationService {
       { bodies: [{ schema: entry.request, body }], webhookUrl, zeroDataRetention: { asked: zeroDataRetention, offered: entry.zeroDataRetention === true, by: entry.path } },
       policy,
     );
+    // The key's fingerprint covers the body as sent (with defaults), not the drawn seed: a retry
+    // replays the first job, seed and all.
+    const request = withRandomSeed(entry.request, body, this.#random);
     const job = {
       type: entry.path,
-      request: body,
-      price: this.#billing.priceOf(entry.path, body),
+      request,
+      price: this.#billing.priceOf(entry.path, request),
       webhookUrl,
       zeroDataRetention,
       assets,
