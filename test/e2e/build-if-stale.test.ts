@@ -25,10 +25,12 @@ if (process.env.FAIL_BUILD) { console.error('the build failed'); process.exit(2)
 const source = readFileSync('src/a.ts', 'utf8');
 const chunk = 'c-' + createHash('sha256').update(source).digest('hex').slice(0, 8) + '.js';
 mkdirSync('dist/bin/chunks', { recursive: true });
-mkdirSync('src/client/generated', { recursive: true });
+mkdirSync('packages/client/src/generated', { recursive: true });
+mkdirSync('packages/client/dist', { recursive: true });
 writeFileSync('dist/bin/chunks/' + chunk, source);
+writeFileSync('packages/client/dist/index.js', '// client built in ' + process.cwd() + '\\n');
 writeFileSync('dist/main.js', 'import "./bin/chunks/' + chunk + '"; // built in ' + process.cwd() + '\\n');
-writeFileSync('src/client/generated/openapi.ts', 'export {};\\n');
+writeFileSync('packages/client/src/generated/openapi.ts', 'export {};\\n');
 `;
 
 function project(): string {
@@ -69,7 +71,9 @@ describe('build-if-stale', () => {
     const main = readFileSync(join(root, 'dist', 'main.js'), 'utf8');
     expect(main).toMatch(/built in .*\.dist-build-\d+$/m);
     expect(main).not.toMatch(new RegExp(`built in ${root}\\n`));
-    expect(existsSync(join(root, 'src', 'client', 'generated', 'openapi.ts'))).toBe(true);
+    expect(existsSync(join(root, 'packages', 'client', 'src', 'generated', 'openapi.ts'))).toBe(true);
+    // The client package's build is swapped in beside dist/.
+    expect(readFileSync(join(root, 'packages', 'client', 'dist', 'index.js'), 'utf8')).toMatch(/client built in .*\.dist-build-\d+/);
     expect(leftovers(root)).toEqual([]);
 
     const inode = statSync(join(root, 'dist', 'main.js')).ino;
