@@ -7,7 +7,8 @@
  * Each scale enlarges a drawn picture (shapes, text, a texture) of 1024 / scale pixels a side to
  * about one megapixel through the same tiled path as standard-enhance (image/neural-upscale.ts),
  * on the process's one wasm thread. Prints the median and the slowest run. docs/benchmarks.md
- * records a run; the renderer's plan (SECONDS_PER_MODEL_MP) is rounded up from these figures.
+ * records a run; the renderer's plan (NETWORKS in image/neural-upscale.ts) is rounded up from these
+ * figures. It times slim only; bench/upscale-quality.bench.ts compares slim, medium and thick.
  */
 import { cpus, loadavg } from 'node:os';
 import sharp from 'sharp';

@@ -164,3 +164,24 @@ describe('enhance cancel', () => {
     expect((await readdir(ctx.outDir)).filter((f) => !f.startsWith('.work-'))).toEqual([]);
   });
 });
+
+describe('simulated latency (--engine-latency-ms)', () => {
+  const slow = () => new LocalEngine({ clock: new ManualClock(0), latencyMs: 600_000 });
+
+  it.each([STANDARD, GENERATIVE])('does not delay %s, whose render is the real work: it completes with the clock never advanced', async (model) => {
+    const { outputs, ctx } = await runJob(slow(), dirs, model, body({ ...OFF, output_format: 'png', ...(model === GENERATIVE ? { model: 'Redefine', prompt: 'x' } : {}) }));
+    expect(outputs[0]!.name).toBe('output.png');
+    expect(ctx.stages.map((s) => s.stage)).toEqual(['processing', 'sampling', 'intermediate-complete']);
+  });
+
+  it('still delays a procedural stand-in: model-a-2 waits on the clock before its first stage', async () => {
+    const clock = new ManualClock(0);
+    const ctx = fakeContext(await dirs.make());
+    const run = new LocalEngine({ clock, latencyMs: 600_000 }).run({ id: 'j', model: 'image/vendor-a/model-a-2/medium', request: { prompt: 'a lighthouse' } }, ctx);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(clock.sleepers).toBe(1);
+    expect(ctx.stages).toEqual([]);
+    ctx.controller.abort(new Error('stop'));
+    await expect(run).rejects.toThrow('stop');
+  });
+});

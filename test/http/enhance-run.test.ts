@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/engines/local/local-engine.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { createTestApp, generate, jobWhenEnded } from '../helpers/app.js';
+import { createTestApp, generate, get, jobWhenEnded } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { assetFiles, uploadAsset } from '../helpers/asset-files.js';
 import type { AssetFile } from '../helpers/asset-files.js';
@@ -27,7 +27,8 @@ let fixtures: string;
 beforeAll(async () => {
   fixtures = mkdtempSync(join(tmpdir(), 'mediagen-enhance-run-'));
   files = await assetFiles(fixtures);
-  t = await createTestApp({ publicUrl: PUBLIC, worker: { engine: new LocalEngine({ clock: systemClock, latencyMs: 0 }), concurrency: 2, allowPrivateUrls: false } });
+  // The real clock: the enhancer plans the network against the job's deadline in real time.
+  t = await createTestApp({ publicUrl: PUBLIC, realClock: true, worker: { engine: new LocalEngine({ clock: systemClock, latencyMs: 0 }), concurrency: 2, allowPrivateUrls: false } });
 }, 60_000);
 
 afterAll(async () => {
@@ -64,5 +65,23 @@ describe('standard-enhance through the server', { timeout: 120_000 }, () => {
     const job = await finished({ image_url: await upload('video/mp4'), width: 400, height: 300, model: 'Standard V2' });
     expect(job.status).toBe('failed');
     expect(job.error).toMatchObject({ code: 'input_invalid', message: expect.stringMatching(/^image_url /) });
+  });
+});
+
+describe("a job's details say which upscaler ran", { timeout: 120_000 }, () => {
+  const upstreamOf = async (id: string) => (await get(t, `/jobs/${id}/details`)).json<{ upstream: unknown }>().upstream;
+
+  it('the network and its scale for an enlargement: esrgan-slim x2', async () => {
+    const png = files.find((x) => x.mime === 'image/png')!;
+    const meta = await sharp(png.bytes).metadata();
+    const job = await finished({ image_url: await upload('image/png'), width: meta.width! * 2, height: meta.height! * 2, model: 'Standard V2', output_format: 'png' });
+    expect(job.status, JSON.stringify(job.error)).toBe('completed');
+    expect(await upstreamOf(job.job_id)).toEqual({ engine: 'local', id: 'esrgan-slim x2', status: 'esrgan-slim x2', usage: { upscaler: 'esrgan-slim', scale: 2 } });
+  });
+
+  it('lanczos3 and why when the picture is not enlarged', async () => {
+    const job = await finished({ image_url: await upload('image/png'), width: 16, height: 16, model: 'Standard V2' });
+    expect(job.status, JSON.stringify(job.error)).toBe('completed');
+    expect(await upstreamOf(job.job_id)).toEqual({ engine: 'local', id: 'lanczos3', status: 'lanczos3', usage: { upscaler: 'lanczos3', reason: 'the picture is not enlarged' } });
   });
 });

@@ -22,7 +22,8 @@ export interface LocalEngineOptions {
   readonly clock: Clock;
   /**
    * Simulated provider time, spread in three equal waits over scheduled → processing → sampling →
-   * intermediate-complete; rendering time comes on top.
+   * intermediate-complete; rendering time comes on top. The procedural stand-ins only: the
+   * enhancers (REAL_WORK) take the time their work takes.
    */
   readonly latencyMs: number;
   /** An ffmpeg binary to use instead of the one found on PATH or shipped by npm. */
@@ -47,6 +48,13 @@ const RENDERERS: ReadonlyMap<string, ModelRenderer> = new Map([
   ['enhance/vendor-j/video-upscale', renderVideoUpscale],
   ['loraTraining', renderStyleTraining],
 ]);
+
+/**
+ * Models whose render is the real work on the client's input (the ESRGAN network, lanczos3,
+ * ffmpeg's scaler), not a stand-in drawn for a vendor's model: they are not delayed by `latencyMs`,
+ * which imitates a provider's time for the stand-ins.
+ */
+const REAL_WORK: ReadonlySet<string> = new Set(['enhance/vendor-j/standard-enhance', 'enhance/vendor-j/generative-enhance', 'enhance/vendor-j/video-upscale']);
 
 /** Scratch files live beside the outputs (same disk) in a directory no output name can match. */
 const WORK_DIR_PREFIX = '.work-';
@@ -81,7 +89,7 @@ export class LocalEngine implements BindableEngine {
     const renderer = RENDERERS.get(job.model);
     if (!renderer) throw new EngineError('engine_failed', `the local engine has no model ${job.model}`);
     const { signal } = ctx;
-    const [toProcessing, toSampling, toPreview] = this.#waits;
+    const [toProcessing, toSampling, toPreview] = REAL_WORK.has(job.model) ? [0, 0, 0] : this.#waits;
 
     await this.#clock.sleep(toProcessing, signal);
     signal.throwIfAborted();

@@ -2,10 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type * as TfCore from '@tensorflow/tfjs-core';
+import type * as TfLayers from '@tensorflow/tfjs-layers';
 import type { LayersModel } from '@tensorflow/tfjs-layers';
 
 /**
- * ESRGAN (the RDN "slim" generator of UpscalerJS, MIT, weights in `@upscalerjs/esrgan-slim`) on
+ * ESRGAN (UpscalerJS's generators trained on DIV2K, MIT, by Kevin Scott: the RDN "slim" and
+ * "medium" and the RRDN "thick", weights in `@upscalerjs/esrgan-<size>`) on
  * TensorFlow.js with its WebAssembly backend. Imported only by `neural-upscale.ts` through a
  * dynamic import, so a process that never upscales never loads TensorFlow.js.
  *
@@ -13,14 +15,21 @@ import type { LayersModel } from '@tensorflow/tfjs-layers';
  * `dist/` and each model's `model.json` and weight shards from the installed package's
  * `models/x<scale>/`, handed to `loadLayersModel` in memory (`tf.io.fromMemory`). UpscalerJS's own
  * `upscaler` package is not used: on Node it wants `@tensorflow/tfjs-node` (a downloaded native
- * binary). The model takes and gives RGB in 0..255 (its `inputRange`/`outputRange`), NHWC, any size.
+ * binary). The RDN models take and give RGB in 0..255, the RRDN model in 0..1 (each package's
+ * `inputRange`/`outputRange`), NHWC, any size; the RRDN model has two layers of its own
+ * (`MultiplyBeta`, `PixelShuffle<s>x`), registered here as its package's `setup` does.
  */
 
 export type EsrganScale = 2 | 3 | 4 | 8;
-/** The scales `@upscalerjs/esrgan-slim` ships weights for. */
+/** The scales every `@upscalerjs/esrgan-*` package ships weights for. */
 export const ESRGAN_SCALES: readonly EsrganScale[] = [2, 3, 4, 8];
 
+/** The three generators, smallest first: 0.9, 2.8 and 28 MB of weights a scale. */
+export type EsrganSize = 'slim' | 'medium' | 'thick';
+export const ESRGAN_SIZES: readonly EsrganSize[] = ['slim', 'medium', 'thick'];
+
 export interface EsrganModel {
+  readonly size: EsrganSize;
   readonly scale: EsrganScale;
   /** RGB bytes of a w x h tile in; RGB bytes of (w·scale) x (h·scale) out. Synchronous work inside. */
   upscale(rgb: Uint8Array, width: number, height: number): Promise<Uint8Array>;
@@ -57,17 +66,54 @@ function tensorflow(): Promise<Tf> {
   return backend;
 }
 
-const models = new Map<EsrganScale, Promise<EsrganModel>>();
+const models = new Map<string, Promise<EsrganModel>>();
 
 interface ModelJson {
   modelTopology: object;
   weightsManifest: { paths: string[]; weights: TfCore.io.WeightsManifestEntry[] }[];
 }
 
-async function load(scale: EsrganScale): Promise<EsrganModel> {
+type Layers = typeof TfLayers;
+
+/**
+ * The RRDN's own layers, as `@upscalerjs/esrgan-thick` 1.0.0 defines them (its `setup`, in
+ * `packages/shared/src/esrgan/esrgan.js`): the residual scaling by 0.2 and the sub-pixel shuffle.
+ */
+function registerRrdnLayers(tf: Tf, layers: Layers['layers'], scale: EsrganScale): void {
+  const first = (inputs: TfCore.Tensor | TfCore.Tensor[]) => (Array.isArray(inputs) ? inputs[0]! : inputs);
+  class MultiplyBeta extends layers.Layer {
+    static className = 'MultiplyBeta';
+    constructor() {
+      super({});
+    }
+    override call(inputs: TfCore.Tensor | TfCore.Tensor[]): TfCore.Tensor {
+      return tf.mul(first(inputs), 0.2);
+    }
+  }
+  class PixelShuffle extends layers.Layer {
+    static className = `PixelShuffle${scale}x`;
+    constructor() {
+      super({});
+    }
+    override computeOutputShape(shape: TfLayers.Shape | TfLayers.Shape[]): TfLayers.Shape {
+      const s = (Array.isArray(shape[0]) ? shape[0] : shape) as TfLayers.Shape;
+      return [s[0]!, s[1]!, s[2]!, 3];
+    }
+    override call(inputs: TfCore.Tensor | TfCore.Tensor[]): TfCore.Tensor {
+      return tf.depthToSpace(first(inputs) as TfCore.Tensor4D, scale, 'NHWC');
+    }
+  }
+  tf.serialization.registerClass(MultiplyBeta);
+  tf.serialization.registerClass(PixelShuffle);
+}
+
+async function load(size: EsrganSize, scale: EsrganScale): Promise<EsrganModel> {
   const tf = await tensorflow();
-  const { loadLayersModel } = await import('@tensorflow/tfjs-layers');
-  const dir = join(packageRoot('@upscalerjs/esrgan-slim'), 'models', `x${scale}`);
+  const { layers, loadLayersModel } = await import('@tensorflow/tfjs-layers');
+  // The RRDN works in 0..1; the RDNs in 0..255.
+  const range = size === 'thick' ? 255 : 1;
+  if (size === 'thick') registerRrdnLayers(tf, layers, scale);
+  const dir = join(packageRoot(`@upscalerjs/esrgan-${size}`), 'models', `x${scale}`);
   const json = JSON.parse(await readFile(join(dir, 'model.json'), 'utf8')) as ModelJson;
   const shards = await Promise.all(json.weightsManifest.flatMap((g) => g.paths.map((p) => readFile(join(dir, p)))));
   const weights = Buffer.concat(shards);
@@ -79,12 +125,13 @@ async function load(scale: EsrganScale): Promise<EsrganModel> {
     }),
   );
   return {
+    size,
     scale,
     async upscale(rgb, width, height) {
       const out = tf.tidy(() => {
-        const input = tf.tensor4d(Float32Array.from(rgb), [1, height, width, 3]);
+        const input = tf.tensor4d(Float32Array.from(rgb, (v) => v / range), [1, height, width, 3]);
         const y = model.predict(input) as TfCore.Tensor;
-        return tf.cast(tf.round(tf.clipByValue(y, 0, 255)), 'int32');
+        return tf.cast(tf.round(tf.clipByValue(range === 1 ? y : tf.mul(y, range), 0, 255)), 'int32');
       });
       try {
         return Uint8Array.from(await out.data());
@@ -95,13 +142,14 @@ async function load(scale: EsrganScale): Promise<EsrganModel> {
   };
 }
 
-/** The model of `scale`, loaded once per process and kept. */
-export function esrgan(scale: EsrganScale): Promise<EsrganModel> {
-  let model = models.get(scale);
+/** The `size` generator's model of `scale`, loaded once per process and kept. */
+export function esrgan(scale: EsrganScale, size: EsrganSize = 'slim'): Promise<EsrganModel> {
+  const key = `${size}x${scale}`;
+  let model = models.get(key);
   if (!model) {
-    model = load(scale);
-    models.set(scale, model);
-    model.catch(() => models.delete(scale));
+    model = load(size, scale);
+    models.set(key, model);
+    model.catch(() => models.delete(key));
   }
   return model;
 }

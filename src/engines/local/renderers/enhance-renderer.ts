@@ -1,11 +1,12 @@
 import { join } from 'node:path';
 import sharp from 'sharp';
 import type { Sharp } from 'sharp';
-import type { EngineContext, OutputFile } from '../../engine.js';
+import type { EngineContext, OutputFile, UpstreamState } from '../../engine.js';
 import type { EnhanceOutputFormat } from '../../../models/image/enhance-fields.js';
 import { addGrain, deblock } from '../image/enhance-filters.js';
 import { loadImageRaw } from '../image/image-inputs.js';
-import { neuralUpscale, planNeural } from '../image/neural-upscale.js';
+import { neuralUpscale, planNeural, upscalerName } from '../image/neural-upscale.js';
+import type { UpscalePlan } from '../image/neural-upscale.js';
 import { mix } from '../image/pixels.js';
 import type { RawImage } from '../image/pixels.js';
 import { writeImagePreview } from '../preview.js';
@@ -104,13 +105,26 @@ async function denoise(img: RawImage, amount: number): Promise<RawImage> {
 
 /**
  * The picture enlarged by the network (ESRGAN) when it is drawn larger than it is and the plan
- * fits the size limit and the deadline (image/neural-upscale.ts); unchanged otherwise.
+ * fits the size limit and the deadline (image/neural-upscale.ts); unchanged otherwise. Which
+ * upscaler ran, and why lanczos3 alone when it did, is stored with the job (upscalerState) for
+ * its details, before the work, so a run that fails or is cancelled midway says it too.
  */
 async function neural(img: RawImage, s: EnhanceSettings, ctx: EngineContext): Promise<RawImage> {
   const [fx, fy] = [s.width / img.width, s.height / img.height];
   const plan = planNeural(img, s.width, s.height, s.crop ? Math.max(fx, fy) : Math.min(fx, fy), (ctx.deadlineMs - Date.now()) / 1000);
+  await ctx.upstream.save(upscalerState(plan));
   // The network is nearly all of such a render: its tiles are the job's progress, up to 0.9.
-  return plan ? neuralUpscale(img, plan, ctx.signal, (done) => ctx.progress(0.9 * done)) : img;
+  return plan.upscaler === 'network' ? neuralUpscale(img, plan, ctx.signal, (done) => ctx.progress(0.9 * done)) : img;
+}
+
+/**
+ * What a job's details show of its upscaler (local-kind.ts reads it back): the built-in engine
+ * holds no work elsewhere, but the upstream record is where an engine keeps what a job's details
+ * show of its run.
+ */
+export function upscalerState(plan: UpscalePlan): UpstreamState {
+  const state = plan.upscaler === 'network' ? { upscaler: `esrgan-${plan.network}`, scale: plan.scale } : { upscaler: 'lanczos3', reason: plan.reason };
+  return { engine: 'local', id: upscalerName(plan), state };
 }
 
 /** The exact output size; sharpening after the resize, so it works at the scale the client sees. */
