@@ -15,9 +15,10 @@ export interface WorkspacesTable {
   max_concurrent_jobs: number;
   max_backlogged_jobs: number;
   created_at: number;
-  /** Jobs in ACTIVE_STATUSES and in `backlogged`: running numbers kept by triggers (migration 0018). */
+  /** Jobs in ACTIVE_STATUSES and in `backlogged`: running numbers kept by triggers (migration 0018); then the claim priority (0021). */
   active_jobs: Generated<number>;
   backlogged_jobs: Generated<number>;
+  priority: Generated<number>;
 }
 
 export interface MembersTable {
