@@ -64,7 +64,7 @@ for (const url of ['/jobs/:id', '/models']) {
 await off.close();
 await on.close();
 
-const meter = new PromMetrics({ queueDepth: async () => new Map(), remoteWorkers: async () => 0 }, systemClock);
+const meter = new PromMetrics({ queueDepth: async () => new Map(), remoteWorkers: async () => 0, queueByModel: async () => [] }, systemClock);
 const CALLS = 200_000;
 const t0 = process.hrtime.bigint();
 for (let i = 0; i < CALLS; i++) meter.requestServed('/jobs/:id', 'GET', 200, 0.002);

@@ -31,6 +31,8 @@ import { OUTPUTS_DIR, httpOptionsFor, mediaLimits, priceTableFor, runPolicyFor }
 import type { JobWorker, JobWorkerOptions, RunningWorker, WorkerParts } from './workers.js';
 import type { MetricsServer } from '../metrics/metrics-server.js';
 import type { ClusterReadings, PromMetrics } from '../metrics/prom-metrics.js';
+import { modelQueues } from '../metrics/queue-figures.js';
+import { msToMicros } from '../lib/time.js';
 
 /** Parts a test or a bench supplies instead of building them from the config. */
 export interface RuntimeOverrides {
@@ -113,6 +115,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const metrics = await metricsFor(config, clock, {
     queueDepth: () => store.stats.depthByStatus(),
     remoteWorkers: async () => (await services.workerTokens.liveWorkers()).length,
+    queueByModel: async () => modelQueues(await store.stats.queueByType(), (type) => bindings.of(type), msToMicros(clock.nowMs())),
   });
   const services = createServices(store, catalog, clock, {
     ...(metrics ? { meter: metrics } : {}),

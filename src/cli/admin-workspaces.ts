@@ -30,11 +30,12 @@ const workspaceJson = (w: Workspace) => ({
   api_access: w.apiAccess,
   max_concurrent_jobs: w.maxConcurrentJobs,
   max_backlogged_jobs: w.maxBackloggedJobs,
+  priority: w.priority,
 });
 
 const memberJson = (m: Member) => ({ email: m.email, role: m.role, added_at: iso(m.createdAt) });
 
-const limits = (w: Workspace) => `max concurrent jobs ${w.maxConcurrentJobs}, max backlogged jobs ${w.maxBackloggedJobs}`;
+const limits = (w: Workspace) => `max concurrent jobs ${w.maxConcurrentJobs}, max backlogged jobs ${w.maxBackloggedJobs}, priority ${w.priority}`;
 
 /** Workspaces, members and API tokens (spec section 5). */
 export const WORKSPACE_COMMANDS: readonly AdminCommand[] = [
@@ -69,12 +70,13 @@ export const WORKSPACE_COMMANDS: readonly AdminCommand[] = [
   },
   {
     name: 'workspace set',
-    summary: "change a workspace's API access and job limits; no option: show them",
+    summary: "change a workspace's API access, job limits and priority; no option: show them",
     options: [
       WORKSPACE,
       { flag: 'api-access', arg: 'on|off', help: 'on: its tokens work; off: every request with them gets 403' },
       { flag: 'max-concurrent-jobs', arg: 'N', help: 'at most N of its jobs queued or running at once' },
       { flag: 'max-backlogged-jobs', arg: 'N', help: 'at most N more waiting as backlogged' },
+      { flag: 'priority', arg: 'N', help: 'claim priority 0 to 9 (default 5): workers take higher first (docs/routing.md)' },
     ],
     run: async (s, f) => {
       const access = f['api-access'];
@@ -83,6 +85,7 @@ export const WORKSPACE_COMMANDS: readonly AdminCommand[] = [
         apiAccess: access === undefined ? undefined : access === 'on',
         maxConcurrentJobs: wholeNumber(f, 'max-concurrent-jobs'),
         maxBackloggedJobs: wholeNumber(f, 'max-backlogged-jobs'),
+        priority: wholeNumber(f, 'priority'),
       });
       return { json: workspaceJson(ws), text: `workspace ${ws.name}: api access ${ws.apiAccess ? 'on' : 'off'}, ${limits(ws)}` };
     },

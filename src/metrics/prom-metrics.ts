@@ -11,11 +11,14 @@ import type { Meter, WebhookAttemptOutcome } from '../services/common/meter.js';
 import type { ProviderMeter } from '../engines/providers/provider-engine.js';
 import type { JobRecord } from '../store/store.js';
 import { CachedReading } from './cached-reading.js';
+import type { ModelQueue } from './queue-figures.js';
 
 /** What the scrape-time gauges read: the whole cluster's figures, from the shared database. */
 export interface ClusterReadings {
   readonly queueDepth: () => Promise<Map<JobStatus, number>>;
   readonly remoteWorkers: () => Promise<number>;
+  /** Per model and engine: jobs waiting, the oldest one's wait, jobs running (the signals to scale on). */
+  readonly queueByModel: () => Promise<readonly ModelQueue[]>;
 }
 
 /** The database is read at most this often, however many scrapers ask (cluster-wide figures). */
@@ -104,6 +107,23 @@ export class PromMetrics implements Meter, RequestMeter, ProviderMeter {
   constructor(readings: ClusterReadings, clock: Clock) {
     const depth = new CachedReading(readings.queueDepth, READING_CACHE_MS, clock);
     const workers = new CachedReading(readings.remoteWorkers, READING_CACHE_MS, clock);
+    const queues = new CachedReading(readings.queueByModel, READING_CACHE_MS, clock);
+    // The three scaling series share one reading; each leaves its series out when it failed.
+    const queueGauge = (name: string, help: string, value: (q: ModelQueue) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['model', 'engine'] as const,
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          const all = await queues.read();
+          for (const q of all ?? []) this.set({ model: q.model, engine: q.engine }, value(q));
+        },
+      });
+    queueGauge('mediagen_queue_waiting', 'Jobs queued and waiting for a worker, by model and the engine they wait for, over the whole cluster (cached 5 s)', (q) => q.waiting);
+    queueGauge('mediagen_queue_oldest_wait_seconds', 'Seconds since the oldest queued job of the model was created (0: none waits), by model and engine (cached 5 s)', (q) => q.oldestWaitSeconds);
+    queueGauge('mediagen_queue_running', 'Jobs claimed and running, by model and engine, over the whole cluster (cached 5 s)', (q) => q.running);
     new Gauge({
       name: 'mediagen_queue_depth',
       help: 'Jobs in each status that has not ended, over the whole cluster (read from the database, cached 5 s)',

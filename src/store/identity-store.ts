@@ -9,8 +9,14 @@ export interface Workspace {
   readonly apiAccess: boolean;
   readonly maxConcurrentJobs: number;
   readonly maxBackloggedJobs: number;
+  /** Claim priority, 0 to 9: a claim takes the highest first (store/sql/claim-statement.ts). */
+  readonly priority: number;
   readonly createdAt: Micros;
 }
+
+/** A new workspace's priority, and every workspace's before migration 0021. */
+export const DEFAULT_PRIORITY = 5;
+export const MAX_PRIORITY = 9;
 
 export interface Member {
   readonly workspaceId: string;
@@ -51,6 +57,7 @@ export interface WorkspacePatch {
   readonly apiAccess?: boolean;
   readonly maxConcurrentJobs?: number;
   readonly maxBackloggedJobs?: number;
+  readonly priority?: number;
 }
 
 export interface NewToken {

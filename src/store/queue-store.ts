@@ -41,11 +41,12 @@ export interface QueueStore {
   /** `lockWorkspace`, and with it the admission counts and the balance, in one statement. */
   lockForAdmission(workspaceId: string): Promise<AdmissionLock | undefined>;
   /**
-   * The `claim` move: atomically takes the oldest queued job whose run_after (if any) has come,
-   * moving it to `scheduled` under a new lease.
+   * The `claim` move: atomically takes the next queued job whose run_after (if any) has come, moving
+   * it to `scheduled` under a new lease. Next: the highest workspace priority, then the workspace
+   * with the fewest jobs running, then the oldest job (sql/claim-statement.ts, issue 40).
    */
   claim(claim: NewClaim): Promise<JobRecord | undefined>;
-  /** The `claim` move of up to `leases.length` jobs in one statement, oldest first (fewer when fewer are claimable). */
+  /** The `claim` move of up to `leases.length` jobs in one statement, the ones that many single claims would take (fewer when fewer are claimable); returned oldest first. */
   claimMany(claim: NewClaims): Promise<JobRecord[]>;
   /**
    * False when the lease is gone: the job was cancelled, deleted, finished or reaped. A lease

@@ -2,26 +2,16 @@ import type { Generated } from 'kysely';
 import type { JobStatus } from '../domain/states.js';
 import type { JobUpstreamsTable, RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
 import type { AssetsTable, NodeAppVersionsTable, NodeAppsTable, StylesTable } from './content-tables.js';
+import type { WorkspacesTable } from './workspace-tables.js';
 
 export type { JobUpstreamsTable, RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
 export type { AssetsTable, NodeAppVersionsTable, NodeAppsTable, StylesTable } from './content-tables.js';
+export type { WorkspacesTable } from './workspace-tables.js';
 
 /**
  * Table shapes shared by every backend. Times are integer microseconds since the epoch; booleans
  * are 0/1 so that SQLite and PostgreSQL rows look alike to the query modules.
  */
-export interface WorkspacesTable {
-  id: string;
-  name: string;
-  api_access: number;
-  max_concurrent_jobs: number;
-  max_backlogged_jobs: number;
-  created_at: number;
-  /** Jobs in ACTIVE_STATUSES and in `backlogged`: running numbers kept by triggers (migration 0018). */
-  active_jobs: Generated<number>;
-  backlogged_jobs: Generated<number>;
-}
-
 export interface MembersTable {
   workspace_id: string;
   email: string;

@@ -20,14 +20,14 @@ describe('mediagen admin list commands (compiled binary)', { timeout: 90_000 }, 
 
     const list = await adminJson<Record<string, unknown>[]>(dir, ['workspace', 'list']);
     expect(list).toEqual([
-      { workspace_id: acme.workspace_id, name: 'acme', api_access: true, max_concurrent_jobs: 4, max_backlogged_jobs: 100, created_at: expect.stringMatching(ISO_RE) },
-      { workspace_id: beta.workspace_id, name: 'beta', api_access: false, max_concurrent_jobs: 2, max_backlogged_jobs: 100, created_at: expect.stringMatching(ISO_RE) },
+      { workspace_id: acme.workspace_id, name: 'acme', api_access: true, max_concurrent_jobs: 4, max_backlogged_jobs: 100, priority: 5, created_at: expect.stringMatching(ISO_RE) },
+      { workspace_id: beta.workspace_id, name: 'beta', api_access: false, max_concurrent_jobs: 2, max_backlogged_jobs: 100, priority: 5, created_at: expect.stringMatching(ISO_RE) },
     ]);
     const text = await admin(dir, 'workspace', 'list');
     expect(text.code).toBe(0);
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(new RegExp(`^${acme.workspace_id}  acme  api access on  max concurrent jobs 4, max backlogged jobs 100  created `));
+    expect(lines[0]).toMatch(new RegExp(`^${acme.workspace_id}  acme  api access on  max concurrent jobs 4, max backlogged jobs 100, priority 5  created `));
     expect(lines[1]).toMatch(new RegExp(`^${beta.workspace_id}  beta  api access off  max concurrent jobs 2, `));
   });
 

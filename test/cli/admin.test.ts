@@ -264,10 +264,22 @@ describe('mediagen admin (compiled binary)', { timeout: 60_000 }, () => {
       const dir = tempDir();
       const id = await acme(dir);
       const out = await adminJson(dir, ['workspace', 'set', '--workspace', 'acme', '--max-concurrent-jobs', '7', '--max-backlogged-jobs', '0']);
-      expect(out).toEqual({ workspace_id: id, name: 'acme', api_access: true, max_concurrent_jobs: 7, max_backlogged_jobs: 0 });
+      expect(out).toEqual({ workspace_id: id, name: 'acme', api_access: true, max_concurrent_jobs: 7, max_backlogged_jobs: 0, priority: 5 });
       // A later change of one setting keeps the others.
       const again = await adminJson(dir, ['workspace', 'set', '--workspace', 'acme', '--max-backlogged-jobs', '25']);
       expect(again).toMatchObject({ max_concurrent_jobs: 7, max_backlogged_jobs: 25, api_access: true });
+    });
+
+    it('stores --priority from 0 to 9 and refuses any other value, keeping the workspace as it was', async () => {
+      const dir = tempDir();
+      await acme(dir);
+      expect(await adminJson(dir, ['workspace', 'set', '--workspace', 'acme', '--priority', '8'])).toMatchObject({ priority: 8, max_concurrent_jobs: 4 });
+      for (const bad of ['10', '-1', 'high', '2.5']) {
+        const r = await admin(dir, 'workspace', 'set', '--workspace', 'acme', '--priority', bad);
+        expect(r.code).toBe(1);
+        expect(r.stderr).toMatch(/priority must be a whole number/);
+      }
+      expect(await adminJson(dir, ['workspace', 'set', '--workspace', 'acme'])).toMatchObject({ priority: 8 });
     });
 
     it('rejects invalid limits and api-access values with exit 1 and leaves the workspace unchanged', async () => {

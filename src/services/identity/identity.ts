@@ -8,6 +8,7 @@ import { msToMicros } from '../../lib/time.js';
 import type { ApiToken, Member, Role, Store, Workspace, WorkspacePatch } from '../../store/store.js';
 import { WORKSPACE_LIMITS } from '../../config/options.js';
 import { DomainError, forbidden, invalid, notFound } from '../../domain/error-catalogue.js';
+import { MAX_PRIORITY } from '../../store/identity-store.js';
 import { TokenCache } from './token-cache.js';
 import { countsJobs, periodStart } from '../../domain/token-limits.js';
 import type { TokenLimits } from '../../domain/token-limits.js';
@@ -230,6 +231,7 @@ export class IdentityService {
     const ws = await this.workspace(workspace);
     checkLimit('max-concurrent-jobs', patch.maxConcurrentJobs, WORKSPACE_LIMITS.maxConcurrentJobs);
     checkLimit('max-backlogged-jobs', patch.maxBackloggedJobs, WORKSPACE_LIMITS.maxBackloggedJobs);
+    checkLimit('priority', patch.priority, { min: 0, max: MAX_PRIORITY });
     const updated = (await this.#store.identity.updateWorkspace(ws.id, patch))!;
     this.#tokens.forget({ workspaceId: ws.id });
     return updated;

@@ -14,6 +14,7 @@ import type {
 import type { Transact } from './transact.js';
 import type { TokenLimits } from '../../domain/token-limits.js';
 import { PreparedQuery } from './prepared-query.js';
+import { DEFAULT_PRIORITY } from '../identity-store.js';
 
 /** Every authenticated request's lookup: the token, its workspace and the workspace's API user. */
 const TOKEN_BY_HASH = new PreparedQuery((db, { args }: { args: { tokenHash: string } }) =>
@@ -28,6 +29,7 @@ const TOKEN_BY_HASH = new PreparedQuery((db, { args }: { args: { tokenHash: stri
       'w.max_concurrent_jobs as w_max_concurrent_jobs',
       'w.max_backlogged_jobs as w_max_backlogged_jobs',
       'w.created_at as w_created_at',
+      'w.priority as w_priority',
       'u.id as api_user_id',
     ])
     .where('t.token_hash', '=', args.tokenHash)
@@ -51,6 +53,7 @@ const toWorkspace = (r: Omit<Selectable<WorkspacesTable>, 'active_jobs' | 'backl
   apiAccess: Number(r.api_access) === 1,
   maxConcurrentJobs: Number(r.max_concurrent_jobs),
   maxBackloggedJobs: Number(r.max_backlogged_jobs),
+  priority: Number(r.priority),
   createdAt: Number(r.created_at),
 });
 
@@ -90,6 +93,7 @@ export class SqlIdentityStore implements IdentityStore {
         max_concurrent_jobs: input.maxConcurrentJobs,
         max_backlogged_jobs: input.maxBackloggedJobs,
         created_at: input.now,
+        priority: DEFAULT_PRIORITY,
       };
       // The unique name decides a race between two creators on any backend, without a pre-check.
       const inserted = await db
@@ -137,6 +141,7 @@ export class SqlIdentityStore implements IdentityStore {
     if (patch.apiAccess !== undefined) set.api_access = patch.apiAccess ? 1 : 0;
     if (patch.maxConcurrentJobs !== undefined) set.max_concurrent_jobs = patch.maxConcurrentJobs;
     if (patch.maxBackloggedJobs !== undefined) set.max_backlogged_jobs = patch.maxBackloggedJobs;
+    if (patch.priority !== undefined) set.priority = patch.priority;
     if (Object.keys(set).length > 0) {
       await this.#db.updateTable('workspaces').set(set).where('id', '=', id).execute();
     }
@@ -233,6 +238,7 @@ export class SqlIdentityStore implements IdentityStore {
         max_concurrent_jobs: r.w_max_concurrent_jobs,
         max_backlogged_jobs: r.w_max_backlogged_jobs,
         created_at: r.w_created_at,
+        priority: r.w_priority,
       }),
       apiUserId: r.api_user_id,
     };

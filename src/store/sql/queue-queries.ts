@@ -7,7 +7,8 @@ import type { JobRecord } from '../job-store.js';
 import type { JobMove, NewClaim, NewClaims, OverdueCutoff } from '../queue-inputs.js';
 import type { AdmissionCounts, AdmissionLock, JobEvent, JobMoveName, QueueStore } from '../queue-store.js';
 import { toJobRecord } from './job-rows.js';
-import { ADMISSION_COUNTS, CLAIM, EXPIRED_LEASES, EXTEND_LEASE, OLDEST_BACKLOGGED, WORKSPACES_WITH_BACKLOG, LOCK_FOR_ADMISSION, LOCK_WORKSPACE, MOVE } from './queue-statements.js';
+import { CLAIM } from './claim-statement.js';
+import { ADMISSION_COUNTS, EXPIRED_LEASES, EXTEND_LEASE, OLDEST_BACKLOGGED, WORKSPACES_WITH_BACKLOG, LOCK_FOR_ADMISSION, LOCK_WORKSPACE, MOVE } from './queue-statements.js';
 import type { MoveArgs, MoveShape } from './queue-statements.js';
 
 /** Sends an event to other processes, delivered when the transaction `db` belongs to commits. */

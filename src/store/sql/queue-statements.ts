@@ -1,11 +1,9 @@
 import { sql } from 'kysely';
-import type { Selectable, UpdateObject } from 'kysely';
+import type { UpdateObject } from 'kysely';
 import { MOVES, RUNNING_STATUSES, isTerminal } from '../../domain/states.js';
 import type { MoveRule } from '../../domain/states.js';
-import type { Database, JobsTable } from '../schema.js';
-import type { ClaimTypes } from '../queue-inputs.js';
+import type { Database } from '../schema.js';
 import type { JobMoveName } from '../queue-store.js';
-import { JOB_COLUMNS } from './job-rows.js';
 import { PreparedQuery } from './prepared-query.js';
 
 /**
@@ -126,65 +124,3 @@ export const MOVE = new PreparedQuery((db, { args }: { args: MoveArgs }, shape: 
   if (rule.lease === 'holder') q = q.where('lease_id', '=', args.leaseId!);
   return q.returningAll().compile();
 }, moveKey);
-
-/** What a claim's text depends on: how many jobs, the type filter (constants of the text) and the locking. */
-export interface ClaimShape {
-  readonly count: number;
-  readonly types: ClaimTypes | undefined;
-  readonly queuedBefore: boolean;
-  readonly skipLocked: boolean;
-}
-
-export interface ClaimArgs {
-  readonly now: number;
-  readonly leaseExpiresAt: number;
-  readonly queuedBefore?: number;
-}
-
-export interface ClaimLease {
-  readonly leaseId: string;
-  readonly outputKey: string;
-}
-
-/**
- * Picks the oldest claimable jobs and takes them, guarded by their status; the n-th oldest gets
- * the n-th lease (a CTE's VALUES, which both backends name the same way).
- */
-export const CLAIM = new PreparedQuery(
-  (db, { args, row }: { args: ClaimArgs; row: (i: number) => ClaimLease }, c: ClaimShape) => {
-    const { from, to } = MOVES.claim;
-    const oldest = db
-      .selectFrom('jobs')
-      .select(['id', 'created_at'])
-      .where('status', 'in', from)
-      // A job handed back for an infrastructure fault waits out its backoff.
-      .where((w) => w.or([w('run_after', 'is', null), w('run_after', '<=', args.now)]))
-      .$call((q) => {
-        const t = c.types;
-        if (!t) return q;
-        if ('only' in t) return q.where('type', 'in', [...t.only]);
-        return t.except.length > 0 ? q.where('type', 'not in', [...t.except]) : q;
-      })
-      // A status change sets updated_at, so a queued job's updated_at is when it became queued.
-      .$call((q) => (c.queuedBefore ? q.where('updated_at', '<=', args.queuedBefore!) : q))
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(c.count);
-    const picked = c.skipLocked ? oldest.forUpdate().skipLocked() : oldest;
-    const leases = sql.join(Array.from({ length: c.count }, (_, i) => sql`(CAST(${i + 1} AS INTEGER), ${row(i).leaseId}, ${row(i).outputKey})`));
-    return sql<Selectable<JobsTable>>`
-      WITH lease(n, lease_id, output_key) AS (VALUES ${leases})
-      UPDATE jobs SET
-        status = ${to}, lease_id = p.lease_id, lease_expires_at = ${args.leaseExpiresAt}, attempts = attempts + 1,
-        started_at = COALESCE(started_at, ${args.now}), output_key = COALESCE(jobs.output_key, p.output_key),
-        run_after = NULL, progress = NULL, updated_at = ${args.now}
-      FROM (
-        SELECT o.id, lease.lease_id, lease.output_key
-        FROM (SELECT x.id, ROW_NUMBER() OVER (ORDER BY x.created_at, x.id) AS n FROM (${picked}) AS x) AS o
-        JOIN lease ON lease.n = o.n
-      ) AS p
-      WHERE jobs.id = p.id AND jobs.status IN (${sql.join(from)})
-      RETURNING ${sql.raw(JOB_COLUMNS.map((col) => `jobs.${col}`).join(', '))}`.compile(db);
-  },
-  (c) => `${c.count}:${+c.queuedBefore}:${+c.skipLocked}:${JSON.stringify(c.types ?? null)}`,
-);
