@@ -36,6 +36,10 @@ import { QuoteService } from './catalog/quotes.js';
 import { WorkspaceService } from './identity/workspace.js';
 import { noMeter } from './common/meter.js';
 import type { Meter } from './common/meter.js';
+import { createOpenAiDoor } from './openai/openai-door.js';
+import type { OpenAiDoor } from './openai/openai-door.js';
+import { DEFAULT_OPENAI_SETTINGS } from '../config/openai-settings.js';
+import type { OpenAiSettings } from '../config/openai-settings.js';
 
 export interface Services {
   readonly identity: IdentityService;
@@ -75,6 +79,8 @@ export interface Services {
   /** What runs each model's jobs: in-process engines or a remote pool. */
   readonly bindings: EngineBindings;
   readonly clock: Clock;
+  /** OpenAI's Images, Videos and Models APIs over the native jobs (/v1, docs/openai.md). */
+  readonly openai: OpenAiDoor;
 }
 
 export interface ServiceOptions {
@@ -102,6 +108,8 @@ export interface ServiceOptions {
   readonly createBatching?: CreateBatching;
   /** The ffmpeg and ffprobe in use, for /readyz; absent: not reported. */
   readonly mediaTools?: MediaToolsDetail;
+  /** The config's `openai` section; absent: no aliases, default models, a 300 s wait. */
+  readonly openai?: OpenAiSettings;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -117,7 +125,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   // One admission for every use case that creates jobs: their creates share group commits.
   const admission = new JobAdmission(store, clock, billing, meter, idempotency, opts.createBatching);
   const requests = new ModelRequests(catalog, clock, { sandbox: opts.sandbox === true });
-  return {
+  const services = {
     identity,
     workspace: new WorkspaceService(store, identity),
     tokens: new TokenService(identity),
@@ -144,4 +152,5 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     bindings: opts.bindings,
     clock,
   };
+  return { ...services, openai: createOpenAiDoor({ ...services, settings: opts.openai ?? DEFAULT_OPENAI_SETTINGS }) };
 }
