@@ -133,6 +133,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     idempotencyKeyHours: config.idempotencyKeyHours,
     createBatching: config.createBatching,
     ...(overrides.random ? { random: overrides.random } : {}),
+    openai: config.openai,
     mediaTools: async () => {
       const t = await mediaTools();
       return { ffmpeg: media.toolDetail(t.ffmpeg), ffprobe: media.toolDetail(t.ffprobe) };

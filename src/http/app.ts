@@ -43,6 +43,7 @@ import type { RequestMeter } from './plugins/request-metrics.js';
 import { registerMetricsRoute } from './routes/metrics-routes.js';
 import type { MetricsEndpoint } from './routes/metrics-routes.js';
 import { registerConsoleRoutes } from './routes/console-routes.js';
+import { registerOpenAiRoutes } from './routes/openai-routes.js';
 import { registerProviderWebhookRoute } from './routes/provider-webhook-routes.js';
 import type { ProviderWebhookReceiver } from './routes/provider-webhook-routes.js';
 import type { ConsoleOptions } from './routes/console-routes.js';
@@ -67,7 +68,7 @@ type AppServices = Pick<
   | 'jobs' | 'jobDetails' | 'waits' | 'generation'
   | 'catalog' | 'models' | 'quotes' | 'billing'
   | 'nodeApps' | 'nodeAppExecution' | 'assets' | 'styles' | 'webhooks'
-  | 'workerTokens' | 'readiness' | 'clock'
+  | 'workerTokens' | 'readiness' | 'clock' | 'openai'
 >;
 
 /** The use cases, and what only the HTTP app is given: its URL, limits, logger and optional parts. */
@@ -158,6 +159,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerModelRoutes(app, deps.models, deps.publicUrl);
   registerQuoteRoutes(app, deps.quotes, deps.publicUrl, creation.bodyLimitBytes);
   registerMcpRoute(app, { ...creation, fetchTimeoutMs: deps.inputTimeoutMs ?? DEFAULTS.input_timeout_ms });
+  // OpenAI's Images, Videos and Models APIs under /v1 (docs/openai.md).
+  await registerOpenAiRoutes(app, { ...creation, door: deps.openai });
   if (deps.outputs) {
     registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key), (key) => deps.jobs.outputExpired(key));
     registerAssetRoutes(app, deps.assets, deps.outputs, deps.publicUrl);

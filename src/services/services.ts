@@ -37,6 +37,10 @@ import { WorkspaceService } from './identity/workspace.js';
 import { noMeter } from './common/meter.js';
 import type { Meter } from './common/meter.js';
 import type { RandomSource } from '../models/random-seed.js';
+import { createOpenAiDoor } from './openai/openai-door.js';
+import type { OpenAiDoor } from './openai/openai-door.js';
+import { DEFAULT_OPENAI_SETTINGS } from '../config/openai-settings.js';
+import type { OpenAiSettings } from '../config/openai-settings.js';
 
 export interface Services {
   readonly identity: IdentityService;
@@ -76,6 +80,8 @@ export interface Services {
   /** What runs each model's jobs: in-process engines or a remote pool. */
   readonly bindings: EngineBindings;
   readonly clock: Clock;
+  /** OpenAI's Images, Videos and Models APIs over the native jobs (/v1, docs/openai.md). */
+  readonly openai: OpenAiDoor;
 }
 
 export interface ServiceOptions {
@@ -105,6 +111,8 @@ export interface ServiceOptions {
   readonly mediaTools?: MediaToolsDetail;
   /** Where a request without a seed gets one (tests inject theirs); default Math.random. */
   readonly random?: RandomSource;
+  /** The config's `openai` section; absent: no aliases, default models, a 300 s wait. */
+  readonly openai?: OpenAiSettings;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -120,7 +128,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   // One admission for every use case that creates jobs: their creates share group commits.
   const admission = new JobAdmission(store, clock, billing, meter, idempotency, opts.createBatching);
   const requests = new ModelRequests(catalog, clock, { sandbox: opts.sandbox === true });
-  return {
+  const services = {
     identity,
     workspace: new WorkspaceService(store, identity),
     tokens: new TokenService(identity),
@@ -147,4 +155,5 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     bindings: opts.bindings,
     clock,
   };
+  return { ...services, openai: createOpenAiDoor({ ...services, settings: opts.openai ?? DEFAULT_OPENAI_SETTINGS }) };
 }
