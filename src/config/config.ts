@@ -20,6 +20,8 @@ import type { CommandSettings } from './command-settings.js';
 import type { Value } from './coerce.js';
 import type { ProviderSettings, UpstreamBinding } from './provider-settings.js';
 import type { OutputStoreConfig, RetentionConfig } from './storage.js';
+import { DEFAULT_OPENAI_SETTINGS, readOpenAiSettings } from './openai-settings.js';
+import type { OpenAiSettings } from './openai-settings.js';
 
 export { ConfigError } from './readers.js';
 export type { OutputStoreConfig, RetentionConfig } from './storage.js';
@@ -115,6 +117,8 @@ export interface Config {
   readonly comfyui: readonly ComfyuiSettings[];
   /** The config file's `commands`: model servers run as long-lived processes, bound as `command:<name>` (docs/engines.md). */
   readonly commands: readonly CommandSettings[];
+  /** The config file's `openai`: aliases, default models and the wait of the OpenAI-compatible door (docs/openai.md). */
+  readonly openai: OpenAiSettings;
 }
 
 /** How a URL-valued setting is checked; by type, not by position in OPTIONS, which grows. */
@@ -181,6 +185,7 @@ export function loadConfig(opts: {
   let upstreams: Record<string, UpstreamBinding> = {};
   let commands: CommandSettings[] = [];
   let comfyui: ComfyuiSettings[] = [];
+  let openai: OpenAiSettings = DEFAULT_OPENAI_SETTINGS;
 
   const file = opts.configFile ?? env.MEDIAGEN_CONFIG;
   if (file) {
@@ -205,6 +210,7 @@ export function loadConfig(opts: {
       comfyui: (raw) => (comfyui = readComfyuiSettings(raw, file)),
       commands: (raw) => (commands = readCommandSettings(raw, file, dirname(resolve(file)))),
       job_timeouts_ms: (raw) => (modelTimeoutsMs = readModelTimeouts(raw, file)),
+      openai: (raw) => (openai = readOpenAiSettings(raw, file)),
     };
     for (const [key, raw] of Object.entries(parsed)) {
       if (Object.hasOwn(sections, key)) {
@@ -296,6 +302,7 @@ export function loadConfig(opts: {
     upstreams: Object.freeze(upstreams),
     commands: Object.freeze(commands),
     comfyui: Object.freeze(comfyui),
+    openai,
     configDir: file ? dirname(resolve(file)) : process.cwd(),
   });
 }

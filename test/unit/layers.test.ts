@@ -32,7 +32,7 @@ const MAX_LINES = 320;
  * services.ts, which composes them, stands above all.
  */
 const SERVICE_ROOMS: readonly (readonly string[])[] = [
-  ['upkeep'],
+  ['upkeep', 'openai'],
   ['node-apps', 'remote'],
   ['jobs'],
   ['catalog', 'assets', 'styles', 'webhooks'],

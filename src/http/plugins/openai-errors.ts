@@ -1,0 +1,136 @@
+/**
+ * The /v1 door's errors in OpenAI's shape, `{"error": {"message", "type", "param", "code"}}`, with
+ * OpenAI's statuses, so OpenAI's SDKs raise their own typed errors (docs/openai.md#errors). The
+ * catalogue's codes stay the one source of refusals; this module only says how /v1 shows them.
+ * /v1 authenticates as every route does (plugins/auth.ts: the same bearer tokens); a refusal of
+ * its hook reaches the /v1 scope's error handler, so a bad token is OpenAI's 401 too.
+ */
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError } from '../../domain/error-catalogue.js';
+import type { ErrorCode } from '../../domain/error-catalogue.js';
+import { INFRA_FAULT_ALERT, infraFault } from '../../lib/infra-fault.js';
+import { JobOutcomeError } from '../../services/openai/openai-outcome.js';
+import { paramOf } from '../../services/openai/openai-fields.js';
+import { headersOf, statusOf } from '../error-status.js';
+import { lingerAfterAnswer } from '../lingering-close.js';
+import { logFailure } from '../logging.js';
+import { toDomainError } from './error-handler.js';
+
+export const OPENAI_PREFIX = '/v1';
+/** The OpenAPI tag of every /v1 route. */
+export const OPENAI_TAG = 'openai compatible';
+
+export const OpenAiErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      message: Type.String({ minLength: 1, description: 'What is wrong' }),
+      type: Type.String({ description: '`invalid_request_error`, `requests` (rate limit), `insufficient_quota`, or `server_error`' }),
+      param: Type.Union([Type.String(), Type.Null()], { description: 'The request parameter at fault, or null' }),
+      code: Type.Union([Type.String(), Type.Null()], { description: 'A machine-readable reason: `model_not_found`, `rate_limit_exceeded`, `insufficient_quota`, or a failed job\'s error code' }),
+    }),
+  },
+  { $id: 'OpenAiError', description: "An error in OpenAI's shape" },
+);
+export type OpenAiErrorBody = Static<typeof OpenAiErrorBody>;
+
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: 'Invalid request (the parameter at fault is in error.param)',
+  401: 'Missing, unknown or revoked API token',
+  403: 'API access disabled for the workspace',
+  404: 'Unknown, retired or sunset model (code model_not_found), or no such object',
+  409: 'An Idempotency-Key request still in flight',
+  413: 'The request or an uploaded file is too large',
+  415: 'The body is not of a type this route takes',
+  422: 'An Idempotency-Key reused with a different request',
+  429: "The workspace's concurrency and backlog are full (code rate_limit_exceeded), or its balance is too low (code insufficient_quota)",
+  500: 'A job failed or was cancelled; error.code is the job\'s error code',
+  503: 'The server cannot serve this right now',
+  504: 'The jobs did not end within the wait (openai.wait_seconds); they go on as native jobs',
+};
+
+/** Response declarations of /v1 routes, in OpenAI's shape, for OpenAPI and the response checks. */
+export function openAiErrorResponses(...statuses: number[]): Record<number, unknown> {
+  return Object.fromEntries(
+    statuses.map((s) => [s, { ...OpenAiErrorBody, description: STATUS_TEXT[s] ?? 'Error' }]),
+  );
+}
+
+interface OpenAiAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: OpenAiErrorBody;
+}
+
+const answer = (status: number, message: string, type: string, param: string | null, code: string | null, headers: Record<string, string> = {}): OpenAiAnswer => ({
+  status,
+  headers,
+  body: { error: { message, type, param, code } },
+});
+
+/** OpenAI's clients retry 429 and 5xx on their own; these must not be (a retry would create and maybe bill new jobs). */
+const NO_RETRY = { 'x-should-retry': 'false' };
+
+/** A catalogue refusal as OpenAI shows it. */
+export function openAiAnswerOf(err: DomainError): OpenAiAnswer {
+  const code = err.details.fields?.code;
+  const ownCode = typeof code === 'string' ? code : null;
+  const headers = headersOf(err);
+  const param = paramOf(err);
+  const byCode: Partial<Record<ErrorCode, () => OpenAiAnswer>> = {
+    unauthenticated: () => answer(401, err.message, 'invalid_request_error', null, 'invalid_api_key', { ...headers, 'www-authenticate': 'Bearer realm="mediagen"' }),
+    invalid_request: () => answer(400, err.message, 'invalid_request_error', param, ownCode),
+    not_found: () => answer(404, err.message, 'invalid_request_error', param, ownCode ?? 'not_found'),
+    route_not_found: () => answer(404, err.message, 'invalid_request_error', null, 'unknown_url'),
+    // A sunset model is one OpenAI's clients cannot have: 404 as for any model they cannot use.
+    model_unavailable: () => answer(404, `The model is no longer available: ${err.message}`, 'invalid_request_error', 'model', 'model_not_found'),
+    insufficient_balance: () => answer(429, err.message, 'insufficient_quota', null, 'insufficient_quota', { ...headers, ...NO_RETRY }),
+    too_many_jobs: () => answer(429, err.message, 'requests', null, 'rate_limit_exceeded', headers),
+    too_many_streams: () => answer(429, err.message, 'requests', null, 'rate_limit_exceeded', headers),
+  };
+  const special = byCode[err.code];
+  if (special) return special();
+  const status = statusOf(err);
+  return answer(status, err.message, status >= 500 ? 'server_error' : 'invalid_request_error', param, ownCode ?? err.code, headers);
+}
+
+/** A job that ended badly, or a wait that ran out: a 5xx whose `code` is the job's. */
+export function openAiOutcomeAnswer(err: JobOutcomeError): OpenAiAnswer {
+  return answer(err.kind === 'timeout' ? 504 : 500, err.message, 'server_error', null, err.code, NO_RETRY);
+}
+
+export function sendOpenAiError(reply: FastifyReply, err: DomainError | JobOutcomeError): FastifyReply {
+  const a = err instanceof JobOutcomeError ? openAiOutcomeAnswer(err) : openAiAnswerOf(err);
+  // Refused before its body arrived (401, 413...): close after the answer, as the native door does (error-handler.ts).
+  if (reply.request?.raw && !reply.request.raw.complete) {
+    reply.header('connection', 'close');
+    lingerAfterAnswer(reply.request.raw);
+  }
+  return reply.code(a.status).headers(a.headers).type('application/json; charset=utf-8').send(a.body);
+}
+
+/**
+ * Registers `routes` under /v1 in a scope whose errors, 404s included, are OpenAI's. The routes
+ * of the images, models and videos doors each add themselves through `routes`.
+ */
+export async function registerOpenAiScope(app: FastifyInstance, routes: (scope: FastifyInstance) => void | Promise<void>): Promise<void> {
+  await app.register(
+    async (scope) => {
+      scope.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+        if (err instanceof JobOutcomeError) return sendOpenAiError(reply, err);
+        const fault = err instanceof DomainError ? undefined : infraFault(err);
+        const appErr = toDomainError(err, request.routeOptions.bodyLimit, request.method, request.routeOptions.config.stores, fault);
+        if (fault) request.log.error({ alert: INFRA_FAULT_ALERT, errno: fault.code, kind: fault.kind }, 'infrastructure fault under a request');
+        if (statusOf(appErr) >= 500) logFailure(request.log, err, 'request failed');
+        return sendOpenAiError(reply, appErr);
+      });
+      scope.setNotFoundHandler((request, reply) => {
+        const path = request.url.split('?')[0]!.slice(0, 200);
+        return sendOpenAiError(reply, new DomainError('route_not_found', `no route ${request.method} ${path} in this server's OpenAI-compatible API`));
+      });
+      await routes(scope);
+    },
+    { prefix: OPENAI_PREFIX },
+  );
+}
