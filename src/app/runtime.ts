@@ -127,6 +127,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     waits: { pollMs: config.pollIntervalMs, ...overrides.waits },
     idempotencyKeyHours: config.idempotencyKeyHours,
     createBatching: config.createBatching,
+    openai: config.openai,
+    retention: config.retention,
     mediaTools: async () => {
       const t = await mediaTools();
       return { ffmpeg: media.toolDetail(t.ffmpeg), ffprobe: media.toolDetail(t.ffprobe) };

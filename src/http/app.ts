@@ -46,6 +46,8 @@ import { registerConsoleRoutes } from './routes/console-routes.js';
 import { registerProviderWebhookRoute } from './routes/provider-webhook-routes.js';
 import type { ProviderWebhookReceiver } from './routes/provider-webhook-routes.js';
 import type { ConsoleOptions } from './routes/console-routes.js';
+import { registerOpenAiScope } from './plugins/openai-errors.js';
+import { registerOpenAiVideoRoutes } from './routes/openai-videos-routes.js';
 
 /** Something that runs as long as the app: started when it is ready, stopped when it closes. */
 export interface BackgroundTask {
@@ -68,6 +70,7 @@ type AppServices = Pick<
   | 'catalog' | 'models' | 'quotes' | 'billing'
   | 'nodeApps' | 'nodeAppExecution' | 'assets' | 'styles' | 'webhooks'
   | 'workerTokens' | 'readiness' | 'clock'
+  | 'openaiVideos'
 >;
 
 /** The use cases, and what only the HTTP app is given: its URL, limits, logger and optional parts. */
@@ -162,6 +165,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key), (key) => deps.jobs.outputExpired(key));
     registerAssetRoutes(app, deps.assets, deps.outputs, deps.publicUrl);
   }
+  // OpenAI's APIs under /v1, with OpenAI's error shape (docs/openai.md).
+  await registerOpenAiScope(app, (scope) =>
+    registerOpenAiVideoRoutes(scope, { videos: deps.openaiVideos, assets: deps.assets, publicUrl: deps.publicUrl, allowPrivateUrls: creation.allowPrivateUrls, bodyLimitBytes: creation.bodyLimitBytes }),
+  );
   if (deps.remote) registerWorkerRoutes(app, deps.remote, deps.publicUrl, held);
   if (deps.metrics) registerMetricsRoute(app, deps.metrics);
   if (deps.console) registerConsoleRoutes(app, deps.console);

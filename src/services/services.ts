@@ -36,6 +36,11 @@ import { QuoteService } from './catalog/quotes.js';
 import { WorkspaceService } from './identity/workspace.js';
 import { noMeter } from './common/meter.js';
 import type { Meter } from './common/meter.js';
+import { OpenAiVideos } from './openai/openai-videos.js';
+import { OpenAiModels } from './openai/openai-models.js';
+import { DEFAULT_OPENAI_SETTINGS } from '../config/openai-settings.js';
+import type { OpenAiSettings } from '../config/openai-settings.js';
+import type { RetentionConfig } from '../config/storage.js';
 
 export interface Services {
   readonly identity: IdentityService;
@@ -75,6 +80,8 @@ export interface Services {
   /** What runs each model's jobs: in-process engines or a remote pool. */
   readonly bindings: EngineBindings;
   readonly clock: Clock;
+  /** OpenAI's Videos API over the native video jobs (/v1/videos, docs/openai.md). */
+  readonly openaiVideos: OpenAiVideos;
 }
 
 export interface ServiceOptions {
@@ -102,6 +109,10 @@ export interface ServiceOptions {
   readonly createBatching?: CreateBatching;
   /** The ffmpeg and ffprobe in use, for /readyz; absent: not reported. */
   readonly mediaTools?: MediaToolsDetail;
+  /** The config's `openai` section; absent: no aliases, default models, a 300 s wait. */
+  readonly openai?: OpenAiSettings;
+  /** The retention lifetimes (a video's `expires_at`); absent: kept forever. */
+  readonly retention?: Pick<RetentionConfig, 'outputDays' | 'jobDays'>;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -117,7 +128,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   // One admission for every use case that creates jobs: their creates share group commits.
   const admission = new JobAdmission(store, clock, billing, meter, idempotency, opts.createBatching);
   const requests = new ModelRequests(catalog, clock, { sandbox: opts.sandbox === true });
-  return {
+  const services = {
     identity,
     workspace: new WorkspaceService(store, identity),
     tokens: new TokenService(identity),
@@ -144,4 +155,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     bindings: opts.bindings,
     clock,
   };
+  const openaiModels = new OpenAiModels(catalog, clock, opts.openai ?? DEFAULT_OPENAI_SETTINGS);
+  const retention = opts.retention ?? { outputDays: 0, jobDays: 0 };
+  return { ...services, openaiVideos: new OpenAiVideos({ ...services, store, models: openaiModels, retention }) };
 }

@@ -12,7 +12,7 @@ import { DeletedOpenAiVideo, OpenAiVideo, OpenAiVideoList } from '../../services
 import { VIDEO_LIST_DEFAULT, VIDEO_LIST_MAX } from '../../services/openai/openai-videos.js';
 import type { OpenAiVideos, VideoCreateRequest } from '../../services/openai/openai-videos.js';
 import { StringEnum } from '../../models/schema-kit.js';
-import { IdempotencyKeyHeader, ReplayedHeader } from '../openapi/common-schemas.js';
+import { IdempotencyKeyHeader, ReplayedHeader, errorResponses } from '../openapi/common-schemas.js';
 import { OPENAI_TAG, openAiErrorResponses } from '../plugins/openai-errors.js';
 import { requireAuth } from '../plugins/auth.js';
 import { OPTION_LABELS, WEBHOOK_URL_PATTERN, idempotencyKeyFrom, webhookUrlFrom } from '../request/request-headers.js';
@@ -50,6 +50,17 @@ const CreateHeaders = Type.Object({
   'x-webhook-url': Type.Optional(Type.String({ format: 'uri', pattern: WEBHOOK_URL_PATTERN, maxLength: WEBHOOK_URL_MAX, description: 'Receives a POST when the job ends, as on POST /generate/{path}' })),
   'idempotency-key': Type.Optional(IdempotencyKeyHeader),
 });
+
+/**
+ * OpenAI-shaped error answers, declared by each route (the native ones the app adds to every route
+ * are the native shape), with Retry-After where the server sends it, as the native routes declare it.
+ */
+function v1Errors(...statuses: number[]): Record<number, unknown> {
+  const retryAfter = errorResponses(503)[503]!.headers!;
+  const declared = openAiErrorResponses(...statuses, 401, 403, 503) as Record<number, object>;
+  for (const s of [409, 429, 503]) if (declared[s]) declared[s] = { ...declared[s], headers: retryAfter };
+  return declared;
+}
 
 const isForm = (contentType: string | undefined) => /^multipart\/form-data\s*(;|$)/i.test(contentType ?? '');
 
@@ -151,7 +162,7 @@ export async function registerOpenAiVideoRoutes(scope: FastifyInstance, deps: Op
           consumes: ['application/json', 'multipart/form-data'],
           headers: CreateHeaders,
           body: CreateBody,
-          response: { 200: { ...OpenAiVideo, headers: ReplayedHeader }, ...openAiErrorResponses(400, 401, 404, 409, 413, 415, 422, 429, 503) },
+          response: { 200: { ...OpenAiVideo, headers: ReplayedHeader }, ...v1Errors(400, 404, 409, 413, 415, 422, 429) },
         },
       },
       async (request, reply) => {
@@ -178,11 +189,11 @@ export async function registerOpenAiVideoRoutes(scope: FastifyInstance, deps: Op
         description: "The caller's video jobs, newest first (`order=asc`: oldest first); pass a page's `last_id` as `after` for the next.",
         tags: [OPENAI_TAG],
         querystring: Type.Object({
-          after: Type.Optional(Type.String({ description: 'The last_id of the previous page' })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: VIDEO_LIST_MAX, default: VIDEO_LIST_DEFAULT, description: 'Page size' })),
-          order: Type.Optional(StringEnum(['asc', 'desc'], { default: 'desc', description: 'By creation time' })),
+          after: Type.Optional(Type.String({ description: 'The last_id of the previous page', examples: ['0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69'] })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: VIDEO_LIST_MAX, default: VIDEO_LIST_DEFAULT, description: 'Page size', examples: [20] })),
+          order: Type.Optional(StringEnum(['asc', 'desc'], { default: 'desc', description: 'By creation time: desc newest first, asc oldest first', examples: ['asc'] })),
         }),
-        response: { 200: OpenAiVideoList, ...openAiErrorResponses(400, 401) },
+        response: { 200: OpenAiVideoList, ...v1Errors(400) },
       },
     },
     (request) => deps.videos.list(requireAuth(request.auth), request.query),
@@ -194,9 +205,10 @@ export async function registerOpenAiVideoRoutes(scope: FastifyInstance, deps: Op
       schema: {
         operationId: 'openaiRetrieveVideo',
         summary: 'Get a video job (OpenAI Videos API)',
+        description: 'The video in its current state: poll it until `completed` or `failed`. An unknown id, or a job that is not a video, is a 404.',
         tags: [OPENAI_TAG],
         params: IdParam,
-        response: { 200: OpenAiVideo, ...openAiErrorResponses(401, 404) },
+        response: { 200: OpenAiVideo, ...v1Errors(404) },
       },
     },
     (request) => deps.videos.get(requireAuth(request.auth), request.params.video_id),
@@ -211,7 +223,7 @@ export async function registerOpenAiVideoRoutes(scope: FastifyInstance, deps: Op
         description: 'As DELETE /jobs/{id}: a job still running is cancelled first (its hold released, its webhook sent), then deleted.',
         tags: [OPENAI_TAG],
         params: IdParam,
-        response: { 200: DeletedOpenAiVideo, ...openAiErrorResponses(401, 404) },
+        response: { 200: DeletedOpenAiVideo, ...v1Errors(404) },
       },
     },
     (request) => deps.videos.delete(requireAuth(request.auth), request.params.video_id, request.log),
@@ -226,13 +238,18 @@ export async function registerOpenAiVideoRoutes(scope: FastifyInstance, deps: Op
         description: '`variant=video` (default): the file as the job made it (video/mp4). `variant=thumbnail`: its first frame as WebP. `spritesheet` is not offered (400).',
         tags: [OPENAI_TAG],
         params: IdParam,
-        querystring: Type.Object({ variant: Type.Optional(StringEnum(['video', 'thumbnail', 'spritesheet'], { default: 'video' })) }),
+        querystring: Type.Object({
+          variant: Type.Optional(StringEnum(['video', 'thumbnail', 'spritesheet'], { default: 'video', description: 'video: the file; thumbnail: its first frame as WebP; spritesheet: not offered', examples: ['thumbnail'] })),
+        }),
         response: {
           200: {
             description: 'The video (video/mp4) or the thumbnail (image/webp)',
-            content: { 'video/mp4': { schema: { type: 'string', format: 'binary' } }, 'image/webp': { schema: { type: 'string', format: 'binary' } } },
+            content: {
+              'video/mp4': { schema: { type: 'string', format: 'binary', description: 'The MP4' }, example: '<the bytes of the MP4>' },
+              'image/webp': { schema: { type: 'string', format: 'binary', description: 'The first frame' }, example: '<the bytes of the WebP>' },
+            },
           },
-          ...openAiErrorResponses(400, 401, 404, 410),
+          ...v1Errors(400, 404, 410),
         },
       },
     },

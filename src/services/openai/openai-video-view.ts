@@ -12,7 +12,8 @@ export const VIDEO_STATUSES = ['queued', 'in_progress', 'completed', 'failed'] a
 export type VideoStatus = (typeof VIDEO_STATUSES)[number];
 
 const UnixSeconds = (description: string) => Type.Integer({ minimum: 0, description, examples: [1_795_435_200] });
-const OrNull = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+const OrNull = <T extends Parameters<typeof Type.Union>[0][number]>(t: T, description: string, example: unknown) =>
+  Type.Union([t, Type.Null()], { description, examples: [example] });
 
 const VIDEO_EXAMPLE = {
   id: VIDEO_ID,
@@ -30,32 +31,36 @@ const VIDEO_EXAMPLE = {
   error: null,
 };
 
+const VideoError = Type.Object(
+  {
+    code: Type.String({ description: "The native job's error code (docs/errors.md); `cancelled` for a cancelled job", examples: ['engine_failed'] }),
+    message: Type.String({ description: 'The same, in words', examples: ['the engine could not render the request'] }),
+  },
+  { description: 'Why the job failed', examples: [{ code: 'engine_failed', message: 'the engine could not render the request' }] },
+);
+
 export const OpenAiVideo = Type.Object(
   {
     id: Type.String({ description: "The video's id: the native job's id (GET /jobs/{id} shows the same job)", examples: [VIDEO_ID] }),
-    object: Type.Literal('video'),
+    object: Type.Literal('video', { description: 'Always `video`', examples: ['video'] }),
     model: Type.String({ description: 'The catalog model the job runs on (its path; an alias sent as `model` is resolved)', examples: [VIDEO_EXAMPLE.model] }),
     status: Type.Union(
       VIDEO_STATUSES.map((s) => Type.Literal(s)),
-      { description: 'queued (backlogged or queued), in_progress (a worker holds it), completed, or failed (failed or cancelled)' },
+      { description: 'queued (backlogged or queued), in_progress (a worker holds it), completed, or failed (failed or cancelled)', examples: ['in_progress'] },
     ),
-    progress: Type.Integer({ minimum: 0, maximum: 100, description: 'Percent done: 0 while queued, a worker\'s last report while in progress, 100 once completed' }),
+    progress: Type.Integer({ minimum: 0, maximum: 100, description: "Percent done: 0 while queued, a worker's last report while in progress, 100 once completed", examples: [40] }),
     created_at: UnixSeconds('When the job was created (Unix seconds)'),
-    completed_at: OrNull(UnixSeconds('When the job ended (Unix seconds); null until then')),
-    expires_at: OrNull(UnixSeconds("When the video's files stop being served under the retention settings (Unix seconds); null while it runs or when kept forever")),
-    prompt: OrNull(Type.String({ description: 'The prompt the job was created with' })),
-    remixed_from_video_id: Type.Null({ description: 'Always null: remixes are not offered' }),
-    seconds: Type.String({ description: "The clip's length in seconds as the job asks for it (the model's duration field, or its default)", examples: ['4'] }),
-    size: Type.String({ description: 'WxH of the frames the job asks for, from the model\'s size fields (see docs/openai.md)', examples: ['1280x720'] }),
-    error: OrNull(
-      Type.Object(
-        {
-          code: Type.String({ description: "The native job's error code (docs/errors.md); `cancelled` for a cancelled job", examples: ['engine_failed'] }),
-          message: Type.String({ description: 'The same, in words' }),
-        },
-        { description: 'Why the job failed' },
-      ),
+    completed_at: OrNull(Type.Integer({ minimum: 0 }), 'When the job ended (Unix seconds); null until then', VIDEO_EXAMPLE.completed_at),
+    expires_at: OrNull(
+      Type.Integer({ minimum: 0 }),
+      "When a completed video's files stop being served under the retention settings (Unix seconds); null before it completed or when kept forever",
+      VIDEO_EXAMPLE.expires_at,
     ),
+    prompt: OrNull(Type.String(), 'The prompt the job was created with', VIDEO_EXAMPLE.prompt),
+    remixed_from_video_id: Type.Null({ description: 'Always null: remixes are not offered', examples: [null] }),
+    seconds: Type.String({ description: "The clip's length in seconds as the job asks for it (the model's duration field, or its default); empty for a model without one", examples: ['4'] }),
+    size: Type.String({ description: "WxH of the frames the job asks for, from the model's size fields (docs/openai.md); empty for a model without any", examples: ['1280x720'] }),
+    error: OrNull(VideoError, 'Why the job failed; null unless it failed or was cancelled', { code: 'engine_failed', message: 'the engine could not render the request' }),
   },
   { $id: 'OpenAiVideo', description: "A video job in OpenAI's shape (the Videos API's `Video`) over a native video job", examples: [VIDEO_EXAMPLE] },
 );
@@ -64,11 +69,11 @@ export type VideoView = Static<typeof OpenAiVideo>;
 
 export const OpenAiVideoList = Type.Object(
   {
-    object: Type.Literal('list'),
-    data: Type.Array(OpenAiVideo),
-    first_id: OrNull(Type.String({ description: 'The first video of the page' })),
-    last_id: OrNull(Type.String({ description: 'The last video of the page: pass it as `after` for the next page' })),
-    has_more: Type.Boolean({ description: 'Whether a page follows' }),
+    object: Type.Literal('list', { description: 'Always `list`', examples: ['list'] }),
+    data: Type.Array(OpenAiVideo, { description: 'The videos of the page, in the order asked' }),
+    first_id: OrNull(Type.String(), 'The first video of the page; null on an empty page', VIDEO_ID),
+    last_id: OrNull(Type.String(), 'The last video of the page: pass it as `after` for the next page; null on an empty page', VIDEO_ID),
+    has_more: Type.Boolean({ description: 'Whether a page follows', examples: [false] }),
   },
   { $id: 'OpenAiVideoList', description: "A page of video jobs in OpenAI's list shape", examples: [{ object: 'list', data: [VIDEO_EXAMPLE], first_id: VIDEO_ID, last_id: VIDEO_ID, has_more: false }] },
 );
@@ -76,7 +81,11 @@ export const OpenAiVideoList = Type.Object(
 export type VideoListView = Static<typeof OpenAiVideoList>;
 
 export const DeletedOpenAiVideo = Type.Object(
-  { id: Type.String(), object: Type.Literal('video.deleted'), deleted: Type.Literal(true) },
+  {
+    id: Type.String({ description: 'The deleted video', examples: [VIDEO_ID] }),
+    object: Type.Literal('video.deleted', { description: 'Always `video.deleted`', examples: ['video.deleted'] }),
+    deleted: Type.Literal(true, { description: 'Always true', examples: [true] }),
+  },
   { $id: 'DeletedOpenAiVideo', description: 'The video job and its files are gone (a running one was cancelled first, as DELETE /jobs/{id} does)', examples: [{ id: VIDEO_ID, object: 'video.deleted', deleted: true }] },
 );
 

@@ -107,7 +107,9 @@ export class OpenAiVideos {
         placeImages(entry, body, [asset.image_url], undefined, 'input_reference');
       }
       const created = await this.#d.generation.create({ model: entry.path, body, caller, options }, policy);
-      return { video: await this.get(caller, created.job.job_id), replayed: created.replayed };
+      // As created (a worker may have claimed it since): pending, so queued, at 0 %.
+      const job = await this.#videoJob(caller, created.job.job_id);
+      return { video: this.#view({ ...job, status: created.job.status, completedAt: null, progress: null, error: null }), replayed: created.replayed };
     } finally {
       await staged?.discard().catch(() => undefined);
     }
