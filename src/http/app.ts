@@ -43,11 +43,10 @@ import type { RequestMeter } from './plugins/request-metrics.js';
 import { registerMetricsRoute } from './routes/metrics-routes.js';
 import type { MetricsEndpoint } from './routes/metrics-routes.js';
 import { registerConsoleRoutes } from './routes/console-routes.js';
+import { registerOpenAiRoutes } from './routes/openai-routes.js';
 import { registerProviderWebhookRoute } from './routes/provider-webhook-routes.js';
 import type { ProviderWebhookReceiver } from './routes/provider-webhook-routes.js';
 import type { ConsoleOptions } from './routes/console-routes.js';
-import { registerOpenAiScope } from './plugins/openai-errors.js';
-import { registerOpenAiVideoRoutes } from './routes/openai-videos-routes.js';
 
 /** Something that runs as long as the app: started when it is ready, stopped when it closes. */
 export interface BackgroundTask {
@@ -69,8 +68,7 @@ type AppServices = Pick<
   | 'jobs' | 'jobDetails' | 'waits' | 'generation'
   | 'catalog' | 'models' | 'quotes' | 'billing'
   | 'nodeApps' | 'nodeAppExecution' | 'assets' | 'styles' | 'webhooks'
-  | 'workerTokens' | 'readiness' | 'clock'
-  | 'openaiVideos'
+  | 'workerTokens' | 'readiness' | 'clock' | 'openai'
 >;
 
 /** The use cases, and what only the HTTP app is given: its URL, limits, logger and optional parts. */
@@ -161,14 +159,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerModelRoutes(app, deps.models, deps.publicUrl);
   registerQuoteRoutes(app, deps.quotes, deps.publicUrl, creation.bodyLimitBytes);
   registerMcpRoute(app, { ...creation, fetchTimeoutMs: deps.inputTimeoutMs ?? DEFAULTS.input_timeout_ms });
+  // OpenAI's Images, Videos and Models APIs under /v1 (docs/openai.md).
+  await registerOpenAiRoutes(app, { ...creation, door: deps.openai });
   if (deps.outputs) {
     registerOutputRoutes(app, deps.outputs, (key) => deps.jobs.outputInUse(key), (key) => deps.jobs.outputExpired(key));
     registerAssetRoutes(app, deps.assets, deps.outputs, deps.publicUrl);
   }
-  // OpenAI's APIs under /v1, with OpenAI's error shape (docs/openai.md).
-  await registerOpenAiScope(app, (scope) =>
-    registerOpenAiVideoRoutes(scope, { videos: deps.openaiVideos, assets: deps.assets, publicUrl: deps.publicUrl, allowPrivateUrls: creation.allowPrivateUrls, bodyLimitBytes: creation.bodyLimitBytes }),
-  );
   if (deps.remote) registerWorkerRoutes(app, deps.remote, deps.publicUrl, held);
   if (deps.metrics) registerMetricsRoute(app, deps.metrics);
   if (deps.console) registerConsoleRoutes(app, deps.console);

@@ -36,8 +36,8 @@ import { QuoteService } from './catalog/quotes.js';
 import { WorkspaceService } from './identity/workspace.js';
 import { noMeter } from './common/meter.js';
 import type { Meter } from './common/meter.js';
-import { OpenAiVideos } from './openai/openai-videos.js';
-import { OpenAiModels } from './openai/openai-models.js';
+import { createOpenAiDoor } from './openai/openai-door.js';
+import type { OpenAiDoor } from './openai/openai-door.js';
 import { DEFAULT_OPENAI_SETTINGS } from '../config/openai-settings.js';
 import type { OpenAiSettings } from '../config/openai-settings.js';
 import type { RetentionConfig } from '../config/storage.js';
@@ -80,8 +80,8 @@ export interface Services {
   /** What runs each model's jobs: in-process engines or a remote pool. */
   readonly bindings: EngineBindings;
   readonly clock: Clock;
-  /** OpenAI's Videos API over the native video jobs (/v1/videos, docs/openai.md). */
-  readonly openaiVideos: OpenAiVideos;
+  /** OpenAI's Images, Videos and Models APIs over the native jobs (/v1, docs/openai.md). */
+  readonly openai: OpenAiDoor;
 }
 
 export interface ServiceOptions {
@@ -111,7 +111,7 @@ export interface ServiceOptions {
   readonly mediaTools?: MediaToolsDetail;
   /** The config's `openai` section; absent: no aliases, default models, a 300 s wait. */
   readonly openai?: OpenAiSettings;
-  /** The retention lifetimes (a video's `expires_at`); absent: kept forever. */
+  /** The retention lifetimes (a video's `expires_at`, docs/openai.md); absent: kept forever. */
   readonly retention?: Pick<RetentionConfig, 'outputDays' | 'jobDays'>;
 }
 
@@ -155,7 +155,5 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     bindings: opts.bindings,
     clock,
   };
-  const openaiModels = new OpenAiModels(catalog, clock, opts.openai ?? DEFAULT_OPENAI_SETTINGS);
-  const retention = opts.retention ?? { outputDays: 0, jobDays: 0 };
-  return { ...services, openaiVideos: new OpenAiVideos({ ...services, store, models: openaiModels, retention }) };
+  return { ...services, openai: createOpenAiDoor({ ...services, store, settings: opts.openai ?? DEFAULT_OPENAI_SETTINGS, retention: opts.retention ?? { outputDays: 0, jobDays: 0 } }) };
 }

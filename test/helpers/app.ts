@@ -19,6 +19,7 @@ import { readCustomModels } from '../../src/config/custom-model-settings.js';
 import { readProviders, readUpstreams } from '../../src/config/provider-settings.js';
 import { readCommandSettings } from '../../src/config/command-settings.js';
 import { readComfyuiSettings } from '../../src/config/comfyui-settings.js';
+import { readOpenAiSettings } from '../../src/config/openai-settings.js';
 import type { Log } from '../../src/lib/log.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { sqliteBackend } from './backends.js';
@@ -120,6 +121,10 @@ export async function createTestApp(
     metrics?: { port?: number; token?: string };
     /** `idempotency_key_hours` (default 24). */
     idempotencyKeyHours?: number;
+    /** The config file's `openai` section, as written in the file (docs/openai.md). */
+    openai?: unknown;
+    /** The local engine's simulated time per job (`engine_latency_ms`, default 2000). */
+    engineLatencyMs?: number;
   } = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mediagen-test-'));
@@ -157,6 +162,8 @@ export async function createTestApp(
     // `host` public on purpose: the metrics server must bind metrics_host (loopback), not it.
     ...(opts.metrics ? { host: '0.0.0.0', metricsPort: opts.metrics.port, metricsToken: opts.metrics.token } : {}),
     ...(opts.idempotencyKeyHours !== undefined ? { idempotencyKeyHours: opts.idempotencyKeyHours } : {}),
+    ...(opts.openai !== undefined ? { openai: readOpenAiSettings(opts.openai, 'test.json') } : {}),
+    ...(opts.engineLatencyMs !== undefined ? { engineLatencyMs: opts.engineLatencyMs } : {}),
   };
   const runtime = await createRuntime(config, {
     ...(opts.realClock ? {} : { clock }),

@@ -117,9 +117,18 @@ describe.each(backends)('the OpenAI Videos API without a worker (jobs stay queue
   let client: OpenAI;
 
   beforeAll(async () => {
-    t = await createTestApp({ backend });
+    t = await createTestApp({ backend, openai: { models: { 'sora-2': D_FAST }, default_video_model: 'sora-2' } });
     ({ base, client } = await listen(t));
   }, 60_000);
+
+  it("takes an alias of the config's openai.models as model, and openai.default_video_model when model is left out", async () => {
+    const aliased = await client.videos.create({ model: 'sora-2', prompt: 'by alias', seconds: '8' as OpenAI.Videos.VideoSeconds, size: '1280x720' });
+    expect(aliased).toMatchObject({ model: D_FAST, seconds: '8', size: '1280x720', status: 'queued' });
+    const byDefault = await client.videos.create({ prompt: 'by default' });
+    // model-d-fast's own defaults: 8 s at 16:9, 720p.
+    expect(byDefault).toMatchObject({ model: D_FAST, seconds: '8', size: '1280x720' });
+    expect((await get(t, `/jobs/${byDefault.id}`)).json()).toMatchObject({ type: D_FAST, status: 'queued' });
+  });
 
   afterAll(async () => {
     await t?.close();
@@ -134,7 +143,8 @@ describe.each(backends)('the OpenAI Videos API without a worker (jobs stay queue
     for await (const v of client.videos.list({ limit: 2, order: 'asc' })) asc.push(v.id);
     const desc: string[] = [];
     for await (const v of client.videos.list({ limit: 2 })) desc.push(v.id);
-    expect(asc).toEqual(ids);
+    // Oldest first, the three just made come last; newest first, first.
+    expect(asc.slice(-3)).toEqual(ids);
     expect(desc).toEqual([...asc].reverse());
     expect(new Set(asc).size).toBe(asc.length);
     const page = await client.videos.list({ limit: 1, order: 'asc', after: ids[0] });

@@ -17,7 +17,7 @@ export interface OpenAiModel {
 
 export interface OpenAiModelList {
   readonly object: 'list';
-  readonly data: readonly OpenAiModel[];
+  readonly data: OpenAiModel[];
 }
 
 /**
