@@ -21,7 +21,10 @@ export interface LiveServer {
  * process on the real clock, as `mediagen serve` runs them; sandbox on, so a prompt's marker can
  * fail a job on purpose (docs/sandbox.md).
  */
-export async function startLive(backend: Backend, opts: { balanceMicros?: number; limits?: { maxConcurrentJobs: number; maxBackloggedJobs: number } } = {}): Promise<LiveServer> {
+export async function startLive(
+  backend: Backend,
+  opts: { balanceMicros?: number; limits?: { maxConcurrentJobs: number; maxBackloggedJobs: number }; allowPrivateUrls?: boolean } = {},
+): Promise<LiveServer> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const t = await createTestApp({
@@ -31,10 +34,18 @@ export async function startLive(backend: Backend, opts: { balanceMicros?: number
     publicUrl: url,
     engineLatencyMs: 0,
     openai: OPENAI_SECTION,
-    worker: { concurrency: 2, pollMs: 200 },
+    worker: { concurrency: 2, pollMs: 200, allowPrivateUrls: opts.allowPrivateUrls ?? false },
+    allowPrivateUrls: opts.allowPrivateUrls ?? false,
     ...(opts.balanceMicros !== undefined ? { balanceMicros: opts.balanceMicros } : {}),
     ...(opts.limits ? { limits: opts.limits } : {}),
   });
   await t.app.listen({ port, host: '127.0.0.1' });
   return { t, url };
+}
+
+/** A native API call with the same token, as a client of the native door makes it. */
+export async function native(server: LiveServer, path: string): Promise<Record<string, unknown>> {
+  const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${server.t.token}` } });
+  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, unknown>;
 }

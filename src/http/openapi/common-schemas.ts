@@ -60,7 +60,7 @@ export const DeletedJob = Type.Object(
   { $id: 'DeletedJob', description: 'The job and its outputs are gone' },
 );
 
-const RETRY_AFTER = {
+export const RETRY_AFTER = {
   type: 'string',
   pattern: '^[0-9]+$',
   description: 'Seconds to wait before retrying',

@@ -187,6 +187,14 @@ export function swaggerOptions(): FastifyDynamicSwaggerOptions {
         },
       },
       security: [{ bearerAuth: [] }],
+      tags: [
+        {
+          name: 'openai compatible',
+          description:
+            "OpenAI's Images, Videos and Models APIs under /v1, over the same jobs, tokens, balances and limits (docs/openai.md). " +
+            "Errors there are in OpenAI's shape: {error: {message, type, param, code}}.",
+        },
+      ],
       webhooks: WEBHOOKS,
     } as FastifyDynamicSwaggerOptions['openapi'],
     transform: ({ schema, url }) => {

@@ -14,6 +14,7 @@ import { INFRA_FAULT_ALERT, infraFault } from '../../lib/infra-fault.js';
 import { JobOutcomeError } from '../../services/openai/openai-outcome.js';
 import { paramOf } from '../../services/openai/openai-fields.js';
 import { headersOf, statusOf } from '../error-status.js';
+import { RETRY_AFTER } from '../openapi/common-schemas.js';
 import { lingerAfterAnswer } from '../lingering-close.js';
 import { logFailure } from '../logging.js';
 import { toDomainError } from './error-handler.js';
@@ -24,14 +25,24 @@ export const OPENAI_TAG = 'openai compatible';
 
 export const OpenAiErrorBody = Type.Object(
   {
-    error: Type.Object({
-      message: Type.String({ minLength: 1, description: 'What is wrong' }),
-      type: Type.String({ description: '`invalid_request_error`, `requests` (rate limit), `insufficient_quota`, or `server_error`' }),
-      param: Type.Union([Type.String(), Type.Null()], { description: 'The request parameter at fault, or null' }),
-      code: Type.Union([Type.String(), Type.Null()], { description: 'A machine-readable reason: `model_not_found`, `rate_limit_exceeded`, `insufficient_quota`, or a failed job\'s error code' }),
-    }),
+    error: Type.Object(
+      {
+        message: Type.String({ minLength: 1, description: 'What is wrong', examples: ["size 'huge' is not WxH (such as 1024x1024) or auto"] }),
+        type: Type.String({ description: '`invalid_request_error`, `requests` (rate limit), `insufficient_quota`, or `server_error`', examples: ['invalid_request_error'] }),
+        param: Type.Union([Type.String(), Type.Null()], { description: 'The request parameter at fault, or null', examples: ['size'] }),
+        code: Type.Union([Type.String(), Type.Null()], {
+          description: "A machine-readable reason: `model_not_found`, `rate_limit_exceeded`, `insufficient_quota`, or a failed job's error code",
+          examples: [null],
+        }),
+      },
+      { description: 'The error' },
+    ),
   },
-  { $id: 'OpenAiError', description: "An error in OpenAI's shape" },
+  {
+    $id: 'OpenAiError',
+    description: "An error in OpenAI's shape",
+    examples: [{ error: { message: "size 'huge' is not WxH (such as 1024x1024) or auto", type: 'invalid_request_error', param: 'size', code: null } }],
+  },
 );
 export type OpenAiErrorBody = Static<typeof OpenAiErrorBody>;
 
@@ -53,7 +64,15 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
 /** Response declarations of /v1 routes, in OpenAI's shape, for OpenAPI and the response checks. */
 export function openAiErrorResponses(...statuses: number[]): Record<number, unknown> {
   return Object.fromEntries(
-    statuses.map((s) => [s, { ...OpenAiErrorBody, description: STATUS_TEXT[s] ?? 'Error' }]),
+    statuses.map((s) => {
+      const headers =
+        s === 401
+          ? { 'www-authenticate': { type: 'string', const: 'Bearer realm="mediagen"', description: 'The scheme to authenticate with' } }
+          : [409, 429, 503].includes(s)
+            ? { 'retry-after': RETRY_AFTER }
+            : undefined;
+      return [s, { ...OpenAiErrorBody, description: STATUS_TEXT[s] ?? 'Error', ...(headers ? { headers } : {}) }];
+    }),
   );
 }
 

@@ -54,9 +54,9 @@ const ImageItem = Type.Union([
 
 export const ImagesResponse = Type.Object(
   {
-    created: Type.Integer({ description: 'Unix seconds' }),
-    data: Type.Array(ImageItem),
-    output_format: Type.Optional(StringEnum(['png', 'jpeg', 'webp'], { description: 'The format of the images, read from the first file' })),
+    created: Type.Integer({ description: 'Unix seconds', examples: [1796169600] }),
+    data: Type.Array(ImageItem, { description: 'One item per image, in job order', examples: [[{ url: 'https://mediagen.example/outputs/0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69/image-1.png' }]] }),
+    output_format: Type.Optional(StringEnum(['png', 'jpeg', 'webp'], { description: 'The format of the images, read from the first file', examples: ['png'] })),
     size: Type.Optional(Type.String({ description: 'WxH of the first image, read from its header', examples: ['1536x1024'] })),
   },
   {

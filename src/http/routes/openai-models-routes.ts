@@ -10,7 +10,7 @@ const EXAMPLE = { id: 'image/vendor-a/model-a-2/medium', object: 'model', create
 export const OpenAiModelView = Type.Object(
   {
     id: Type.String({ description: 'A catalog model id (its path) or an alias of the config\'s `openai.models`', examples: [EXAMPLE.id] }),
-    object: Type.Literal('model'),
+    object: Type.Literal('model', { description: 'Always model', examples: ['model'] }),
     created: Type.Integer({ description: 'Unix seconds: when this server started (the catalog is fixed while it runs)', examples: [EXAMPLE.created] }),
     owned_by: Type.String({ description: 'The vendor segment of the model id; `mediagen` for a model without one', examples: [EXAMPLE.owned_by] }),
   },
@@ -18,7 +18,10 @@ export const OpenAiModelView = Type.Object(
 );
 
 export const OpenAiModelList = Type.Object(
-  { object: Type.Literal('list'), data: Type.Array(OpenAiModelView) },
+  {
+    object: Type.Literal('list', { description: 'Always list', examples: ['list'] }),
+    data: Type.Array(OpenAiModelView, { description: 'The models, then the aliases', examples: [[EXAMPLE]] }),
+  },
   { $id: 'OpenAiModelList', description: "The models taking requests now, then the configured aliases, in OpenAI's shape", examples: [{ object: 'list', data: [EXAMPLE] }] },
 );
 
