@@ -134,6 +134,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     createBatching: config.createBatching,
     ...(overrides.random ? { random: overrides.random } : {}),
     openai: config.openai,
+    retention: config.retention,
     mediaTools: async () => {
       const t = await mediaTools();
       return { ffmpeg: media.toolDetail(t.ffmpeg), ffprobe: media.toolDetail(t.ffprobe) };

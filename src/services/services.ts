@@ -41,6 +41,7 @@ import { createOpenAiDoor } from './openai/openai-door.js';
 import type { OpenAiDoor } from './openai/openai-door.js';
 import { DEFAULT_OPENAI_SETTINGS } from '../config/openai-settings.js';
 import type { OpenAiSettings } from '../config/openai-settings.js';
+import type { RetentionConfig } from '../config/storage.js';
 
 export interface Services {
   readonly identity: IdentityService;
@@ -113,6 +114,8 @@ export interface ServiceOptions {
   readonly random?: RandomSource;
   /** The config's `openai` section; absent: no aliases, default models, a 300 s wait. */
   readonly openai?: OpenAiSettings;
+  /** The retention lifetimes (a video's `expires_at`, docs/openai.md); absent: kept forever. */
+  readonly retention?: Pick<RetentionConfig, 'outputDays' | 'jobDays'>;
 }
 
 export function createServices(store: Store, catalog: Catalog, clock: Clock, opts: ServiceOptions): Services {
@@ -155,5 +158,5 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     bindings: opts.bindings,
     clock,
   };
-  return { ...services, openai: createOpenAiDoor({ ...services, settings: opts.openai ?? DEFAULT_OPENAI_SETTINGS }) };
+  return { ...services, openai: createOpenAiDoor({ ...services, store, settings: opts.openai ?? DEFAULT_OPENAI_SETTINGS, retention: opts.retention ?? { outputDays: 0, jobDays: 0 } }) };
 }

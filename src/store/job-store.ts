@@ -57,6 +57,8 @@ export interface JobQuery {
   readonly types?: readonly string[];
   readonly status?: JobStatus;
   readonly limit: number;
+  /** By created_at: `desc` (default, newest first) or `asc` (OpenAI's list, GET /v1/videos?order=asc). */
+  readonly order?: 'asc' | 'desc';
 }
 
 /** What the API shows of a job (GET, lists, webhook payloads): the columns a view reads, nothing a worker needs. */
@@ -74,7 +76,7 @@ export interface JobStore {
   getJob(apiUserId: string, id: string): Promise<JobRecord | undefined>;
   /** The job as the API shows it: its view's columns only (no request body to parse). */
   getJobSummary(apiUserId: string, id: string): Promise<JobSummary | undefined>;
-  /** Newest first; the view's columns only. */
+  /** Newest first (oldest first with `order: 'asc'`); the view's columns only. */
   listJobs(query: JobQuery): Promise<JobSummary[]>;
   deleteJob(apiUserId: string, id: string): Promise<boolean>;
   /** The API user's job and its status changes with an id above `afterId` (at most `limit`); undefined: no such job. */

@@ -3,6 +3,7 @@ import { registerOpenAiScope } from '../plugins/openai-errors.js';
 import { registerOpenAiImageRoutes } from './openai-images-routes.js';
 import type { OpenAiImagesDeps } from './openai-images-routes.js';
 import { registerOpenAiModelRoutes } from './openai-models-routes.js';
+import { registerOpenAiVideoRoutes } from './openai-videos-routes.js';
 
 /** What the /v1 routes are given: the door's use cases and what creating routes share. */
 export type OpenAiRouteDeps = OpenAiImagesDeps;
@@ -15,5 +16,6 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
   await registerOpenAiScope(app, (scope) => {
     registerOpenAiModelRoutes(scope, deps.door.models);
     registerOpenAiImageRoutes(scope, deps);
+    return registerOpenAiVideoRoutes(scope, { videos: deps.door.videos, assets: deps.door.assets, publicUrl: deps.publicUrl, allowPrivateUrls: deps.allowPrivateUrls, bodyLimitBytes: deps.bodyLimitBytes });
   });
 }

@@ -9,6 +9,9 @@ import type { JobWaits } from '../jobs/job-waits.js';
 import { OpenAiImages } from './openai-images.js';
 import { OpenAiEdits } from './openai-edits.js';
 import { OpenAiModels } from './openai-models.js';
+import { OpenAiVideos } from './openai-videos.js';
+import type { Store } from '../../store/store.js';
+import type { VideoViewContext } from './openai-video-view.js';
 
 /** What the OpenAI-compatible door is made of: native use cases, nothing of its own underneath. */
 export interface OpenAiDoorDeps {
@@ -20,6 +23,10 @@ export interface OpenAiDoorDeps {
   readonly waits: JobWaits;
   readonly assets: AssetService;
   readonly outputs: OutputStore;
+  /** The videos read a job's request and progress, which the job service's view leaves out. */
+  readonly store: Store;
+  /** Days a finished job's files are served (a video's `expires_at`). */
+  readonly retention: VideoViewContext['retention'];
 }
 
 /** The /v1 use cases (docs/openai.md); each door (images, models, videos) adds its member here. */
@@ -30,10 +37,13 @@ export interface OpenAiDoor {
   readonly edits: OpenAiEdits;
   /** Stages an edit's uploads as they stream in (the transport reads the form). */
   readonly assets: AssetService;
+  /** OpenAI's Videos API over the native video jobs. */
+  readonly videos: OpenAiVideos;
 }
 
 export function createOpenAiDoor(deps: OpenAiDoorDeps): OpenAiDoor {
   const models = new OpenAiModels(deps.catalog, deps.clock, deps.settings);
   const images = new OpenAiImages({ models, generation: deps.generation, jobs: deps.jobs, waits: deps.waits, outputs: deps.outputs, clock: deps.clock });
-  return { models, images, edits: new OpenAiEdits(images, deps.assets), assets: deps.assets };
+  const videos = new OpenAiVideos({ ...deps, models, retention: deps.retention });
+  return { models, images, edits: new OpenAiEdits(images, deps.assets), assets: deps.assets, videos };
 }

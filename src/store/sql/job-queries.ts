@@ -67,12 +67,12 @@ export class SqlJobStore implements JobStore {
 
   async listJobs(q: JobQuery): Promise<JobSummary[]> {
     let query = this.#db.selectFrom('jobs').select(SUMMARY_COLUMNS).where('api_user_id', '=', q.apiUserId);
-    // A range on jobs_user_created (api_user_id, created_at), read backwards from `before`.
+    // A range on jobs_user_created (api_user_id, created_at), read backwards from `before` (forwards from `from` for asc).
     if (q.from !== undefined) query = query.where('created_at', '>=', q.from);
     if (q.before !== undefined) query = query.where('created_at', '<', q.before);
     if (q.types && q.types.length > 0) query = query.where('type', 'in', [...q.types]);
     if (q.status !== undefined) query = query.where('status', '=', q.status);
-    const rows = await query.orderBy('created_at', 'desc').limit(q.limit).execute();
+    const rows = await query.orderBy('created_at', q.order ?? 'desc').limit(q.limit).execute();
     return rows.map(toJobSummary);
   }
 
