@@ -17,7 +17,7 @@ ENV DEBIAN_FRONTEND=noninteractive \
 # not every build machine reaches): python3, make, g++ and the Node headers of the base.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get clean && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: no lifecycle script runs by surprise (not `prepare`, not an install script we
@@ -29,18 +29,24 @@ RUN npm ci --ignore-scripts \
  && node -e "new (require('better-sqlite3'))(':memory:').prepare('select 1').get()"
 COPY . .
 # Debian's ffmpeg (runtime stage) replaces the bundled static binaries: ffmpeg on PATH is found
-# first (docs/engine.md), so their 140 MB go.
+# first (docs/engine.md), so their 140 MB go; so do the packages' source maps (200 MB, read by
+# nothing at run time) and better-sqlite3's compiler output but its one .node file.
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts \
- && rm -rf node_modules/@ffmpeg-installer/linux-* node_modules/@ffprobe-installer/linux-* \
- && rm -rf node_modules/.cache
+ && rm -rf node_modules/@ffmpeg-installer/linux-* node_modules/@ffprobe-installer/linux-* node_modules/.cache \
+ && find node_modules -type f -name '*.map' -delete \
+ && mv node_modules/better-sqlite3/build/Release/better_sqlite3.node /tmp/ \
+ && rm -rf node_modules/better-sqlite3/build node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
+ && mkdir -p node_modules/better-sqlite3/build/Release \
+ && mv /tmp/better_sqlite3.node node_modules/better-sqlite3/build/Release/ \
+ && node -e "new (require('better-sqlite3'))(':memory:').prepare('select 1').get()"
 
 # ---- runtime ----
 FROM ${BASE}
 ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ffmpeg tini \
- && rm -rf /var/lib/apt/lists/* \
+ && apt-get clean && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 mediagen \
  && useradd --system --uid 10001 --gid mediagen --home-dir /data --no-create-home --shell /usr/sbin/nologin mediagen \
  && mkdir /data && chown mediagen:mediagen /data
