@@ -18,8 +18,8 @@
 # added CA certificates with NODE_EXTRA_CA_CERTS, its npm registry and proxy settings, its apt
 # options): the Dockerfile stays plain and nothing of that reaches the image it builds.
 #
-# Settings (environment): IMAGE_TEST_PG (an admin URL of the PostgreSQL, default
-# postgres://root@127.0.0.1:5432/postgres), IMAGE_TEST_KEEP=1 (keep the built image),
+# Settings (environment): IMAGE_TEST_PG (an admin URL of the PostgreSQL; default the tests'
+# TEST_DATABASE_URL, else postgres://root@127.0.0.1:5432/postgres), IMAGE_TEST_KEEP=1 (keep the built image),
 # IMAGE_TEST_NEW_BASE=1 (make the stand-in again even if the base is present).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,7 @@ T0=$(date +%s)
 say() { echo "image-test: [$(($(date +%s) - T0))s] $*"; }
 RUN_ID="$$"
 IMAGE="localhost/mediagen-image-test:$RUN_ID"
-PG_ADMIN="${IMAGE_TEST_PG:-postgres://root@127.0.0.1:5432/postgres}"
+PG_ADMIN="${IMAGE_TEST_PG:-${TEST_DATABASE_URL:-postgres://root@127.0.0.1:5432/postgres}}"
 DB="mediagen_image_test_$RUN_ID"
 DB_URL="${PG_ADMIN%/*}/$DB"
 WORK="$(mktemp -d /tmp/mediagen-image-test.XXXXXX)"
