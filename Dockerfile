@@ -30,11 +30,14 @@ RUN npm ci --ignore-scripts \
 COPY . .
 # Debian's ffmpeg (runtime stage) replaces the bundled static binaries: ffmpeg on PATH is found
 # first (docs/engine.md), so their 140 MB go; so do the packages' source maps (200 MB, read by
-# nothing at run time) and better-sqlite3's compiler output but its one .node file.
+# nothing at run time), ESRGAN-thick's weights but the x4 ones it is chosen for (84 MB; docs/engine.md)
+# and better-sqlite3's compiler output but its one .node file.
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts \
  && rm -rf node_modules/@ffmpeg-installer/linux-* node_modules/@ffprobe-installer/linux-* node_modules/.cache \
  && find node_modules -type f -name '*.map' -delete \
+ && rm -rf node_modules/@upscalerjs/esrgan-thick/models/x2 node_modules/@upscalerjs/esrgan-thick/models/x3 \
+    node_modules/@upscalerjs/esrgan-thick/models/x8 node_modules/@upscalerjs/*/assets \
  && mv node_modules/better-sqlite3/build/Release/better_sqlite3.node /tmp/ \
  && rm -rf node_modules/better-sqlite3/build node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
  && mkdir -p node_modules/better-sqlite3/build/Release \
