@@ -56,7 +56,7 @@ export function namedBindings(
 }
 
 /** The `upstream` entry for a built-in model: its path, else the most specific pattern matching it. */
-function mostSpecific(path: string, upstreams: Readonly<Record<string, UpstreamBinding>>): UpstreamBinding | undefined {
+export function mostSpecific(path: string, upstreams: Readonly<Record<string, UpstreamBinding>>): UpstreamBinding | undefined {
   if (Object.hasOwn(upstreams, path)) return upstreams[path];
   const matching = Object.keys(upstreams).filter((k) => isGlob(k) && matchesGlob(k, path));
   if (matching.length === 0) return undefined;

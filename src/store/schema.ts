@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely';
 import type { JobStatus } from '../domain/states.js';
-import type { JobUpstreamsTable, RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
+import type { JobUpstreamsTable, RemoteWorkersTable, RoutingTables, WorkerTokensTable } from './remote-tables.js';
 
 export type { JobUpstreamsTable, RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
 
@@ -295,7 +295,7 @@ export interface StylesTable {
   updated_at: number;
 }
 
-export interface Database {
+export interface Database extends RoutingTables {
   workspaces: WorkspacesTable;
   members: MembersTable;
   api_users: ApiUsersTable;

@@ -72,6 +72,7 @@ function cuttableBackend(inner: Backend, cut: { down: boolean }): Backend {
             styles: store.styles,
             workerTokens: store.workerTokens,
             upstreams: store.upstreams,
+            routes: store.routes,
             stats: guard(store.stats),
             retention: store.retention,
             queue: guard(store.queue),

@@ -18,6 +18,7 @@ import { SqlWebhookStore } from './webhook-queries.js';
 import type { Transact } from './transact.js';
 import { SqlWorkerTokenStore } from './remote-token-queries.js';
 import { SqlUpstreamStore } from './upstream-queries.js';
+import { SqlRouteStore } from './route-queries.js';
 
 export interface SqlBackend {
   readonly db: Kysely<Database>;
@@ -124,6 +125,7 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
     styles: new SqlStyleStore(db, transact, caps.rowLocks),
     workerTokens: new SqlWorkerTokenStore(db),
     upstreams: new SqlUpstreamStore(db),
+    routes: new SqlRouteStore(db, transact, rowLocks),
     parallelWrites: rowLocks,
     stats: new SqlQueueStatsStore(db),
     retention: new SqlRetentionStore(db, transact, caps.skipLocked),

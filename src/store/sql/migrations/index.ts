@@ -18,6 +18,7 @@ import { RETENTION_MIGRATION } from './0016-retention.js';
 import { JOB_UPSTREAMS_MIGRATION } from './0017-job-upstreams.js';
 import { ADMISSION_COUNTS_MIGRATION } from './0018-admission-counts.js';
 import { UPSTREAM_ENGINE_MIGRATION } from './0019-upstream-engine.js';
+import { ENGINE_ROUTES_MIGRATION } from './0020-engine-routes.js';
 
 /**
  * Numbered migrations, written with Kysely's schema builder so every backend runs the same ones.
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '0017_job_upstreams': JOB_UPSTREAMS_MIGRATION,
   '0018_admission_counts': ADMISSION_COUNTS_MIGRATION,
   '0019_upstream_engine': UPSTREAM_ENGINE_MIGRATION,
+  '0020_engine_routes': ENGINE_ROUTES_MIGRATION,
 };
 
 /** The names of every migration this code knows, in order (readiness compares them with the store's). */
