@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, generate, jobEnd, silentLog } from '../helpers/app.js';
+import { createTestApp, generate, get, jobEnd, silentLog } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { freePort } from '../helpers/free-port.js';
@@ -56,6 +56,7 @@ describe.each(backends)('fallback chains: $name', { timeout: 60_000 }, (backend)
       routing: { model_engines: { [MODEL]: ['provider:first', 'provider:second'] }, circuit },
       providers: { providers: { first: fal(firstUrl, first.storageUrl), second: fal(second.url, second.storageUrl) }, env: { FAL_KEY: KEY } },
       worker: { pollMs: 50, log: silentLog, allowPrivateUrls: true },
+      metrics: { port: 0 },
     });
   }
   const run = async (app: TestApp) => {
@@ -80,6 +81,9 @@ describe.each(backends)('fallback chains: $name', { timeout: 60_000 }, (backend)
       ['provider:first', 'refused'],
       ['provider:second', 'ran'],
     ]);
+    // The owner reads the same in the job's details, checked against the route's schema.
+    const details = (await get(t, `/jobs/${id}/details`)).json<{ routing: Route }>();
+    expect(details.routing).toMatchObject({ engine: 'provider:second', tried: [{ engine: 'provider:first', outcome: 'refused' }, { engine: 'provider:second', outcome: 'ran' }] });
   });
 
   it('a first engine answering 503 on submit: the second takes the job, one submission there and none kept at the first', async () => {
@@ -109,6 +113,9 @@ describe.each(backends)('fallback chains: $name', { timeout: 60_000 }, (backend)
       ['provider:first', 'skipped'],
       ['provider:second', 'ran'],
     ]);
+    const metrics = await (await fetch(`${t.metricsUrl!}/metrics`)).text();
+    expect(metrics).toContain('mediagen_engine_up{engine="provider:first"} 0');
+    expect(metrics).toContain('mediagen_engine_up{engine="provider:second"} 1');
   });
 
   it('a job the first engine accepted and then failed is not sent to the second, and not charged', async () => {
