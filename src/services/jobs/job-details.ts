@@ -106,15 +106,15 @@ export const JobDetails = Type.Object(
           engine: Type.Union([Type.String(), Type.Null()], { description: 'The engine that took the job (ran it, or failed it after accepting it); null while none has', examples: ['provider:fal'] }),
           tried: Type.Array(
             Type.Object({
-              engine: Type.String({ examples: ['comfyui:gpu'] }),
-              outcome: StringEnum(['ran', 'refused', 'skipped', 'busy', 'spilled'] as const, { description: 'docs/routing.md: ran (took the job), refused (provably did not accept it), skipped (circuit open), busy (at max_in_flight past spill_after_ms), spilled (a remote pool\'s job taken here)' }),
-              reason: Type.Optional(Type.String()),
-              at: Type.String({ format: 'date-time' }),
+              engine: Type.String({ description: 'The engine, as models are bound to it', examples: ['comfyui:gpu'] }),
+              outcome: StringEnum(['ran', 'refused', 'skipped', 'busy', 'spilled'] as const, { description: 'docs/routing.md: ran (took the job), refused (provably did not accept it), skipped (circuit open), busy (at max_in_flight past spill_after_ms), spilled (a remote pool\'s job taken here)', examples: ['refused'] }),
+              reason: Type.Optional(Type.String({ description: "Why, for `refused`: the upstream's words, cleaned", examples: ['service unavailable'] })),
+              at: Type.String({ format: 'date-time', description: 'When', examples: ['2026-12-01T12:00:00.000Z'] }),
             }),
-            { description: 'Every engine tried, in order' },
+            { description: 'Every engine tried, in order', examples: [[{ engine: 'comfyui:gpu', outcome: 'refused', reason: 'connection refused', at: '2026-12-01T12:00:00.000Z' }, { engine: 'provider:fal', outcome: 'ran', at: '2026-12-01T12:00:01.000Z' }]] },
           ),
         },
-        { description: "For owners and admins, a job of a model with a chain of engines or an engine limit (docs/routing.md): every engine tried and which one ran it; the upstream's reported cost is in `upstream.usage`. Absent for a job of a model bound to one engine." },
+        { examples: [{ engine: 'provider:fal', tried: [{ engine: 'provider:fal', outcome: 'ran', at: '2026-12-01T12:00:01.000Z' }] }], description: "For owners and admins, a job of a model with a chain of engines or an engine limit (docs/routing.md): every engine tried and which one ran it; the upstream's reported cost is in `upstream.usage`. Absent for a job of a model bound to one engine." },
       ),
     ),
     billing: StringEnum(BILLING_STATES, {
