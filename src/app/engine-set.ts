@@ -1,11 +1,11 @@
 import type { Config } from '../config/config.js';
 import { ConfigError } from '../config/config.js';
 import type { EngineBindings } from '../engines/bindings.js';
-import { buildBindings } from '../engines/bindings.js';
+import { buildBindings, linkBindings } from '../engines/bindings.js';
 import type { BindableEngine } from '../engines/engine.js';
 import type { EngineBuildOptions, EngineKind, KindWiring } from '../engines/engine-kind.js';
 import { ENGINE_KINDS, kindOf } from '../engines/kinds.js';
-import { namedBindings } from '../engines/named-bindings.js';
+import { mostSpecific, namedBindings } from '../engines/named-bindings.js';
 import type { NamedBinding } from '../engines/named-bindings.js';
 import type { ProviderMeter } from '../engines/providers/provider-engine.js';
 import { UpstreamNudges } from '../engines/providers/upstream-nudges.js';
@@ -40,6 +40,8 @@ export interface ModelWiring {
   readonly named: ReadonlyMap<string, NamedBinding>;
   /** The kinds the bindings were checked against (kinds.ts; a test may add one): the engine set builds these. */
   readonly kinds: readonly EngineKind[];
+  /** The later places of chains (docs/routing.md), each wired as the first is: `[1]` binds each model to its chain's second engine, and so on. */
+  readonly links?: readonly ModelWiring[];
 }
 
 /** One kind's view of the wiring: the models bound to its engines. */
@@ -57,8 +59,32 @@ export function kindWiring(config: Config, wiring: ModelWiring, kind: EngineKind
  */
 export function wireModels(config: Config, kinds: readonly EngineKind[] = ENGINE_KINDS): ModelWiring {
   const catalog = buildCatalog({ deprecations: config.deprecations, models: modelsWith(config.models) });
-  const bindings = buildBindings(catalog.entries, config.modelEngines);
+  const bindings = buildBindings(catalog.entries, config.modelEngines, config.engineChains);
   const customUpstreams = new Map(config.models.flatMap((m) => (m.upstream ? [[m.path, m.upstream] as const] : [])));
+  const named = namedBindings(catalog.entries, bindings, (engine) => kindOf(engine, kinds)?.section !== undefined, config.upstreams, customUpstreams);
+  const wiring: ModelWiring = { catalog, bindings, named, kinds, links: laterLinks(config, catalog, bindings, kinds, customUpstreams) };
+  for (const w of [wiring, ...(wiring.links ?? [])]) checkWiring(config, w);
+  return wiring;
+}
+
+/** The wiring of each later place of the chains: the models whose chain reaches it, each with its `upstream` block (its own, else the top-level one). */
+function laterLinks(config: Config, catalog: Catalog, bindings: EngineBindings, kinds: readonly EngineKind[], customUpstreams: ReadonlyMap<string, NamedBinding['upstream'] & object>): ModelWiring[] {
+  const longest = Math.max(1, ...catalog.entries.map((m) => bindings.chain(m.path)?.engines.length ?? 1));
+  return Array.from({ length: longest - 1 }, (_, i) => {
+    const linked = linkBindings(bindings, i + 1);
+    const named = new Map<string, NamedBinding>();
+    for (const m of catalog.entries) {
+      const b = m.engine === undefined ? undefined : linked.of(m.path);
+      if (b?.kind !== 'engine' || kindOf(b.engine, kinds)?.section === undefined) continue;
+      named.set(m.path, { engine: b.engine, upstream: m.custom ? customUpstreams.get(m.path) : mostSpecific(m.path, config.upstreams) });
+    }
+    return { catalog, bindings: linked, named, kinds };
+  });
+}
+
+/** One place's bindings checked: each engine names a kind, each named engine is declared, and each kind checks its own models. */
+function checkWiring(config: Config, wiring: ModelWiring): void {
+  const { catalog, bindings, named, kinds } = wiring;
   for (const m of catalog.entries) {
     const b = m.engine === undefined ? undefined : bindings.of(m.path);
     if (b?.kind !== 'engine' || !b.engine.includes(':') || kindOf(b.engine, kinds)) continue;
@@ -66,7 +92,6 @@ export function wireModels(config: Config, kinds: readonly EngineKind[] = ENGINE
     const known = kinds.map((k) => (k.section ? `${k.name}:<name>` : k.name)).join(', ');
     throw new ConfigError(`model ${m.path} is bound to ${b.engine}${origin ? ` (${origin})` : ''}, which names no kind of engine this server has; engines are ${known}, or remote:<pool>`);
   }
-  const named = namedBindings(catalog.entries, bindings, (engine) => kindOf(engine, kinds)?.section !== undefined, config.upstreams, customUpstreams);
   for (const [path, { engine }] of named) {
     const { section } = kindOf(engine, kinds)!;
     const declared = section!.names(config);
@@ -75,9 +100,7 @@ export function wireModels(config: Config, kinds: readonly EngineKind[] = ENGINE
       throw new ConfigError(`model ${path} is bound to ${engine}${origin ? ` (${origin})` : ''}, which ${section!.key} does not declare; ${section!.key}: ${declared.join(', ') || 'none'}`);
     }
   }
-  const wiring: ModelWiring = { catalog, bindings, named, kinds };
   for (const kind of kinds) kind.check?.(kindWiring(config, wiring, kind));
-  return wiring;
 }
 
 /** How long the engines' start-up checks may take together: a check never holds the start for long. */
@@ -92,7 +115,13 @@ const CHECK_BUDGET_MS = 10_000;
 export async function buildEngineSet(config: Config, wiring: ModelWiring, opts: EngineSetOptions): Promise<EngineSet> {
   const { EngineRouter } = await import('../engines/router.js');
   const build: EngineBuildOptions = { clock: opts.clock, limits: mediaLimits(config), nudges: opts.nudges, ...(opts.meter ? { meter: opts.meter } : {}), ...(opts.log ? { log: opts.log } : {}) };
-  const engines = (await Promise.all(wiring.kinds.map((kind) => kind.build(kindWiring(config, wiring, kind), build)))).flat();
+  const first = (await Promise.all(wiring.kinds.map((kind) => kind.build(kindWiring(config, wiring, kind), build)))).flat();
+  // A later place of a chain builds only the kinds with models there (a provider engine per place
+  // knows that place's models): the router takes, of engines of one name, the one that runs the model.
+  const later = await Promise.all(
+    (wiring.links ?? []).map(async (w) => (await Promise.all(w.kinds.filter((k) => k.section && [...w.named.values()].some((b) => kindOf(b.engine, w.kinds) === k)).map((k) => k.build(kindWiring(config, w, k), build)))).flat()),
+  );
+  const engines = [...first, ...later.flat()];
   const close = async (): Promise<void> => {
     const results = await Promise.allSettled(engines.map((e) => e.close?.()));
     for (const [i, r] of results.entries()) {
@@ -101,7 +130,8 @@ export async function buildEngineSet(config: Config, wiring: ModelWiring, opts: 
   };
   let router: EngineRouter;
   try {
-    router = EngineRouter.build(wiring.catalog.entries, engines, wiring.bindings);
+    router = EngineRouter.build(wiring.catalog.entries, engines, wiring.bindings, { clock: opts.clock, limits: config.engineLimits, circuit: config.circuit, ...(opts.log ? { log: opts.log } : {}) });
+    logChains(wiring, opts.log);
     await checkEngines(engines, opts.log);
   } catch (err) {
     await close();
@@ -109,6 +139,19 @@ export async function buildEngineSet(config: Config, wiring: ModelWiring, opts: 
   }
   let closed: Promise<void> | undefined;
   return { router, engines, close: () => (closed ??= close()) };
+}
+
+/** The start-up log's one line per binding of several engines (docs/routing.md, "Visible routing"). */
+function logChains(wiring: ModelWiring, log: Log | undefined): void {
+  const seen = new Set<string>();
+  for (const m of wiring.catalog.entries) {
+    const chain = m.engine === undefined ? undefined : wiring.bindings.chain(m.path);
+    if (!chain || chain.engines.length < 2) continue;
+    const key = `${wiring.bindings.origin(m.path) ?? m.path}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    log?.info({ binding: key, engines: chain.engines, ...(chain.spillAfterMs === undefined ? {} : { spillAfterMs: chain.spillAfterMs }) }, `routing: ${key} -> ${chain.engines.join(' -> ')}`);
+  }
 }
 
 /** Runs every engine's start-up check at once, within CHECK_BUDGET_MS; a warning is logged, a refusal (ConfigError) stops the start. */

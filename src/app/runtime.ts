@@ -158,7 +158,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const engineOf = (log?: Log) =>
     (engine ??= overrides.engine
       ? Promise.resolve(overrides.engine)
-      : (engineSet = buildEngineSet(config, wiring, { clock, nudges, ...(metrics ? { meter: metrics } : {}), ...(log ? { log } : {}) })).then((set) => set.router));
+      : (engineSet = buildEngineSet(config, wiring, { clock, nudges, ...(metrics ? { meter: metrics } : {}), ...(log ? { log } : {}) })).then((set) => {
+          metrics?.watchEngines(() => set.router.states());
+          return set.router;
+        }));
   const parts = async (given?: Engine, log?: Log): Promise<WorkerParts> => ({ config, store, services, outputs, engine: given ?? (await engineOf(log)) });
   return {
     config,

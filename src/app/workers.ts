@@ -69,6 +69,7 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
   const worker = new Worker(
     {
       runs: services.runs,
+      routes: services.routes,
       // In sandbox mode the job's statuses are held and its prompt's markers acted on around the whole job.
       engine: sandboxEngine(
         config,
@@ -87,6 +88,7 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
       concurrency: opts.concurrency ?? config.workerConcurrency,
       pollMs: opts.pollMs ?? config.pollIntervalMs,
       types: { except: [...services.bindings.remote.keys()] },
+      spill: services.bindings.spill,
     },
   );
   return { worker, close: () => inputs.close() };

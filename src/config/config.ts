@@ -10,7 +10,9 @@ import { readCustomModels } from './custom-model-settings.js';
 import type { CustomModelDecl } from './custom-model-settings.js';
 import { ConfigError } from './readers.js';
 import { readOutputStore } from './storage.js';
-import { readModelEngines, readPrices } from './model-sections.js';
+import { readPrices } from './model-sections.js';
+import { DEFAULT_CIRCUIT, firstEngines, readCircuit, readEngineLimits, readModelEngineChains } from './routing-settings.js';
+import type { CircuitSettings, EngineChainSpec, EngineLimit, RoutingConfig } from './routing-settings.js';
 import { readProviders, readUpstreams } from './provider-settings.js';
 import { coerce } from './coerce.js';
 import { readCommandSettings } from './command-settings.js';
@@ -26,7 +28,8 @@ import type { OpenAiSettings } from './openai-settings.js';
 export { ConfigError } from './readers.js';
 export type { OutputStoreConfig, RetentionConfig } from './storage.js';
 
-export interface Config {
+/** With the routing sections (docs/routing.md): chains, `engine_limits`, `circuit` (config/routing-settings.ts). */
+export interface Config extends RoutingConfig {
   readonly port: number;
   readonly host: string;
   readonly dataDir: string;
@@ -180,6 +183,9 @@ export function loadConfig(opts: {
   let modelTimeoutsMs: Record<string, number> = {};
   let prices: Record<string, Record<string, MicroUsd>> = {};
   let modelEngines: Record<string, string> = {};
+  let engineChains: Record<string, EngineChainSpec> = {};
+  let engineLimits: Record<string, EngineLimit> = {};
+  let circuit: CircuitSettings = DEFAULT_CIRCUIT;
   let models: CustomModelDecl[] = [];
   let providers: ProviderSettings[] = [];
   let upstreams: Record<string, UpstreamBinding> = {};
@@ -203,7 +209,9 @@ export function loadConfig(opts: {
     const sections: Readonly<Record<string, (raw: unknown) => unknown>> = {
       deprecations: (raw) => (deprecations = readDeprecations(raw, file)),
       prices: (raw) => (prices = readPrices(raw, file)),
-      model_engines: (raw) => (modelEngines = readModelEngines(raw, file)),
+      model_engines: (raw) => (modelEngines = firstEngines((engineChains = readModelEngineChains(raw, file)))),
+      engine_limits: (raw) => (engineLimits = readEngineLimits(raw, file)),
+      circuit: (raw) => (circuit = readCircuit(raw, file)),
       models: (raw) => (models = readCustomModels(raw, file)),
       providers: (raw) => (providers = readProviders(raw, file, env)),
       upstream: (raw) => (upstreams = readUpstreams(raw, file)),
@@ -297,6 +305,9 @@ export function loadConfig(opts: {
     deprecations: Object.freeze(deprecations),
     prices: Object.freeze(prices),
     modelEngines: Object.freeze(modelEngines),
+    engineChains: Object.freeze(engineChains),
+    engineLimits: Object.freeze(engineLimits),
+    circuit,
     models: Object.freeze(models),
     providers: Object.freeze(providers),
     upstreams: Object.freeze(upstreams),

@@ -1,5 +1,6 @@
 import { ConfigError } from '../config/config.js';
 import type { ModelEngines } from '../config/options.js';
+import type { EngineChainSpec } from '../config/routing-settings.js';
 import { GLOB_SYNTAX, globSpecificity, isGlob, isGlobPattern, matchesGlob } from '../lib/glob.js';
 
 /**
@@ -50,8 +51,20 @@ export interface EngineBindings {
    * `model_engines 'video/*'` (a pattern), or undefined (its module's `engine`).
    */
   origin(model: string): string | undefined;
-  /** Models bound to a remote pool: path -> pool. In-process workers never claim their jobs. */
+  /** Models bound to a remote pool: path -> pool. In-process workers claim their jobs only to spill them (`spill`). */
   readonly remote: ReadonlyMap<string, string>;
+  /**
+   * A model's whole chain (docs/routing.md): its engine ids in order, the first being `of`'s, and
+   * how long a job waits for the first before the next may take it. Undefined: no binding.
+   */
+  chain(model: string): EngineChain | undefined;
+  /** Models whose chain starts with a remote pool and spills: path -> spill_after_ms. In-process workers claim their jobs once they have waited that long. */
+  readonly spill: ReadonlyMap<string, number>;
+}
+
+export interface EngineChain {
+  readonly engines: readonly string[];
+  readonly spillAfterMs: number | undefined;
 }
 
 /** What bindings read of a model: a module or a catalog entry. */
@@ -70,13 +83,14 @@ interface Pattern {
  * The `model_engines` key that binds `model`: its path if it is a key, else the most specific
  * pattern matching it (two equally specific patterns binding it differently are refused).
  */
-function keyFor(model: string, overrides: ModelEngines, patterns: readonly Pattern[]): string | undefined {
+function keyFor(model: string, overrides: ModelEngines, patterns: readonly Pattern[], chains: Readonly<Record<string, EngineChainSpec>>): string | undefined {
   if (Object.hasOwn(overrides, model)) return model;
   const matching = patterns.filter((p) => matchesGlob(p.key, model));
   if (matching.length === 0) return undefined;
   const best = Math.max(...matching.map((p) => p.specificity));
   const top = matching.filter((p) => p.specificity === best);
-  const differ = top.find((p) => overrides[p.key] !== overrides[top[0]!.key]);
+  const same = (a: string, b: string) => overrides[a] === overrides[b] && JSON.stringify(chains[a] ?? null) === JSON.stringify(chains[b] ?? null);
+  const differ = top.find((p) => !same(p.key, top[0]!.key));
   if (differ) {
     throw new ConfigError(
       `model_engines: '${top[0]!.key}' and '${differ.key}' both match ${model}, equally specifically, and bind it differently; add an entry for ${model} itself`,
@@ -106,7 +120,7 @@ function checkKeys(models: readonly BindableModel[], overrides: ModelEngines): v
  * custom model bound to `local`. Whether an in-process engine exists and can run its models is the
  * engine router's check, in the processes that run jobs.
  */
-export function buildBindings(models: readonly BindableModel[], overrides: ModelEngines = {}): EngineBindings {
+export function buildBindings(models: readonly BindableModel[], overrides: ModelEngines = {}, chains: Readonly<Record<string, EngineChainSpec>> = {}): EngineBindings {
   const patterns = Object.keys(overrides)
     .filter(isGlob)
     .map((key) => ({ key, specificity: globSpecificity(key) }));
@@ -114,9 +128,11 @@ export function buildBindings(models: readonly BindableModel[], overrides: Model
   const byModel = new Map<string, EngineBinding>();
   const origins = new Map<string, string>();
   const remote = new Map<string, string>();
+  const chainOf = new Map<string, EngineChain>();
+  const spill = new Map<string, number>();
   for (const m of models) {
     if (m.engine === undefined) continue;
-    const key = keyFor(m.path, overrides, patterns);
+    const key = keyFor(m.path, overrides, patterns, chains);
     const origin = key === undefined ? undefined : key === m.path ? 'model_engines' : `model_engines '${key}'`;
     const where = key === undefined ? (m.custom ? `${m.custom.where}.engine` : `model ${m.path}`) : `model_engines.${key}`;
     const binding = parseBinding(key === undefined ? m.engine : overrides[key]!, where);
@@ -124,8 +140,35 @@ export function buildBindings(models: readonly BindableModel[], overrides: Model
     byModel.set(m.path, binding);
     if (origin) origins.set(m.path, origin);
     if (binding.kind === 'remote') remote.set(m.path, binding.pool);
+    const spec = key === undefined ? undefined : chains[key];
+    const chain: EngineChain = { engines: spec ? spec.engines : [key === undefined ? m.engine : overrides[key]!], spillAfterMs: spec?.spillAfterMs };
+    for (const [i, id] of chain.engines.entries()) {
+      if (i === 0) continue;
+      const link = parseBinding(id, `${where}[${i}]`);
+      if (link.kind === 'remote') throw new ConfigError(`${where}: ${id} is not first in its chain; a pool of remote workers can only be a chain's first engine (its workers cannot hand a job back)`);
+      if (m.custom && link.engine === LOCAL_ENGINE) throw localRefusal(m.path, m.custom.where, key);
+    }
+    if (binding.kind === 'remote' && chain.engines.length > 1) {
+      if (chain.spillAfterMs === undefined) throw new ConfigError(`${where}: a chain that starts with a remote pool moves on only by spillover; give it "spill_after_ms", e.g. {"engines": ${JSON.stringify(chain.engines)}, "spill_after_ms": 20000}`);
+      spill.set(m.path, chain.spillAfterMs);
+    }
+    chainOf.set(m.path, Object.freeze(chain));
   }
-  return Object.freeze({ of: (model: string) => byModel.get(model), origin: (model: string) => origins.get(model), remote });
+  return Object.freeze({ of: (model: string) => byModel.get(model), origin: (model: string) => origins.get(model), remote, chain: (model: string) => chainOf.get(model), spill });
+}
+
+/**
+ * The bindings as a chain's link `index` makes them (0: `bindings` itself): each model bound to the
+ * engine at that place of its chain, models with shorter chains unbound. The engine set wires the
+ * engines of each place as it wires the first (each kind's models, their `upstream` blocks).
+ */
+export function linkBindings(bindings: EngineBindings, index: number): EngineBindings {
+  if (index === 0) return bindings;
+  const of = (model: string): EngineBinding | undefined => {
+    const id = bindings.chain(model)?.engines[index];
+    return id === undefined ? undefined : parseBinding(id, `model_engines (${model})`);
+  };
+  return Object.freeze({ of, origin: (model: string) => bindings.origin(model), remote: new Map<string, string>(), chain: (model: string) => bindings.chain(model), spill: new Map<string, number>() });
 }
 
 function localRefusal(path: string, where: string, key: string | undefined): ConfigError {

@@ -83,6 +83,35 @@ export interface EngineContext {
     load(): Promise<UpstreamState | undefined>;
     save(state: UpstreamState): Promise<void>;
   };
+  /** Routing's store-backed hooks (docs/routing.md), where the runner has a store: absent on a remote worker. Only the router uses them. */
+  readonly route?: RouteHooks;
+}
+
+/** One step of a job's route through its model's chain, as its details show it (docs/routing.md). */
+export interface RouteStep {
+  readonly engine: string;
+  /**
+   * `ran`: the engine took the job (it then completed or failed it there); `refused`: it provably
+   * did not accept it (unreachable, 429, a 5xx or timeout before it stored an id); `skipped`: its
+   * circuit was open; `busy`: at its max_in_flight past spill_after_ms; `spilled`: a remote pool's
+   * job taken by this server's engines after spill_after_ms.
+   */
+  readonly outcome: 'ran' | 'refused' | 'skipped' | 'busy' | 'spilled';
+  /** Why, for `refused`: the upstream's words, cleaned as its job errors are. */
+  readonly reason?: string;
+  /** When (ISO 8601). */
+  readonly at: string;
+}
+
+export interface RouteHooks {
+  /** Since when the job has waited for an engine (epoch ms): its creation. */
+  readonly waitingSinceMs: number;
+  /** Takes one of `engine`'s `max` places for this run, across the cluster; false when all are taken. */
+  acquire(engine: string, max: number): Promise<boolean>;
+  /** Frees the run's place. */
+  release(): Promise<void>;
+  /** Stores the route so far and the engine that took the job (null: none yet); rejects with the run's stop reason when the job is no longer the run's. */
+  record(trail: readonly RouteStep[], engine: string | null): Promise<void>;
 }
 
 /**

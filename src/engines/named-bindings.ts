@@ -47,7 +47,8 @@ export function namedBindings(
     const engine = engineOf(m.path);
     const own = customUpstreams.get(m.path);
     if (engine === undefined) {
-      if (own) throw new ConfigError(`${m.custom?.where ?? m.path}.upstream: the model is not bound to a provider; its engine must be "provider:<name>" (or comfyui:, command:)`);
+      // A chain may name a provider further on (docs/routing.md): the block is that engine's.
+      if (own && !bindings.chain(m.path)?.engines.some(isNamed)) throw new ConfigError(`${m.custom?.where ?? m.path}.upstream: the model is not bound to a provider; its engine must be "provider:<name>" (or comfyui:, command:)`);
       continue;
     }
     out.set(m.path, { engine, upstream: m.custom ? own : mostSpecific(m.path, upstreams) });
@@ -56,7 +57,7 @@ export function namedBindings(
 }
 
 /** The `upstream` entry for a built-in model: its path, else the most specific pattern matching it. */
-function mostSpecific(path: string, upstreams: Readonly<Record<string, UpstreamBinding>>): UpstreamBinding | undefined {
+export function mostSpecific(path: string, upstreams: Readonly<Record<string, UpstreamBinding>>): UpstreamBinding | undefined {
   if (Object.hasOwn(upstreams, path)) return upstreams[path];
   const matching = Object.keys(upstreams).filter((k) => isGlob(k) && matchesGlob(k, path));
   if (matching.length === 0) return undefined;

@@ -1,60 +1,205 @@
 import { ConfigError } from '../config/config.js';
+import { DEFAULT_CIRCUIT } from '../config/routing-settings.js';
+import type { CircuitSettings, EngineLimit } from '../config/routing-settings.js';
+import { systemClock } from '../lib/clock.js';
+import type { Clock } from '../lib/clock.js';
+import type { Log } from '../lib/log.js';
 import type { ModelModule } from '../models/model.js';
 import { buildBindings } from './bindings.js';
 import type { EngineBindings } from './bindings.js';
-import { EngineError } from './engine.js';
-import type { BindableEngine, Engine, EngineContext, EngineJob, OutputFile } from './engine.js';
+import { Circuit, engineDown, upstreamCause } from './circuit.js';
+import type { CircuitState } from './circuit.js';
+import { EngineError, RunStopped } from './engine.js';
+import type { BindableEngine, Engine, EngineContext, EngineJob, OutputFile, RouteStep, UpstreamState } from './engine.js';
+
+/** One place of a model's chain: an engine of this process, or a remote pool (only ever first). */
+interface Link {
+  readonly id: string;
+  readonly engine: Engine | undefined;
+}
+
+interface Chain {
+  readonly links: readonly Link[];
+  readonly spillAfterMs: number | undefined;
+  /** Whether a run records its route: a chain of several engines, or an engine with a limit. */
+  readonly recorded: boolean;
+}
+
+export interface RouterOptions {
+  readonly clock?: Clock;
+  readonly log?: Log;
+  readonly limits?: Readonly<Record<string, EngineLimit>>;
+  readonly circuit?: CircuitSettings;
+}
+
+/** How often a job waiting for a place on a full engine, or for an open circuit, looks again. */
+const WAIT_STEP_MS = 250;
 
 /**
- * The one Engine the worker is given: it hands each job to the engine its model is bound to. The
- * binding is decided once, by `EngineBindings` (bindings.ts: the model module's `engine`, unless
- * the config file's `model_engines` binds the model elsewhere by path or pattern). Every binding is
- * checked when the router is built, so a server with a model no engine can run refuses to start,
- * naming the model, rather than accept jobs that can only fail.
+ * The one Engine the worker is given: it hands each job to the engines its model's chain names
+ * (bindings.ts; docs/routing.md), in order. The next engine takes the job only when the one
+ * before provably did not accept it: its circuit is open, or it failed `unavailable` (unreachable,
+ * 429, a 5xx or a timeout) before it stored an upstream id. Once an engine stored one, the job is
+ * its: never sent elsewhere, and a later run resumes it there. A fallback is part of one run, so
+ * it spends none of the job's attempts. An engine with `max_in_flight` holds a store-backed place
+ * for each job it runs; a job finding none waits, or after `spill_after_ms` goes to the next
+ * engine. Every binding is checked when the router is built, so a server with a model no engine
+ * can run refuses to start, naming the model.
  */
 export class EngineRouter implements Engine {
   readonly name = 'router';
-  readonly #byModel: ReadonlyMap<string, Engine>;
+  readonly #chains: ReadonlyMap<string, Chain>;
+  readonly #circuits: ReadonlyMap<string, Circuit>;
+  readonly #limits: Readonly<Record<string, EngineLimit>>;
+  readonly #clock: Clock;
 
-  private constructor(byModel: ReadonlyMap<string, Engine>) {
-    this.#byModel = byModel;
+  private constructor(chains: ReadonlyMap<string, Chain>, circuits: ReadonlyMap<string, Circuit>, limits: Readonly<Record<string, EngineLimit>>, clock: Clock) {
+    this.#chains = chains;
+    this.#circuits = circuits;
+    this.#limits = limits;
+    this.#clock = clock;
   }
 
   /**
-   * Binds every model that takes requests (retired ones only answer 410) to its engine, as
-   * `bindings` says; models bound to a remote pool get none here. Throws a ConfigError naming the
-   * model when its engine is missing or cannot run it.
+   * Binds every model that takes requests (retired ones only answer 410) to its chain's engines,
+   * as `bindings` says; a remote pool has no engine here. Throws a ConfigError naming the model
+   * when an engine is missing or cannot run it. `engines` may hold several engines of one name
+   * (each place of chains is wired on its own): the one that can run the model is taken.
    */
-  static build(models: readonly Pick<ModelModule, 'path' | 'engine' | 'custom'>[], engines: readonly BindableEngine[], bindings: EngineBindings = buildBindings(models)): EngineRouter {
-    const byId = new Map(engines.map((e) => [e.name, e]));
-    const byModel = new Map<string, Engine>();
+  static build(
+    models: readonly Pick<ModelModule, 'path' | 'engine' | 'custom'>[],
+    engines: readonly BindableEngine[],
+    bindings: EngineBindings = buildBindings(models),
+    opts: RouterOptions = {},
+  ): EngineRouter {
+    const clock = opts.clock ?? systemClock;
+    const limits = opts.limits ?? {};
+    const names = [...new Set(engines.map((e) => e.name))];
+    const chains = new Map<string, Chain>();
     for (const m of models) {
-      const binding = m.engine === undefined ? undefined : bindings.of(m.path);
-      // Remote workers take these jobs over the worker protocol; no in-process engine runs them.
-      if (!binding || binding.kind === 'remote') continue;
-      const id = binding.engine;
+      const chain = m.engine === undefined ? undefined : bindings.chain(m.path);
+      if (!chain) continue;
       const origin = bindings.origin(m.path);
       const from = origin ? ` (${origin})` : '';
-      const engine = byId.get(id);
-      if (!engine) {
-        throw new ConfigError(`model ${m.path} is bound to engine '${id}'${from}, which this server does not have; engines: ${[...byId.keys()].join(', ') || 'none'}`);
-      }
-      if (!engine.canRun(m.path)) throw new ConfigError(`model ${m.path} is bound to engine '${id}'${from}, which cannot run it`);
-      byModel.set(m.path, engine);
+      const links = chain.engines.map((id, i): Link => {
+        if (i === 0 && bindings.of(m.path)?.kind === 'remote') return { id, engine: undefined };
+        const named = engines.filter((e) => e.name === id);
+        if (named.length === 0) throw new ConfigError(`model ${m.path} is bound to engine '${id}'${from}, which this server does not have; engines: ${names.join(', ') || 'none'}`);
+        const engine = named.find((e) => e.canRun(m.path));
+        if (!engine) throw new ConfigError(`model ${m.path} is bound to engine '${id}'${from}, which cannot run it`);
+        return { id, engine };
+      });
+      // A model bound to a remote pool alone runs nowhere here.
+      if (links.every((l) => l.engine === undefined)) continue;
+      chains.set(m.path, { links, spillAfterMs: chain.spillAfterMs, recorded: links.length > 1 || links.some((l) => limits[l.id] !== undefined) });
     }
-    return new EngineRouter(byModel);
+    for (const id of Object.keys(limits)) {
+      if (!names.includes(id)) throw new ConfigError(`engine_limits.${id}: this server has no such engine; engines: ${names.join(', ') || 'none'}`);
+    }
+    const settings = opts.circuit ?? DEFAULT_CIRCUIT;
+    const circuits = new Map(names.map((id) => [id, new Circuit(id, settings, clock, opts.log)]));
+    return new EngineRouter(chains, circuits, limits, clock);
   }
 
-  /** The engine a model's jobs go to, if it takes requests and runs in this process. */
+  /** The first engine of this process a model's jobs go to, if it takes requests and runs here. */
   engineFor(model: string): Engine | undefined {
-    return this.#byModel.get(model);
+    return this.#chains.get(model)?.links.find((l) => l.engine)?.engine;
   }
 
-  run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]> {
+  /** Each engine's circuit, by id: what /readyz and /metrics show. */
+  states(): ReadonlyMap<string, CircuitState> {
+    return new Map([...this.#circuits].map(([id, c]) => [id, c.state]));
+  }
+
+  async run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]> {
     // A job stored by a server with other models (a removed one, an older release), or of a model
     // bound to remote workers, has no engine here.
-    const engine = this.#byModel.get(job.model);
-    if (!engine) return Promise.reject(new EngineError('engine_failed', `no engine on this server runs ${job.model}`));
-    return engine.run(job, ctx);
+    const chain = this.#chains.get(job.model);
+    if (!chain) throw new EngineError('engine_failed', `no engine on this server runs ${job.model}`);
+    const route = chain.recorded ? ctx.route : undefined;
+    const trail: RouteStep[] = [];
+    const step = (engine: string, outcome: RouteStep['outcome'], reason?: string) => trail.push({ engine, outcome, ...(reason ? { reason } : {}), at: new Date(this.#clock.nowMs()).toISOString() });
+    // Upstream work stored by an earlier run is its engine's: the job goes back there, nowhere else.
+    let previous: Promise<UpstreamState | undefined> | undefined;
+    const load = () => (previous ??= ctx.upstream.load());
+    const held = chain.links.length > 1 ? await load() : undefined;
+    const owner = held && chain.links.find((l) => l.engine && l.id === held.engine);
+    const links = owner ? [owner] : chain.links;
+    for (const [i, link] of links.entries()) {
+      const last = i === links.length - 1;
+      if (!link.engine) {
+        step(link.id, 'spilled');
+        continue;
+      }
+      const circuit = this.#circuits.get(link.id)!;
+      if (!(await this.#admit(circuit, last, ctx.signal))) {
+        step(link.id, 'skipped', 'its circuit is open');
+        continue;
+      }
+      const limit = this.#limits[link.id];
+      if (limit && route && !(await this.#place(link.id, limit.maxInFlight, last ? undefined : chain.spillAfterMs, route, ctx.signal))) {
+        circuit.abandon();
+        step(link.id, 'busy', `at its max_in_flight of ${limit.maxInFlight}`);
+        continue;
+      }
+      let saved = false;
+      const linkCtx: EngineContext = {
+        ...ctx,
+        upstream: {
+          load,
+          save: (state) => {
+            saved = true;
+            return ctx.upstream.save(state);
+          },
+        },
+      };
+      try {
+        const out = await link.engine.run(job, linkCtx);
+        circuit.report(undefined);
+        step(link.id, 'ran');
+        await route?.record(trail, link.id);
+        return out;
+      } catch (err) {
+        if (ctx.signal.aborted || err instanceof RunStopped) {
+          circuit.abandon();
+          throw err;
+        }
+        circuit.report(err);
+        if (!last && !saved && engineDown(err)) {
+          step(link.id, 'refused', upstreamCause(err)?.message.slice(0, 200));
+          await route?.record(trail, null);
+          continue;
+        }
+        step(link.id, 'ran');
+        await route?.record(trail, link.id);
+        throw err;
+      } finally {
+        if (limit && route) await route.release();
+      }
+    }
+    await route?.record(trail, null);
+    throw new EngineError('upstream_unavailable', `no engine of ${job.model}'s chain took the job (${trail.map((s) => `${s.engine}: ${s.outcome}`).join(', ')}); you were not billed, submit it again later`);
+  }
+
+  /**
+   * Whether the job may go to the engine behind `circuit`: at once when it is closed (or this job
+   * is the half-open probe); when open, false if a next engine may take the job, else after waiting
+   * for the cooldown: a job bound to it alone waits until its deadline (the run's signal) rather than fail.
+   */
+  async #admit(circuit: Circuit, last: boolean, signal: AbortSignal): Promise<boolean> {
+    for (;;) {
+      if (circuit.allow()) return true;
+      if (!last) return false;
+      await this.#clock.sleep(Math.max(circuit.waitMs(), WAIT_STEP_MS), signal);
+    }
+  }
+
+  /** Takes a place on a limited engine, waiting for one; false when the job has waited `spillAfterMs` (since its creation) and may go to the next engine. */
+  async #place(engine: string, max: number, spillAfterMs: number | undefined, route: NonNullable<EngineContext['route']>, signal: AbortSignal): Promise<boolean> {
+    for (;;) {
+      if (await route.acquire(engine, max)) return true;
+      if (spillAfterMs !== undefined && this.#clock.nowMs() - route.waitingSinceMs >= spillAfterMs) return false;
+      await this.#clock.sleep(WAIT_STEP_MS, signal);
+    }
   }
 }

@@ -149,6 +149,24 @@ export class PromMetrics implements Meter, RequestMeter, ProviderMeter {
     collectDefaultMetrics({ register: this.registry });
   }
 
+  /**
+   * `mediagen_engine_up{engine}`: each engine's circuit in this process (docs/routing.md,
+   * "Circuits"): 1 closed, 0.5 half-open (a probe may go), 0 open. Set once the engines are built.
+   */
+  watchEngines(states: () => ReadonlyMap<string, 'closed' | 'open' | 'half_open'>): void {
+    this.registry.removeSingleMetric('mediagen_engine_up');
+    new Gauge({
+      name: 'mediagen_engine_up',
+      help: "Each engine's circuit in this process: 1 closed, 0.5 half-open, 0 open (the engine kept failing; its jobs go to the next engine of their chain, or wait)",
+      labelNames: ['engine'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [engine, state] of states()) this.set({ engine }, state === 'closed' ? 1 : state === 'half_open' ? 0.5 : 0);
+      },
+    });
+  }
+
   jobCreated(type: string): void {
     this.#created.inc({ model: modelLabel(type) });
   }

@@ -12,6 +12,7 @@ import { GenerationService } from './jobs/generation.js';
 import { IdentityService } from './identity/identity.js';
 import type { IdentityLimits } from './identity/identity.js';
 import { JobRuns } from './jobs/job-runs.js';
+import { JobRoutes } from './jobs/job-routes.js';
 import type { RunPolicy } from './jobs/job-runs.js';
 import { JobSignals } from './jobs/job-signals.js';
 import { JobWaits } from './jobs/job-waits.js';
@@ -58,6 +59,8 @@ export interface Services {
   /** POST /models/{id}/quote: a request's price before it is sent. */
   readonly quotes: QuoteService;
   readonly runs: JobRuns;
+  /** Routing's records of in-process runs: engine places, routes (docs/routing.md). */
+  readonly routes: JobRoutes;
   readonly billing: BillingService;
   readonly nodeApps: NodeAppService;
   /** POST /node-apps/{id}/execute: a version's graph as one job. */
@@ -141,6 +144,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     models: new ModelService(catalog, opts.prices, clock),
     quotes: new QuoteService(requests, billing),
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog, meter),
+    routes: new JobRoutes(store, clock),
     billing,
     nodeApps: new NodeAppService(store, clock, catalog, opts.bindings.remote),
     nodeAppExecution: new NodeAppExecution(store, clock, catalog, billing, opts.bindings.remote, admission),

@@ -38,3 +38,27 @@ export interface JobUpstreamsTable {
   state: string;
   updated_at: number;
 }
+
+/** A job's route through its chain (migration 0020, store/route-store.ts). */
+export interface JobRoutesTable {
+  job_id: string;
+  /** The engine that took the job; null while none has. */
+  engine: string | null;
+  /** A JSON array of route steps, as text. */
+  trail: string;
+  updated_at: number;
+}
+
+/** A place a running job holds on an engine with `max_in_flight` (migration 0020). */
+export interface EngineSlotsTable {
+  job_id: string;
+  engine: string;
+  lease_id: string;
+  acquired_at: number;
+}
+
+/** Routing's tables (migration 0020), part of the Database. */
+export interface RoutingTables {
+  job_routes: JobRoutesTable;
+  engine_slots: EngineSlotsTable;
+}

@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely';
 import type { JobStatus } from '../domain/states.js';
-import type { JobUpstreamsTable, RemoteWorkersTable, WorkerTokensTable } from './remote-tables.js';
+import type { JobUpstreamsTable, RemoteWorkersTable, RoutingTables, WorkerTokensTable } from './remote-tables.js';
 import type { AssetsTable, NodeAppVersionsTable, NodeAppsTable, StylesTable } from './content-tables.js';
 import type { WorkspacesTable } from './workspace-tables.js';
 
@@ -206,7 +206,7 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
-export interface Database {
+export interface Database extends RoutingTables {
   workspaces: WorkspacesTable;
   members: MembersTable;
   api_users: ApiUsersTable;

@@ -13,6 +13,7 @@ import type { WebhookStore } from './webhook-store.js';
 import type { WorkerTokenStore } from './remote-token-store.js';
 import type { UpstreamStore } from './upstream-store.js';
 import type { TokenBudgetStore } from './token-budget-store.js';
+import type { RouteStore } from './route-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
 export type { ClaimTypes, JobMove, JobPatch, NewClaim, NewClaims, OverdueCutoff } from './queue-inputs.js';
@@ -72,6 +73,8 @@ export interface Store extends StoreTx {
    * true, and across workspaces when false.
    */
   readonly parallelWrites: boolean;
+  /** Routing's records: a job's route through its chain, and the places jobs hold on limited engines (docs/routing.md). */
+  readonly routes: RouteStore;
   /** Queue figures for the metrics; read outside any transaction. */
   readonly stats: QueueStatsStore;
   /** The retention janitor's batched sweeps: each call is its own short transaction. */

@@ -1,4 +1,4 @@
-import type { Engine, EngineContext, EngineJob, EngineStage, OutputFile, StyleArtifact, UpstreamState } from '../engines/engine.js';
+import type { Engine, EngineContext, EngineJob, EngineStage, OutputFile, RouteStep, StyleArtifact, UpstreamState } from '../engines/engine.js';
 import { RetryableEngineError, RunStopped } from '../engines/engine.js';
 import { StageForwarder } from '../engines/node-app-stages.js';
 import type { Clock } from '../lib/clock.js';
@@ -52,6 +52,8 @@ export interface RunSink<F> {
   loadStyle(id: string): Promise<StyleArtifact>;
   loadUpstream(): Promise<UpstreamState | undefined>;
   saveUpstream(state: UpstreamState): Promise<Held | Lost>;
+  /** Routing's store-backed hooks (EngineContext.route), where the sink has a store. */
+  readonly route?: RouteSink;
   /** Writes one stage (the harness calls it once per stage, in order); a preview is stored before the status that shows it. */
   stage(stage: EngineStage, preview: OutputFile | undefined): Promise<Held | Lost>;
   /** Stores the outputs and completes the job. Once the completion is written, nothing it does may throw. */
@@ -62,6 +64,14 @@ export interface RunSink<F> {
   settle(end: RunEnd<F>): Promise<void>;
   /** Removes the scratch directory; reports its own failures. */
   close(): Promise<void>;
+}
+
+/** EngineContext.route as a sink writes it: a record answers whether the job is still the run's. */
+export interface RouteSink {
+  readonly waitingSinceMs: number;
+  acquire(engine: string, max: number): Promise<boolean>;
+  release(): Promise<void>;
+  record(trail: readonly RouteStep[], engine: string | null): Promise<Held | Lost>;
 }
 
 export interface HarnessDeps {
@@ -139,6 +149,7 @@ export async function runHarnessed<F>(job: EngineJob, sink: RunSink<F>, deps: Ha
         },
       },
       stage: (stage, preview) => stages.reach(stage, preview),
+      ...(sink.route ? { route: routeHooks(sink.route, holds) } : {}),
     };
     const reported = await deps.engine.run(job, ctx);
     run.signal.throwIfAborted();
@@ -158,6 +169,15 @@ export async function runHarnessed<F>(job: EngineJob, sink: RunSink<F>, deps: Ha
     shutdown.removeEventListener('abort', onShutdown);
     await sink.close();
   }
+}
+
+function routeHooks(route: RouteSink, holds: (answer: Held | Lost) => void): NonNullable<EngineContext['route']> {
+  return {
+    waitingSinceMs: route.waitingSinceMs,
+    acquire: (engine, max) => route.acquire(engine, max),
+    release: () => route.release(),
+    record: async (trail, engine) => holds(await route.record(trail, engine)),
+  };
 }
 
 /**

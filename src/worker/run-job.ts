@@ -11,11 +11,12 @@ import type { InfraFault } from '../lib/infra-fault.js';
 import { timeoutError } from '../services/jobs/job-runs.js';
 import { resultUrls } from '../services/common/result-urls.js';
 import type { ClaimedJob, Ended, Held, JobError, JobRuns, Lost, Requeued } from '../services/jobs/job-runs.js';
+import type { JobRoutes } from '../services/jobs/job-routes.js';
 import { HELD, lost } from '../services/jobs/run-outcomes.js';
 import { clientJobError, errorDetail } from './job-errors.js';
 import { styleOf } from './reported-style.js';
 import { COMPLETED, runHarnessed } from './run-harness.js';
-import type { Completed, RunEnd, RunSink } from './run-harness.js';
+import type { Completed, RouteSink, RunEnd, RunSink } from './run-harness.js';
 import type { JobStatus } from '../domain/states.js';
 import type { OutputScratch, OutputStore } from '../outputs/output-store.js';
 
@@ -24,6 +25,8 @@ export type RunOutputs = Pick<OutputStore, 'scratch' | 'put' | 'url' | 'remove' 
 
 export interface RunDeps {
   readonly runs: JobRuns;
+  /** Routing's records (engine places, routes); absent: the router routes unrecorded and unlimited. */
+  readonly routes?: JobRoutes;
   readonly engine: Engine;
   readonly outputs: RunOutputs;
   readonly clock: Clock;
@@ -59,11 +62,19 @@ class LocalSink implements RunSink<InfraFault> {
   #scratch: OutputScratch | undefined;
   /** The stored preview's name. */
   #preview: string | undefined;
+  readonly route: RouteSink | undefined;
 
   constructor(job: ClaimedJob, deps: RunDeps) {
     this.#job = job;
     this.#deps = deps;
     this.deadlineMs = deps.runs.deadline(job) / 1000;
+    const routes = deps.routes;
+    this.route = routes && {
+      waitingSinceMs: job.createdAt / 1000,
+      acquire: (engine, max) => routes.acquire(job, engine, max),
+      release: () => routes.release(job),
+      record: (trail, engine) => routes.record(job, trail, engine),
+    };
   }
 
   get #meta() {

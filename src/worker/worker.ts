@@ -13,6 +13,19 @@ export interface WorkerOptions {
   readonly pollMs: number;
   /** The job types it claims; remote-bound models' jobs are left to remote workers. */
   readonly types?: ClaimTypes;
+  /**
+   * Remote-bound models whose chain spills to this server's engines: path -> spill_after_ms
+   * (docs/routing.md). Their jobs are claimed only once they have waited that long in the queue,
+   * so the pool keeps them while it has a worker free.
+   */
+  readonly spill?: ReadonlyMap<string, number>;
+}
+
+/** The spilling models by their wait: one claim per distinct spill_after_ms. */
+function spillGroups(spill: ReadonlyMap<string, number> | undefined): [number, string[]][] {
+  const groups = new Map<number, string[]>();
+  for (const [model, ms] of spill ?? []) groups.set(ms, [...(groups.get(ms) ?? []), model]);
+  return [...groups];
 }
 
 /**
@@ -29,12 +42,17 @@ export class Worker {
   constructor(deps: RunDeps, opts: WorkerOptions) {
     this.#deps = deps;
     const { log } = deps;
+    const spills = spillGroups(opts.spill);
     this.#loop = new SlotLoop<ClaimedJob>(
       {
         // As many jobs per claim as there are free slots: one statement takes them all.
         claim: async (max) => {
           try {
-            return await deps.runs.claimMany(max, opts.types);
+            const claimed = await deps.runs.claimMany(max, opts.types);
+            for (const [waitedMs, only] of spills) {
+              if (claimed.length < max) claimed.push(...(await deps.runs.claimMany(max - claimed.length, { only }, waitedMs)));
+            }
+            return claimed;
           } catch (err) {
             log.error({ err: { message: (err as Error).message } }, 'claiming a job failed');
             return [];

@@ -15,6 +15,7 @@ import { MODELS } from '../../src/models/registry.js';
 import type { RunPolicy } from '../../src/services/jobs/job-runs.js';
 import type { JobWaitOptions } from '../../src/services/jobs/job-waits.js';
 import { loadConfig } from '../../src/config/config.js';
+import { readRoutingSections } from '../../src/config/routing-settings.js';
 import { readCustomModels } from '../../src/config/custom-model-settings.js';
 import { readProviders, readUpstreams } from '../../src/config/provider-settings.js';
 import { readCommandSettings } from '../../src/config/command-settings.js';
@@ -95,6 +96,8 @@ export async function createTestApp(
     models?: unknown[];
     /** The config file's `model_engines`: model path or pattern -> engine id or remote:<pool>. */
     modelEngines?: Record<string, string>;
+    /** The config file's routing sections as written (docs/routing.md): `model_engines` chains, `engine_limits`, `circuit`; overrides `modelEngines`. */
+    routing?: { model_engines?: unknown; engine_limits?: unknown; circuit?: unknown };
     /** `worker_output_max_bytes`: the largest file a remote worker may upload (default 2 GiB). */
     workerOutputMaxBytes?: number;
     /**
@@ -147,6 +150,7 @@ export async function createTestApp(
     sandbox: opts.sandbox ?? false,
     models: readCustomModels(opts.models ?? [], 'test.json'),
     modelEngines: opts.modelEngines ?? {},
+    ...(opts.routing ? readRoutingSections(opts.routing, 'test.json') : {}),
     ...(opts.commands ? { commands: readCommandSettings(opts.commands.raw, 'test.json', opts.commands.dir) } : {}),
     ...(opts.comfyui ? { comfyui: readComfyuiSettings(opts.comfyui.raw, 'test.json'), configDir: opts.comfyui.dir } : {}),
     ...(opts.providers

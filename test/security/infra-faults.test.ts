@@ -73,6 +73,7 @@ function cuttableBackend(inner: Backend, cut: { down: boolean }): Backend {
             workerTokens: store.workerTokens,
             upstreams: store.upstreams,
             tokenBudgets: store.tokenBudgets,
+            routes: store.routes,
             stats: guard(store.stats),
             retention: store.retention,
             queue: guard(store.queue),

@@ -100,6 +100,23 @@ export const JobDetails = Type.Object(
         { description: 'For owners and admins, a job whose engine held work elsewhere (a hosted provider, ComfyUI): which engine, its id there, its status and usage, for reconciling invoices; null when the job has none' },
       ),
     ),
+    routing: Type.Optional(
+      Type.Object(
+        {
+          engine: Type.Union([Type.String(), Type.Null()], { description: 'The engine that took the job (ran it, or failed it after accepting it); null while none has', examples: ['provider:fal'] }),
+          tried: Type.Array(
+            Type.Object({
+              engine: Type.String({ description: 'The engine, as models are bound to it', examples: ['comfyui:gpu'] }),
+              outcome: StringEnum(['ran', 'refused', 'skipped', 'busy', 'spilled'] as const, { description: 'docs/routing.md: ran (took the job), refused (provably did not accept it), skipped (circuit open), busy (at max_in_flight past spill_after_ms), spilled (a remote pool\'s job taken here)', examples: ['refused'] }),
+              reason: Type.Optional(Type.String({ description: "Why, for `refused`: the upstream's words, cleaned", examples: ['service unavailable'] })),
+              at: Type.String({ format: 'date-time', description: 'When', examples: ['2026-12-01T12:00:00.000Z'] }),
+            }),
+            { description: 'Every engine tried, in order', examples: [[{ engine: 'comfyui:gpu', outcome: 'refused', reason: 'connection refused', at: '2026-12-01T12:00:00.000Z' }, { engine: 'provider:fal', outcome: 'ran', at: '2026-12-01T12:00:01.000Z' }]] },
+          ),
+        },
+        { examples: [{ engine: 'provider:fal', tried: [{ engine: 'provider:fal', outcome: 'ran', at: '2026-12-01T12:00:01.000Z' }] }], description: "For owners and admins, a job of a model with a chain of engines or an engine limit (docs/routing.md): every engine tried and which one ran it; the upstream's reported cost is in `upstream.usage`. Absent for a job of a model bound to one engine." },
+      ),
+    ),
     billing: StringEnum(BILLING_STATES, {
       description: 'held: the price is held while the job runs; charged: it completed and was charged; released: it failed or was cancelled, nothing charged; none: no ledger entry',
       examples: ['charged'],
@@ -146,7 +163,9 @@ export class JobDetailsService {
     const erased = record.zeroDataRetention && isTerminal(record.status);
     // The provider's side (its ids, its costs) is the operator's business: owners and admins see it.
     const member = await this.#store.identity.getMember(auth.workspace.id, auth.memberEmail);
-    const upstream = member?.role === 'owner' || member?.role === 'admin' ? await this.#upstreamOf(jobId, job) : undefined;
+    const operator = member?.role === 'owner' || member?.role === 'admin';
+    const upstream = operator ? await this.#upstreamOf(jobId, job) : undefined;
+    const route = operator ? await this.#store.routes.find(jobId) : undefined;
     return {
       job: toJobView(job),
       request: erased ? null : { ...record.request },
@@ -156,6 +175,7 @@ export class JobDetailsService {
       cost_usd: cost === null ? null : formatUsd(cost),
       billing,
       ...(upstream === undefined ? {} : { upstream }),
+      ...(route === undefined ? {} : { routing: { engine: route.engine, tried: route.trail as unknown as NonNullable<JobDetailsView['routing']>['tried'] } }),
     };
   }
 

@@ -119,15 +119,16 @@ export class JobRuns {
     return (await this.claimMany(1, types))[0];
   }
 
-  /** Claims up to `max` of the oldest claimable jobs of `types`, oldest first, in one statement. */
-  async claimMany(max: number, types?: ClaimTypes): Promise<ClaimedJob[]> {
+  /** Claims up to `max` of the oldest claimable jobs of `types`, oldest first, in one statement; `waitedMs`: only jobs queued at least that long (a spill, docs/routing.md). */
+  async claimMany(max: number, types?: ClaimTypes, waitedMs = 0): Promise<ClaimedJob[]> {
     const now = this.#now();
+    const minQueuedMs = Math.max(this.policy.minQueuedMs ?? 0, waitedMs);
     const jobs = await this.#store.queue.claimMany({
       leases: Array.from({ length: max }, () => ({ leaseId: newId(), outputKey: newOutputKey() })),
       leaseExpiresAt: now + this.policy.leaseMs * 1000,
       now,
       ...(types ? { types } : {}),
-      ...(this.policy.minQueuedMs ? { queuedBefore: now - this.policy.minQueuedMs * 1000 } : {}),
+      ...(minQueuedMs ? { queuedBefore: now - minQueuedMs * 1000 } : {}),
     });
     // Dispatch latency is the wait before a job's first claim: only the claim that set started_at
     // (a later one keeps it) reports it. Not `attempts === 1`: a shutdown hand-back uncounts the

@@ -19,6 +19,7 @@ import { SqlWebhookStore } from './webhook-queries.js';
 import type { Transact } from './transact.js';
 import { SqlWorkerTokenStore } from './remote-token-queries.js';
 import { SqlUpstreamStore } from './upstream-queries.js';
+import { SqlRouteStore } from './route-queries.js';
 
 export interface SqlBackend {
   readonly db: Kysely<Database>;
@@ -127,6 +128,7 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
     workerTokens: new SqlWorkerTokenStore(db),
     upstreams: new SqlUpstreamStore(db),
     tokenBudgets: new SqlTokenBudgetStore(db),
+    routes: new SqlRouteStore(db, transact, rowLocks),
     parallelWrites: rowLocks,
     stats: new SqlQueueStatsStore(db),
     retention: new SqlRetentionStore(db, transact, caps.skipLocked),

@@ -18,6 +18,7 @@ import { RETENTION_MIGRATION } from './0016-retention.js';
 import { JOB_UPSTREAMS_MIGRATION } from './0017-job-upstreams.js';
 import { ADMISSION_COUNTS_MIGRATION } from './0018-admission-counts.js';
 import { UPSTREAM_ENGINE_MIGRATION } from './0019-upstream-engine.js';
+import { ENGINE_ROUTES_MIGRATION } from './0020-engine-routes.js';
 import { FAIR_SHARE_MIGRATION } from './0021-fair-share.js';
 import { TOKEN_BUDGETS_MIGRATION } from './0022-token-budgets.js';
 
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0017_job_upstreams': JOB_UPSTREAMS_MIGRATION,
   '0018_admission_counts': ADMISSION_COUNTS_MIGRATION,
   '0019_upstream_engine': UPSTREAM_ENGINE_MIGRATION,
+  '0020_engine_routes': ENGINE_ROUTES_MIGRATION,
   '0021_fair_share': FAIR_SHARE_MIGRATION,
   '0022_token_budgets': TOKEN_BUDGETS_MIGRATION,
 };
