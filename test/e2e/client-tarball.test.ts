@@ -37,7 +37,7 @@ describe('the @mediagen/client tarball', { timeout: 240_000 }, () => {
 
     const out = tempDir('mediagen-pack-');
     const { stdout } = await npm(['pack', '--json', '--pack-destination', out], PACKAGE_DIR);
-    [packed] = JSON.parse(stdout) as (typeof packed)[];
+    packed = (JSON.parse(stdout) as (typeof packed)[])[0]!;
     consumer = tempDir('mediagen-consumer-');
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
     await npm(['install', '--offline', '--cache', tempDir('mediagen-npm-cache-'), '--no-audit', '--no-fund', join(out, packed.filename)], consumer);
