@@ -24,6 +24,7 @@ import type { ProviderSettings, UpstreamBinding } from './provider-settings.js';
 import type { OutputStoreConfig, RetentionConfig } from './storage.js';
 import { DEFAULT_OPENAI_SETTINGS, readOpenAiSettings } from './openai-settings.js';
 import type { OpenAiSettings } from './openai-settings.js';
+export { publicUrlFor } from './public-url.js';
 
 export { ConfigError } from './readers.js';
 export type { OutputStoreConfig, RetentionConfig } from './storage.js';
@@ -316,11 +317,4 @@ export function loadConfig(opts: {
     openai,
     configDir: file ? dirname(resolve(file)) : process.cwd(),
   });
-}
-
-/** The URL clients use: configured, or http://host:port (with a bracketed IPv6 host). */
-export function publicUrlFor(config: Config, boundPort: number): string {
-  if (config.publicUrl) return config.publicUrl;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
 }
