@@ -22,6 +22,7 @@ import { ModelService } from './catalog/models.js';
 import { NodeAppExecution } from './node-apps/node-app-execution.js';
 import { NodeAppService } from './node-apps/node-apps.js';
 import { Readiness } from './upkeep/readiness.js';
+import { EngineHealth } from './common/engine-health.js';
 import type { MediaToolsDetail } from './upkeep/readiness.js';
 import { StoreBackup } from './upkeep/store-backup.js';
 import { Idempotency } from './common/idempotency.js';
@@ -75,6 +76,8 @@ export interface Services {
   /** Waiting for a job's changes: Prefer: wait, its event stream, the MCP tools' wait. */
   readonly waits: JobWaits;
   readonly readiness: Readiness;
+  /** This process's engines' circuits, once its engines are built (/readyz, GET /models/{id}). */
+  readonly engineHealth: EngineHealth;
   /** `mediagen admin store backup`: a copy of the embedded store. */
   readonly backup: StoreBackup;
   /** Idempotency-Keys, with the configured window (the retention janitor prunes past it). */
@@ -133,6 +136,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   const idempotency = new Idempotency(store, clock, (opts.idempotencyKeyHours ?? 24) * 3_600_000);
   // One admission for every use case that creates jobs: their creates share group commits.
   const admission = new JobAdmission(store, clock, billing, meter, idempotency, opts.createBatching);
+  const engineHealth = new EngineHealth();
   const requests = new ModelRequests(catalog, clock, { sandbox: opts.sandbox === true });
   const services = {
     identity,
@@ -154,7 +158,8 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     workerTokens,
     signals,
     waits: new JobWaits(store, signals, clock, opts.waits),
-    readiness: new Readiness(store, clock, opts.disk, workerTokens, opts.mediaTools),
+    readiness: new Readiness(store, clock, opts.disk, workerTokens, opts.mediaTools, engineHealth),
+    engineHealth,
     backup: new StoreBackup(store, clock),
     idempotency,
     outputs: opts.outputs,

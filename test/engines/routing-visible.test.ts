@@ -1,0 +1,78 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, generate, get, jobEnd, silentLog } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
+import { freePort } from '../helpers/free-port.js';
+import { memberToken } from '../helpers/members.js';
+import { startFakeFal } from '../providers/fakes/fake-fal.js';
+import type { FakeFal } from '../providers/fakes/fake-fal.js';
+import { clearFalJwksCache } from '../../src/engines/providers/fal-webhook.js';
+
+/**
+ * Visible routing (docs/routing.md, "What owners and admins see"): /readyz and GET /models/{id}
+ * name each engine's circuit. A real app and worker on a real store; the second engine is a fal
+ * fake written from fal's documentation (test/providers/fakes/fake-fal.ts), the first a closed port.
+ */
+
+const MODEL = 'image/acme/visible-v1';
+const CUSTOM = {
+  path: MODEL,
+  kind: 'image',
+  request: { type: 'object', properties: { prompt: { type: 'string', maxLength: 1000, description: 'What to draw.' } }, required: ['prompt'] },
+  price: { fixed: '0.03' },
+  engine: 'provider:first',
+  upstream: { model: 'fal-ai/flux/dev', input: { prompt: '{{prompt}}', num_images: 1 } },
+};
+const KEY = 'fal-key-id:0123456789abcdef0123';
+
+describe.each(backends)('visible routing: $name', { timeout: 60_000 }, (backend) => {
+  let second: FakeFal;
+  let t: TestApp | undefined;
+  beforeAll(async () => {
+    second = await startFakeFal();
+  });
+  afterAll(async () => {
+    await second.close();
+  });
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+    clearFalJwksCache();
+  });
+
+  const fal = (url: string, storage: string) => ({ type: 'fal', base_url: url, api_key_env: 'FAL_KEY', storage_url: storage, poll_interval_ms: 20 });
+  async function chainApp() {
+    return createTestApp({
+      backend,
+      realClock: true,
+      allowPrivateUrls: true,
+      models: [CUSTOM],
+      routing: { model_engines: { [MODEL]: ['provider:first', 'provider:second'] }, circuit: { failures: 1, cooldown_ms: 600_000 } },
+      providers: {
+        providers: { first: fal(`http://127.0.0.1:${await freePort()}`, second.storageUrl), second: fal(second.url, second.storageUrl) },
+        env: { FAL_KEY: KEY },
+      },
+      worker: { pollMs: 50, log: silentLog, allowPrivateUrls: true },
+    });
+  }
+  /** One job through the chain: the first engine refuses it (a closed port), which opens its circuit. */
+  async function runOne(app: TestApp): Promise<void> {
+    const res = await generate(app, MODEL, { prompt: 'a fox' });
+    expect(res.statusCode, res.body).toBe(200);
+    const job = await jobEnd(app, res.json<{ job_id: string }>().job_id, 20_000);
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+  }
+
+  it('/readyz names each engine with its circuit: closed before any failure, open once the first engine kept failing', async () => {
+    t = await chainApp();
+    const before = await t.app.inject({ method: 'GET', url: '/readyz' });
+    expect(before.statusCode, before.body).toBe(200);
+    const states = (body: string) => Object.fromEntries((JSON.parse(body) as { engines: { name: string; state: string }[] }).engines.map((e) => [e.name, e.state]));
+    expect(states(before.body)).toMatchObject({ 'provider:first': 'closed', 'provider:second': 'closed' });
+    await runOne(t);
+    const after = await t.app.inject({ method: 'GET', url: '/readyz' });
+    // An open circuit is a detail: the process stays ready.
+    expect(after.statusCode, after.body).toBe(200);
+    expect(states(after.body)).toMatchObject({ 'provider:first': 'open', 'provider:second': 'closed' });
+  });
+});
