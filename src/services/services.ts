@@ -145,7 +145,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks, meter),
     jobDetails: new JobDetailsService(store),
     generation: new GenerationService(store, requests, billing, admission, opts.random),
-    models: new ModelService(catalog, opts.prices, clock),
+    models: new ModelService(catalog, opts.prices, clock, { bindings: opts.bindings, health: engineHealth, identity }),
     quotes: new QuoteService(requests, billing),
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog, meter),
     routes: new JobRoutes(store, clock),

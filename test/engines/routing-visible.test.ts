@@ -7,6 +7,7 @@ import { memberToken } from '../helpers/members.js';
 import { startFakeFal } from '../providers/fakes/fake-fal.js';
 import type { FakeFal } from '../providers/fakes/fake-fal.js';
 import { clearFalJwksCache } from '../../src/engines/providers/fal-webhook.js';
+import { describeModel } from '../../packages/client/src/cli/models.js';
 
 /**
  * Visible routing (docs/routing.md, "What owners and admins see"): /readyz and GET /models/{id}
@@ -74,5 +75,35 @@ describe.each(backends)('visible routing: $name', { timeout: 60_000 }, (backend)
     // An open circuit is a detail: the process stays ready.
     expect(after.statusCode, after.body).toBe(200);
     expect(states(after.body)).toMatchObject({ 'provider:first': 'open', 'provider:second': 'closed' });
+  });
+
+  it('GET /models/{id} names the engines of the chain in order with their state for owners and admins, not for members or without a token', async () => {
+    t = await chainApp();
+    await runOne(t);
+    const url = `/models/${encodeURIComponent(MODEL)}`;
+    const expected = [
+      { name: 'provider:first', state: 'open' },
+      { name: 'provider:second', state: 'closed' },
+    ];
+    const owner = await get(t, url);
+    expect(owner.statusCode, owner.body).toBe(200);
+    expect(owner.json<{ engines: unknown }>().engines).toEqual(expected);
+    // `mediagen models show` prints them as they come.
+    expect(describeModel(owner.json())).toContain('Engines: provider:first (state open), provider:second (state closed)');
+    // The id with its slashes as they are: the same answer.
+    expect((await get(t, `/models/${MODEL}`)).json<{ engines: unknown }>().engines).toEqual(expected);
+    const admin = await get(t, url, await memberToken(t, 'ada@example.com', 'admin'));
+    expect(admin.json<{ engines: unknown }>().engines).toEqual(expected);
+    const member = await get(t, url, await memberToken(t, 'bob@example.com', 'member'));
+    expect(member.statusCode, member.body).toBe(200);
+    expect(member.json()).not.toHaveProperty('engines');
+    const anonymous = await t.app.inject({ method: 'GET', url });
+    expect(anonymous.statusCode).toBe(200);
+    expect(anonymous.json()).not.toHaveProperty('engines');
+    // The listing never shows engines, even to an owner.
+    expect(JSON.stringify((await get(t, '/models')).json())).not.toContain('provider:first');
+    const bad = await get(t, url, 'not-a-token');
+    expect(bad.statusCode).toBe(401);
+    expect(bad.json<{ error: string }>().error).toMatch(/token|Authorization/i);
   });
 });
