@@ -129,7 +129,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   // Every committed change that wakes someone reaches this process's waiters through the store.
   store.onEvent((event) => signals.relay(event));
   const identity = new IdentityService(store, clock, opts.limits);
-  const billing = new BillingService(store, clock, opts.prices, identity);
+  const billing = new BillingService(store, clock, opts.prices, identity, (model) => opts.bindings.chain(model)?.engines[0]);
   const meter = opts.meter ?? noMeter;
   const webhooks = new WebhookService(store, clock, identity, Math.random, meter);
   const workerTokens = new WorkerTokenService(store, clock, opts.bindings.remote);

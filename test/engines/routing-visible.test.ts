@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, generate, get, jobEnd, silentLog } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
@@ -105,5 +106,44 @@ describe.each(backends)('visible routing: $name', { timeout: 60_000 }, (backend)
     const bad = await get(t, url, 'not-a-token');
     expect(bad.statusCode).toBe(401);
     expect(bad.json<{ error: string }>().error).toMatch(/token|Authorization/i);
+  });
+
+  it('GET /usage/summary?group_by=engine sums the charges by the engine that took each job, a job without a route by its model\'s bound engine; members get 403', async () => {
+    t = await chainApp();
+    await runOne(t); // taken by provider:second, its route recorded
+    // Jobs without a recorded route, written straight to the ledger: two of a built-in model bound
+    // to `local`, one of the chained model (as if run before routing): its chain's first engine.
+    const seed = async (jobType: string, amountMicros: number) => {
+      const jobId = randomUUID();
+      const now = Date.now() * 1000;
+      await t!.store.billing.hold({ workspaceId: t!.workspaceId, jobId, jobType, amountMicros, now: now - 1000 });
+      await t!.store.billing.charge(jobId, now);
+    };
+    await seed('image/vendor-b/model-b-1', 1_000);
+    await seed('image/vendor-b/model-b-1', 2_000);
+    await seed(MODEL, 5_000);
+    const res = await get(t, '/usage/summary?group_by=engine');
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json<{ total: { jobs: number; cost_micros: number }; groups: { engine: string; model?: string; jobs: number; cost_micros: number }[] }>();
+    expect(body.total).toMatchObject({ jobs: 4, cost_micros: 38_000 });
+    expect(body.groups.map((g) => [g.engine, g.jobs, g.cost_micros])).toEqual([
+      ['local', 2, 3_000],
+      ['provider:first', 1, 5_000],
+      ['provider:second', 1, 30_000],
+    ]);
+    expect(body.groups.every((g) => g.model === undefined)).toBe(true);
+    const both = (await get(t, '/usage/summary?group_by=model,engine')).json<{ groups: { engine: string; model: string; jobs: number }[] }>();
+    expect(both.groups.map((g) => [g.model, g.engine, g.jobs])).toEqual([
+      ['image/acme/visible-v1', 'provider:first', 1],
+      ['image/acme/visible-v1', 'provider:second', 1],
+      ['image/vendor-b/model-b-1', 'local', 2],
+    ]);
+    const admin = await get(t, '/usage/summary?group_by=engine', await memberToken(t, 'ada@example.com', 'admin'));
+    expect(admin.statusCode, admin.body).toBe(200);
+    const member = await get(t, '/usage/summary?group_by=engine', await memberToken(t, 'bob@example.com', 'member'));
+    expect(member.statusCode, member.body).toBe(403);
+    expect(member.json<{ error: string }>().error).toContain('group usage by engine');
+    // Without engine, a member's summary is as before.
+    expect((await get(t, '/usage/summary?group_by=model', await memberToken(t, 'cy@example.com', 'member'))).statusCode).toBe(200);
   });
 });
