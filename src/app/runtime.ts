@@ -160,6 +160,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       ? Promise.resolve(overrides.engine)
       : (engineSet = buildEngineSet(config, wiring, { clock, nudges, ...(metrics ? { meter: metrics } : {}), ...(log ? { log } : {}) })).then((set) => {
           metrics?.watchEngines(() => set.router.states());
+          services.engineHealth.watch(() => set.router.states());
           return set.router;
         }));
   const parts = async (given?: Engine, log?: Log): Promise<WorkerParts> => ({ config, store, services, outputs, engine: given ?? (await engineOf(log)) });

@@ -156,7 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerNodeAppRoutes(app, deps.nodeApps);
   registerNodeAppExecuteRoute(app, creation);
   registerMetaRoutes(app, deps.models, deps.publicUrl);
-  registerModelRoutes(app, deps.models, deps.publicUrl);
+  registerModelRoutes(app, deps.models, deps.publicUrl, deps.identity);
   registerQuoteRoutes(app, deps.quotes, deps.publicUrl, creation.bodyLimitBytes);
   registerMcpRoute(app, { ...creation, fetchTimeoutMs: deps.inputTimeoutMs ?? DEFAULTS.input_timeout_ms });
   // OpenAI's Images, Videos and Models APIs under /v1 (docs/openai.md).

@@ -22,6 +22,7 @@ import { ModelService } from './catalog/models.js';
 import { NodeAppExecution } from './node-apps/node-app-execution.js';
 import { NodeAppService } from './node-apps/node-apps.js';
 import { Readiness } from './upkeep/readiness.js';
+import { EngineHealth } from './common/engine-health.js';
 import type { MediaToolsDetail } from './upkeep/readiness.js';
 import { StoreBackup } from './upkeep/store-backup.js';
 import { Idempotency } from './common/idempotency.js';
@@ -75,6 +76,8 @@ export interface Services {
   /** Waiting for a job's changes: Prefer: wait, its event stream, the MCP tools' wait. */
   readonly waits: JobWaits;
   readonly readiness: Readiness;
+  /** This process's engines' circuits, once its engines are built (/readyz, GET /models/{id}). */
+  readonly engineHealth: EngineHealth;
   /** `mediagen admin store backup`: a copy of the embedded store. */
   readonly backup: StoreBackup;
   /** Idempotency-Keys, with the configured window (the retention janitor prunes past it). */
@@ -126,13 +129,14 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
   // Every committed change that wakes someone reaches this process's waiters through the store.
   store.onEvent((event) => signals.relay(event));
   const identity = new IdentityService(store, clock, opts.limits);
-  const billing = new BillingService(store, clock, opts.prices, identity);
+  const billing = new BillingService(store, clock, opts.prices, identity, (model) => opts.bindings.chain(model)?.engines[0]);
   const meter = opts.meter ?? noMeter;
   const webhooks = new WebhookService(store, clock, identity, Math.random, meter);
   const workerTokens = new WorkerTokenService(store, clock, opts.bindings.remote);
   const idempotency = new Idempotency(store, clock, (opts.idempotencyKeyHours ?? 24) * 3_600_000);
   // One admission for every use case that creates jobs: their creates share group commits.
   const admission = new JobAdmission(store, clock, billing, meter, idempotency, opts.createBatching);
+  const engineHealth = new EngineHealth();
   const requests = new ModelRequests(catalog, clock, { sandbox: opts.sandbox === true });
   const services = {
     identity,
@@ -141,7 +145,7 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     jobs: new JobService(store, clock, opts.outputs, billing, webhooks, meter),
     jobDetails: new JobDetailsService(store),
     generation: new GenerationService(store, requests, billing, admission, opts.random),
-    models: new ModelService(catalog, opts.prices, clock),
+    models: new ModelService(catalog, opts.prices, clock, { bindings: opts.bindings, health: engineHealth, identity }),
     quotes: new QuoteService(requests, billing),
     runs: new JobRuns(store, clock, opts.runPolicy, billing, webhooks, catalog, meter),
     routes: new JobRoutes(store, clock),
@@ -154,7 +158,8 @@ export function createServices(store: Store, catalog: Catalog, clock: Clock, opt
     workerTokens,
     signals,
     waits: new JobWaits(store, signals, clock, opts.waits),
-    readiness: new Readiness(store, clock, opts.disk, workerTokens, opts.mediaTools),
+    readiness: new Readiness(store, clock, opts.disk, workerTokens, opts.mediaTools, engineHealth),
+    engineHealth,
     backup: new StoreBackup(store, clock),
     idempotency,
     outputs: opts.outputs,

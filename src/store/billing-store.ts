@@ -63,6 +63,8 @@ export interface ChargeSumQuery {
   readonly byDay?: { readonly offset: Micros };
   /** One sum per job type (model path). */
   readonly byModel: boolean;
+  /** One sum per engine that took the job (job_routes; null for a job without a recorded route) and job type. */
+  readonly byEngine?: boolean;
 }
 
 /** The charges of one group of a ChargeSumQuery: only the keys it was grouped by are set. */
@@ -70,6 +72,8 @@ export interface ChargeSum {
   /** Days since 1970-01-01 in the query's offset. */
   readonly day?: number;
   readonly model?: string;
+  /** With byEngine: the engine the job's route names, null when it has none (`model` is then set too). */
+  readonly engine?: string | null;
   readonly jobs: number;
   readonly amountMicros: MicroUsd;
 }

@@ -18,6 +18,12 @@ const Remote = Type.Object({
 /** The ffmpeg and ffprobe in use: version and where each came from (config, PATH, bundled); never a path. */
 const Media = Type.Object({ ffmpeg: Type.String(), ffprobe: Type.String() });
 
+/** Each engine's circuit in this process (docs/routing.md, "Circuits"); absent in a process that runs no jobs. */
+const Engines = Type.Array(
+  Type.Object({ name: Type.String(), state: Type.Union([Type.Literal('closed'), Type.Literal('half_open'), Type.Literal('open')]) }),
+  { description: "Each engine's circuit: closed, half_open (one probe may go) or open (its jobs go to the next engine of their chain, or wait)" },
+);
+
 /** 503 of /readyz: the first failing check in words, and every check's verdict (none while draining: nothing is checked). */
 const NotReady = Type.Object({ error: Type.String({ minLength: 1 }), checks: Type.Optional(Checks) }, { description: 'Not ready' });
 
@@ -43,7 +49,7 @@ export function registerHealth(fastify: FastifyInstance, readiness: Readiness): 
       schema: {
         hide: true,
         response: {
-          200: Type.Object({ status: Type.Literal('ready'), checks: Checks, remote: Type.Optional(Remote), media: Type.Optional(Media) }),
+          200: Type.Object({ status: Type.Literal('ready'), checks: Checks, remote: Type.Optional(Remote), media: Type.Optional(Media), engines: Type.Optional(Engines) }),
           503: { ...NotReady, headers: { 'retry-after': { type: 'string', pattern: '^[0-9]+$' } } },
         },
       },
@@ -65,7 +71,7 @@ export function registerHealth(fastify: FastifyInstance, readiness: Readiness): 
         });
       }
       const remote = report.remote && { live_workers: report.remote.liveWorkers, waiting: [...report.remote.waiting] };
-      return { status: 'ready' as const, checks: report.checks, ...(remote ? { remote } : {}), ...(report.media ? { media: report.media } : {}) };
+      return { status: 'ready' as const, checks: report.checks, ...(remote ? { remote } : {}), ...(report.media ? { media: report.media } : {}), ...(report.engines ? { engines: [...report.engines] } : {}) };
     },
   );
 }

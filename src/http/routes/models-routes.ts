@@ -1,8 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ModelList, ModelView } from '../../services/catalog/models.js';
 import type { ModelService } from '../../services/catalog/models.js';
+import type { IdentityService } from '../../services/identity/identity.js';
+import { headerValues } from '../request/request-headers.js';
 import { NoQuery, errorResponses } from '../openapi/common-schemas.js';
 
 const EXAMPLE_ID = 'image/vendor-a/model-a-2/medium';
@@ -18,7 +20,8 @@ const IdParam = Type.Object({
 
 const GET_DESCRIPTION =
   'One model of GET /models. A model past its sunset is still found, with `available: false`. ' +
-  'The id may be sent percent-encoded or with its slashes as they are.';
+  'The id may be sent percent-encoded or with its slashes as they are. No token is needed; with the token of a workspace ' +
+  "owner or admin, the answer also names the engines that serve the model, in the order of its chain, and each one's state (`engines`).";
 
 /**
  * GET /models and GET /models/{id}: the catalog is documentation, like /openapi.json and
@@ -26,7 +29,7 @@ const GET_DESCRIPTION =
  * `/models/:id` (the OpenAPI form; a client percent-encodes the id into one segment) and at
  * `/models/*` (the id's slashes as they are, hidden from the document; the same answer).
  */
-export function registerModelRoutes(fastify: FastifyInstance, models: ModelService, publicUrl: () => string): void {
+export function registerModelRoutes(fastify: FastifyInstance, models: ModelService, publicUrl: () => string, identity: Pick<IdentityService, 'authenticate'>): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/models',
@@ -58,13 +61,19 @@ export function registerModelRoutes(fastify: FastifyInstance, models: ModelServi
       security: [],
       params: IdParam,
       querystring: NoQuery,
-      response: { 200: ModelView, ...errorResponses(400, 404) },
+      response: { 200: ModelView, ...errorResponses(400, 401, 404) },
     },
   };
-  app.get('/models/:id', one, async (request) => models.get(request.params.id, publicUrl()));
+  // The route is public, so the auth hook reads no token: a token sent is read here, and a bad one is a 401 as anywhere.
+  const getAs = async (raw: FastifyRequest['raw'], id: string) => {
+    const authorization = headerValues(raw.rawHeaders, 'authorization');
+    const auth = authorization.length === 0 ? null : await identity.authenticate(authorization);
+    return models.getAs(auth, id, publicUrl());
+  };
+  app.get('/models/:id', one, async (request) => getAs(request.raw, request.params.id));
   app.get(
     '/models/*',
     { ...one, schema: { ...one.schema, params: Type.Object({ '*': Type.String() }), hide: true } },
-    async (request) => models.get(request.params['*'], publicUrl()),
+    async (request) => getAs(request.raw, request.params['*']),
   );
 }

@@ -78,12 +78,15 @@ export class BillingService {
   readonly #clock: Clock;
   readonly #prices: PriceTable;
   readonly #identity: IdentityService;
+  readonly #engineOf: (model: string) => string | undefined;
 
-  constructor(store: Store, clock: Clock, prices: PriceTable, identity: IdentityService) {
+  /** `engineOf`: the engine a model is bound to now (its chain's first), for usage by engine of jobs without a recorded route. */
+  constructor(store: Store, clock: Clock, prices: PriceTable, identity: IdentityService, engineOf: (model: string) => string | undefined = () => undefined) {
     this.#store = store;
     this.#clock = clock;
     this.#prices = prices;
     this.#identity = identity;
+    this.#engineOf = engineOf;
   }
 
   #now(): Micros {
@@ -193,7 +196,10 @@ export class BillingService {
     const { start, end } = this.#usageWindow(query);
     const byDay = query.groupBy.includes('day');
     const byModel = query.groupBy.includes('model');
+    const byEngine = query.groupBy.includes('engine');
     if (new Set(query.groupBy).size !== query.groupBy.length) throw invalid(`query parameter 'group_by' must name each grouping at most once`);
+    // Which engines a server has is the operator's business, as in a job's details.
+    if (byEngine) await this.#identity.requireRole(auth.workspace, auth.memberEmail, ['owner', 'admin'], 'group usage by engine');
     const offset = (query.utcOffsetMinutes ?? 0) * 60_000_000;
     if (byDay && Math.min(end, this.#now()) - start > USAGE_SUMMARY_MAX_DAYS * 86_400_000_000) {
       throw invalid(`query parameter 'start' must be at most ${USAGE_SUMMARY_MAX_DAYS} days before 'end' (or now) when grouping by day`);
@@ -204,19 +210,30 @@ export class BillingService {
       before: end,
       ...(byDay ? { byDay: { offset } } : {}),
       byModel,
+      byEngine,
     });
-    const groups = rows
+    // A job without a recorded route (its model has one engine, or it ran before routing or on a
+    // remote worker) counts for the engine its model is bound to now; `unknown` when none is.
+    const merged = new Map<string, { day?: number; model?: string; engine?: string; jobs: number; micros: number }>();
+    for (const r of rows) {
+      const engine = byEngine ? (r.engine ?? this.#engineOf(r.model ?? '') ?? 'unknown') : undefined;
+      const key = JSON.stringify([r.day, byModel ? r.model : undefined, engine]);
+      const group = merged.get(key) ?? { ...(r.day !== undefined ? { day: r.day } : {}), ...(byModel ? { model: r.model ?? '' } : {}), ...(engine !== undefined ? { engine } : {}), jobs: 0, micros: 0 };
+      group.jobs += r.jobs;
+      group.micros += r.amountMicros;
+      merged.set(key, group);
+    }
+    const groups = [...merged.values()]
       .filter((r) => r.jobs > 0)
-      .map((r): UsageGroup & { sortDay: number } => ({
-        sortDay: r.day ?? 0,
+      .sort((a, b) => (a.day ?? 0) - (b.day ?? 0) || codePointCompare(a.model ?? '', b.model ?? '') || codePointCompare(a.engine ?? '', b.engine ?? ''))
+      .map((r): UsageGroup => ({
         ...(r.day !== undefined ? { day: new Date(r.day * 86_400_000).toISOString().slice(0, 10) } : {}),
         ...(r.model !== undefined ? { model: r.model } : {}),
-        ...sumView(r.jobs, r.amountMicros),
-      }))
-      .sort((a, b) => a.sortDay - b.sortDay || codePointCompare(a.model ?? '', b.model ?? ''))
-      .map(({ sortDay: _, ...g }) => g);
+        ...(r.engine !== undefined ? { engine: r.engine } : {}),
+        ...sumView(r.jobs, r.micros),
+      }));
     const total = rows.reduce((t, r) => ({ jobs: t.jobs + r.jobs, micros: t.micros + r.amountMicros }), { jobs: 0, micros: 0 });
-    return { total: sumView(total.jobs, total.micros), groups: byDay || byModel ? groups : [] };
+    return { total: sumView(total.jobs, total.micros), groups: byDay || byModel || byEngine ? groups : [] };
   }
 
   /** The usage report's window: `start` inclusive, `end` exclusive, with their defaults. */

@@ -33,8 +33,8 @@ export const UsagePage = Type.Object(
 );
 export type UsagePage = Static<typeof UsagePage>;
 
-/** GET /usage/summary's groupings: by day (in the query's UTC offset) and by model. */
-export const USAGE_GROUPINGS = ['day', 'model'] as const;
+/** GET /usage/summary's groupings: by day (in the query's UTC offset), by model, and (owners and admins) by engine. */
+export const USAGE_GROUPINGS = ['day', 'model', 'engine'] as const;
 export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
 
 const SUM_EXAMPLE = { jobs: 2, cost_micros: 491_900, cost_usd: '0.491900', compute_units: 49.19 };
@@ -57,6 +57,13 @@ export const UsageGroup = Type.Object(
       Type.String({ format: 'date', description: 'With group_by=day: the day, in the query\'s utc_offset (YYYY-MM-DD)', examples: [GROUP_EXAMPLE.day] }),
     ),
     model: Type.Optional(Type.String({ description: 'With group_by=model: the job type (model path)', examples: [GROUP_EXAMPLE.model] })),
+    engine: Type.Optional(
+      Type.String({
+        description:
+          "With group_by=engine (owners and admins): the engine that took the jobs, from their recorded route (docs/routing.md); a job without one counts for the engine its model is bound to now (its chain's first), or `unknown`",
+        examples: ['comfyui:gpu'],
+      }),
+    ),
     ...sums,
   },
   { $id: 'UsageGroup', additionalProperties: false, description: 'The charges of one day, one model, or one model on one day', examples: [GROUP_EXAMPLE] },

@@ -12,6 +12,9 @@ import type { Deprecation } from '../../models/deprecation.js';
 import { OUTPUT_KINDS } from '../../models/model.js';
 import type { PriceTable } from '../../models/prices.js';
 import { Nullable, StringEnum } from '../../models/schema-kit.js';
+import type { EngineBindings } from '../../engines/bindings.js';
+import type { EngineHealth } from '../common/engine-health.js';
+import type { AuthContext, IdentityService } from '../identity/identity.js';
 
 /**
  * The catalog as data (GET /models, GET /models/{id}, GET /deprecations; the MCP tools
@@ -96,6 +99,12 @@ const RETIRED_EXAMPLE = {
   deprecation: DEPRECATION_EXAMPLE,
 };
 
+const ENGINE_STATES = ['closed', 'half_open', 'open', 'unknown'] as const;
+const ENGINES_EXAMPLE = [
+  { name: 'comfyui:gpu', state: 'open' as const },
+  { name: 'provider:fal', state: 'closed' as const },
+];
+
 export const ModelView = Type.Object(
   {
     id: Type.String({
@@ -124,6 +133,28 @@ export const ModelView = Type.Object(
       }),
     ),
     deprecation: Type.Optional(ModelDeprecation),
+    engines: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ description: 'The engine id as the config names it: `local`, `comfyui:<name>`, `provider:<name>`, `command:<name>`, `remote:<pool>`', examples: ['comfyui:gpu'] }),
+            state: StringEnum(ENGINE_STATES, {
+              description:
+                "The engine's circuit in the process that answered (docs/routing.md, \"Circuits\"): `closed` (taking jobs), `half_open` (one probe job may go), " +
+                '`open` (skipped by chains, or its jobs wait); `unknown` for a remote pool, or when the process that answered runs no jobs (`serve --role api`)',
+              examples: ['closed'],
+            }),
+          },
+          { additionalProperties: false, description: 'An engine that serves the model', examples: [ENGINES_EXAMPLE[0]] },
+        ),
+        {
+          description:
+            'Only GET /models/{id}, only for a token of an owner or admin: the engines that serve the model, in the order of its chain ' +
+            '(docs/routing.md): the first takes its jobs, the next ones when those before refuse or are full',
+          examples: [ENGINES_EXAMPLE],
+        },
+      ),
+    ),
   },
   { $id: 'Model', additionalProperties: false, description: 'A model of the catalog', examples: [MODEL_EXAMPLE, RETIRED_EXAMPLE] },
 );
@@ -164,16 +195,41 @@ export function toDeprecationView(dep: Deprecation, publicUrl: string): ModelDep
 /** The large parts of a model's view, built once: they never change while the process runs. */
 type FixedView = Pick<ModelView, 'price' | 'request_schema'>;
 
+/** What GET /models/{id} shows owners and admins of a model's engines: its chain, and each engine's circuit. */
+export interface ModelRouting {
+  readonly bindings: Pick<EngineBindings, 'chain'>;
+  readonly health: Pick<EngineHealth, 'of'>;
+  readonly identity: Pick<IdentityService, 'roleOf'>;
+}
+
 /** Reading the catalog: what each model is, costs and takes, and whether it takes requests now. */
 export class ModelService {
   readonly #catalog: Catalog;
   readonly #clock: Clock;
   readonly #fixed: ReadonlyMap<string, FixedView>;
+  readonly #routing: ModelRouting | undefined;
 
-  constructor(catalog: Catalog, prices: PriceTable, clock: Clock) {
+  /** `routing`: absent, no caller sees a model's engines. */
+  constructor(catalog: Catalog, prices: PriceTable, clock: Clock, routing?: ModelRouting) {
     this.#catalog = catalog;
     this.#clock = clock;
     this.#fixed = new Map(catalog.entries.map((e) => [e.path, fixedView(e, prices)]));
+    this.#routing = routing;
+  }
+
+  /**
+   * One model as `auth` may see it: an owner's or admin's token also sees the engines that serve
+   * it (which engines a server has, and their health, are the operator's business). Without a
+   * token, or a member's, the same view as `get`.
+   */
+  async getAs(auth: AuthContext | null, id: string, publicUrl: string): Promise<ModelView> {
+    const view = this.get(id, publicUrl);
+    const routing = this.#routing;
+    const chain = routing?.bindings.chain(view.id);
+    if (!auth || !routing || !chain) return view;
+    const role = await routing.identity.roleOf(auth.workspace, auth.memberEmail);
+    if (role !== 'owner' && role !== 'admin') return view;
+    return { ...view, engines: routing.health.of(chain.engines) };
   }
 
   list(publicUrl: string): ModelList {

@@ -6,6 +6,8 @@ import type { DiskCheck, DiskState } from '../../outputs/disk/disk-check.js';
 import type { Store } from '../../store/store.js';
 import { DomainError } from '../../domain/error-catalogue.js';
 import type { RemoteWaiting, WorkerTokenService } from '../remote/remote-tokens.js';
+import type { EngineHealth } from '../common/engine-health.js';
+import type { CircuitState } from '../../engines/circuit.js';
 
 /** Seconds a client is told to wait when the server cannot store what it sends. */
 export const STORAGE_RETRY_AFTER_S = 30;
@@ -24,6 +26,12 @@ export interface ReadinessReport {
   readonly remote?: { readonly liveWorkers: number; readonly waiting: readonly RemoteWaiting[] };
   /** The ffmpeg and ffprobe in use (`5.1.6-0+deb12u1 (PATH)`), when known; never a path, never a failing check. */
   readonly media?: { readonly ffmpeg: string; readonly ffprobe: string };
+  /**
+   * Only in a process that runs jobs (its engines built): each engine's circuit, `closed`,
+   * `half_open` or `open` (docs/routing.md, "Circuits"). A detail: an open circuit never makes the
+   * process unready (its jobs go to the next engine of their chain, or wait).
+   */
+  readonly engines?: readonly { readonly name: string; readonly state: CircuitState }[];
 }
 
 /** Which media tools this process runs, as /readyz names them. */
@@ -40,15 +48,17 @@ export class Readiness {
   readonly #disk: Pick<DiskCheck, 'check'>;
   readonly #remote: Pick<WorkerTokenService, 'unserved'> | undefined;
   readonly #media: MediaToolsDetail | undefined;
+  readonly #engines: Pick<EngineHealth, 'states'> | undefined;
   #draining = false;
 
-  /** `remote`: the remote workers' presence; absent, no remote detail is reported. `media`: likewise the media tools. */
-  constructor(store: Store, clock: Clock, disk: Pick<DiskCheck, 'check'>, remote?: Pick<WorkerTokenService, 'unserved'>, media?: MediaToolsDetail) {
+  /** `remote`: the remote workers' presence; absent, no remote detail is reported. `media`, `engines`: likewise the media tools, the engines' circuits. */
+  constructor(store: Store, clock: Clock, disk: Pick<DiskCheck, 'check'>, remote?: Pick<WorkerTokenService, 'unserved'>, media?: MediaToolsDetail, engines?: Pick<EngineHealth, 'states'>) {
     this.#store = store;
     this.#clock = clock;
     this.#disk = disk;
     this.#remote = remote;
     this.#media = media;
+    this.#engines = engines;
   }
 
   /**
@@ -72,7 +82,9 @@ export class Readiness {
     const remote = ready ? await this.#remoteDetail(log) : undefined;
     // A detail too: a tool that cannot be run fails the jobs that need it, not the process.
     const media = await this.#media?.().catch(() => undefined);
-    return { ready, checks, ...(remote ? { remote } : {}), ...(media ? { media } : {}) };
+    const circuits = this.#engines?.states();
+    const engines = circuits && [...circuits].map(([name, state]) => ({ name, state }));
+    return { ready, checks, ...(remote ? { remote } : {}), ...(media ? { media } : {}), ...(engines ? { engines } : {}) };
   }
 
   async #remoteDetail(log: Log | undefined): Promise<ReadinessReport['remote']> {

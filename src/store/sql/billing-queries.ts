@@ -154,7 +154,7 @@ export class SqlBillingStore implements BillingStore {
     return rows.map(toEntry);
   }
 
-  async sumCharges({ workspaceId, from, before, byDay, byModel }: ChargeSumQuery): Promise<ChargeSum[]> {
+  async sumCharges({ workspaceId, from, before, byDay, byModel, byEngine = false }: ChargeSumQuery): Promise<ChargeSum[]> {
     // A range scan of ledger_usage (workspace_id, kind, at). COUNT and SUM are BIGINT and NUMERIC
     // on PostgreSQL (strings through pg), integers on SQLite: both read with Number(), exact below
     // 2^53 micro-USD. The day is integer division on both backends (`at` + offset is never
@@ -169,11 +169,15 @@ export class SqlBillingStore implements BillingStore {
     if (byDay) {
       q = q.select(sql<string | number>`(at + CAST(${byDay.offset} AS BIGINT)) / ${sql.lit(MICROS_PER_DAY)}`.as('day')).groupBy(sql.ref('day'));
     }
-    if (byModel) q = q.select(sql<string | null>`job_type`.as('model')).groupBy('job_type');
-    const rows = (await q.execute()) as { jobs: string | number; micros: string | number; day?: string | number; model?: string | null }[];
+    // By engine, by job type too: the caller names the engine of a job without a route by its model.
+    if (byModel || byEngine) q = q.select(sql<string | null>`job_type`.as('model')).groupBy('job_type');
+    // A job's route is one row at most (its primary key): the join multiplies nothing.
+    if (byEngine) q = q.leftJoin('job_routes', 'job_routes.job_id', 'ledger_entries.job_id').select(sql<string | null>`job_routes.engine`.as('engine')).groupBy('job_routes.engine');
+    const rows = (await q.execute()) as { jobs: string | number; micros: string | number; day?: string | number; model?: string | null; engine?: string | null }[];
     return rows.map((r) => ({
       ...(byDay ? { day: Number(r.day) } : {}),
-      ...(byModel ? { model: r.model ?? '' } : {}),
+      ...(byModel || byEngine ? { model: r.model ?? '' } : {}),
+      ...(byEngine ? { engine: r.engine ?? null } : {}),
       jobs: Number(r.jobs),
       amountMicros: Number(r.micros),
     }));
