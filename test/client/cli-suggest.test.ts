@@ -83,8 +83,9 @@ describe('models show', () => {
   });
 
   it('shows the engines serving the model when the server tells them, whatever their shape', () => {
-    expect(describeModel({ ...model, engines: ['local', 'gpu-1'] } as Model)).toContain('\nEngines: local, gpu-1\n');
-    expect(describeModel({ ...model, engines: [{ name: 'comfyui-a', kind: 'comfyui' }, { id: 'w1', kind: 'remote' }] } as Model)).toContain('\nEngines: comfyui-a (kind comfyui), w1 (kind remote)\n');
+    expect(describeModel({ ...model, engines: ['local', 'gpu-1'] } as unknown as Model)).toContain('\nEngines: local, gpu-1\n');
+    expect(describeModel({ ...model, engines: [{ name: 'comfyui-a', kind: 'comfyui' }, { id: 'w1', kind: 'remote' }] } as unknown as Model)).toContain('\nEngines: comfyui-a (kind comfyui), w1 (kind remote)\n');
+    expect(describeModel({ ...model, engines: [{ name: 'comfyui:gpu', state: 'open' }] })).toContain('\nEngines: comfyui:gpu (state open)\n');
     expect(describeModel(model)).not.toContain('Engines');
   });
 });

@@ -62,7 +62,8 @@ describe('POST /generate/3d/vendor-k/model-k-1 request body', () => {
 
   it('stores the defaults with a minimal body: texture true, face_limit 20000', async () => {
     const { stored } = await accept(g, K1, MINIMAL[K1]);
-    expect(stored.request).toEqual({ ...MINIMAL[K1], texture: true, face_limit: 20_000 });
+    // A request without a seed gets a random one, recorded with the job (docs/engine.md).
+    expect(stored.request).toEqual({ ...MINIMAL[K1], texture: true, face_limit: 20_000, seed: expect.any(Number) });
   });
 
   it('refuses a loopback image_url at the door', async () => {

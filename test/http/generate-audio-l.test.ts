@@ -53,9 +53,9 @@ describe('POST /generate/audio/vendor-l/model-l-1 request body', () => {
   it.each(valid(CASES))('accepts $name', (c) => runCase(g, L1, c));
   it.each(invalid(CASES))('refuses $name with 400 naming $field', (c) => runCase(g, L1, c));
 
-  it('stores the defaults with a minimal body: duration 10, output_format mp3, no seed', async () => {
+  it('stores the defaults with a minimal body: duration 10, output_format mp3, and a drawn seed', async () => {
     const { stored } = await accept(g, L1, MINIMAL[L1]);
-    expect(stored.request).toEqual({ prompt: 'rain on a tin roof', duration: 10, output_format: 'mp3' });
+    expect(stored.request).toEqual({ prompt: 'rain on a tin roof', duration: 10, output_format: 'mp3', seed: expect.any(Number) });
     expect(stored.type).toBe(L1);
   });
 });

@@ -125,8 +125,8 @@ describe.each([
 describe('enhance defaults and listing', () => {
   it('stores the defaults with a minimal body; the filters stay absent, to take the model\'s own settings', async () => {
     const defaults = { output_format: 'jpg', strength: 1, face_enhancement: false, face_enhancement_creativity: 0, face_enhancement_strength: 0.8, subject_detection: 'all', crop_to_fill: false, upscaling_activated: true };
-    expect((await accept(g, STANDARD, MIN_STANDARD)).stored.request).toEqual({ ...MIN_STANDARD, ...defaults });
-    expect((await accept(g, GENERATIVE, MIN_GENERATIVE)).stored.request).toEqual({ ...MIN_GENERATIVE, ...defaults, creativity: 3 });
+    expect((await accept(g, STANDARD, MIN_STANDARD)).stored.request).toEqual({ ...MIN_STANDARD, ...defaults, seed: expect.any(Number) });
+    expect((await accept(g, GENERATIVE, MIN_GENERATIVE)).stored.request).toEqual({ ...MIN_GENERATIVE, ...defaults, creativity: 3, seed: expect.any(Number) });
   });
 
   it('lists both in GET /models as image models with their price rules, under the image enhance tag in OpenAPI', async () => {

@@ -145,6 +145,8 @@ describe.each(A2_PATHS)('POST /generate/%s request body', (path) => {
     const { stored } = await accept(g, path, MINIMAL[path]);
     expect(stored.request).toEqual({
       ...MINIMAL[path],
+      // No seed sent: a random one is drawn and recorded (docs/engine.md).
+      seed: expect.any(Number),
       creativity: 'low',
       intensity: 0,
       complexity: 0,
@@ -173,9 +175,10 @@ describe.each(A2_PATHS)('POST /generate/%s request body', (path) => {
     expect(stored.request).toMatchObject(explicit);
   });
 
-  it('stores no default for optional fields that have none (seed, styles, image_url)', async () => {
+  it('stores no default for optional fields that have none (styles, image_url), and a drawn seed', async () => {
     const { stored } = await accept(g, path, MINIMAL[path]);
-    for (const k of ['seed', 'styles', 'image_style_references', 'moodboards', 'image_url']) {
+    expect(stored.request.seed).toEqual(expect.any(Number));
+    for (const k of ['styles', 'image_style_references', 'moodboards', 'image_url']) {
       expect(stored.request).not.toHaveProperty(k);
     }
   });

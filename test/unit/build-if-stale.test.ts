@@ -22,11 +22,17 @@ describe('build-if-stale', () => {
     root = mkdtempSync(join(tmpdir(), 'mediagen-stale-'));
     for (const f of ['src/main.ts', 'packages/client/src/generated/openapi.ts', 'scripts/client-types.ts', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json']) at(f, 1000);
     at('dist/main.js', 2000);
+    at('packages/client/dist/index.js', 2000);
   });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
   it('does nothing when dist is newer than every source', () => {
     expect(stale(root)).toBeUndefined();
+  });
+
+  it('builds when the client package has no build, however new dist is', () => {
+    rmSync(join(root, 'packages/client/dist/index.js'));
+    expect(stale(root)).toBe('packages/client/dist is missing');
   });
 
   it('builds when the generated client types are missing, however new dist is', () => {
