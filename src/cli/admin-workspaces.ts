@@ -2,9 +2,7 @@ import { invalid } from '../domain/error-catalogue.js';
 import { normalizeEmail } from '../services/identity/identity.js';
 import type { ApiToken, Member, Workspace } from '../store/store.js';
 import { AS, WORKSPACE, iso, list, need, wholeNumber } from './admin-args.js';
-import { tokenLimitsOf } from '../services/identity/tokens.js';
-import { formatUsd } from '../domain/money.js';
-import type { TokenLimits } from '../domain/token-limits.js';
+import { limitsView, tokenLimitsOf } from '../services/identity/tokens.js';
 import type { AdminCommand } from './admin-args.js';
 
 const tokenJson = (t: ApiToken) => ({
@@ -14,15 +12,9 @@ const tokenJson = (t: ApiToken) => ({
   created_at: iso(t.createdAt),
   last_used_at: iso(t.lastUsedAt),
   revoked_at: iso(t.revokedAt),
-  limits: t.limits && tokenLimitsJson(t.limits),
+  limits: limitsView(t.limits),
 });
 
-const tokenLimitsJson = (l: TokenLimits) => ({
-  spend_limit_usd: l.spendLimitMicros === undefined ? null : formatUsd(l.spendLimitMicros),
-  spend_period: l.spendLimitMicros === undefined ? null : (l.spendPeriod ?? 'total'),
-  models: l.models ?? null,
-  max_concurrent_jobs: l.maxConcurrentJobs ?? null,
-});
 
 const workspaceJson = (w: Workspace) => ({
   workspace_id: w.id,
@@ -138,7 +130,7 @@ export const WORKSPACE_COMMANDS: readonly AdminCommand[] = [
       });
       const { token, secret } = await s.identity.createToken(need(f, 'workspace'), need(f, 'name'), need(f, 'as'), limits);
       return {
-        json: { token_id: token.id, token: secret, ...(limits ? { limits: tokenLimitsJson(limits) } : {}) },
+        json: { token_id: token.id, token: secret, ...(limits ? { limits: limitsView(limits) } : {}) },
         text: `created token ${token.name} (${token.id}). It is shown only this once:\n${secret}`,
       };
     },

@@ -47,7 +47,8 @@ export function tokenLimitsOf(fields: {
   return Object.keys(limits).length > 0 ? limits : null;
 }
 
-function limitsView(l: TokenLimits | null): TokenLimitsView | null {
+/** A token's limits as the API and the admin CLI show them. */
+export function limitsView(l: TokenLimits | null): TokenLimitsView | null {
   if (!l) return null;
   return {
     spend_limit_usd: l.spendLimitMicros === undefined ? null : formatUsd(l.spendLimitMicros),
