@@ -79,4 +79,29 @@ describe('the docs and --help agree', () => {
     }
     expect([...new Set(missing)]).toEqual([]);
   }, 300_000);
+
+  /** The options a command's --help lists (`  -x, --flag VALUE   text`), without --help. */
+  const optionsOf = (text: string) => [...text.matchAll(/^ {2}(?:-[a-zA-Z], )?(--[a-z][a-z0-9-]*)/gm)].map((m) => m[1]!).filter((f) => !ALWAYS.has(f));
+  /** Whether `doc` names `flag`: as itself, or by a `--prefix-*` written there (`every --input-*`). */
+  const names = (doc: string, flag: string) =>
+    new RegExp(`${flag}(?![a-z0-9-])`).test(doc) || [...doc.matchAll(/`(--[a-z0-9-]+-)\*`/g)].some((m) => flag.startsWith(m[1]!));
+
+  it('every option of serve, remote-worker and mcp --help is in docs/config.md, in that command\'s own section for remote-worker and mcp', async () => {
+    const config = readFileSync(join(ROOT, 'docs', 'config.md'), 'utf8');
+    const section = (heading: string) => {
+      const start = config.indexOf(`\n## ${heading}\n`);
+      expect(start, heading).toBeGreaterThan(0);
+      const end = config.indexOf('\n## ', start + 1);
+      return config.slice(start, end < 0 ? undefined : end);
+    };
+    const docs: Record<string, string> = { serve: config, 'remote-worker': section('`mediagen remote-worker`'), mcp: section('`mediagen mcp`') };
+    const missing: string[] = [];
+    for (const [command, doc] of Object.entries(docs)) {
+      const options = optionsOf(await help(command));
+      // The reader itself: each of these has options of its own.
+      expect(options.length, command).toBeGreaterThan(1);
+      missing.push(...options.filter((f) => !names(doc, f)).map((f) => `mediagen ${command} ${f}`));
+    }
+    expect(missing).toEqual([]);
+  }, 120_000);
 });
