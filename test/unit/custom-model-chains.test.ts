@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { wireModels } from '../../src/app/engine-set.js';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 import type { Config } from '../../src/config/config.js';
+import type { EngineChainSpec } from '../../src/config/routing-settings.js';
 
 /**
  * A custom model's own `engine` takes what a `model_engines` value takes (docs/config.md, "Custom
@@ -39,7 +40,7 @@ function configWith(file: object): Config {
 const withEngine = (engine: unknown, more: object = {}) => configWith({ models: [decl(engine)], ...more });
 
 describe("a custom model's engine: the shapes of a model_engines value", () => {
-  it.each([
+  it.each<[string, unknown, EngineChainSpec]>([
     ['one engine id', 'provider:a', { engines: ['provider:a'] }],
     ['a fallback chain', ['provider:a', 'provider:b'], { engines: ['provider:a', 'provider:b'] }],
     ['a chain with spillover', { engines: ['remote:gpus', 'provider:a'], spill_after_ms: 20_000 }, { engines: ['remote:gpus', 'provider:a'], spillAfterMs: 20_000 }],
