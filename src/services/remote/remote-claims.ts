@@ -138,7 +138,12 @@ export class RemoteClaims {
       await this.#giveBack(held);
       return [];
     }
-    for (const job of held) await this.#route(job);
+    try {
+      for (const job of held) await this.#route(job);
+    } catch (err) {
+      await this.#giveBack(held);
+      throw err;
+    }
     return taken;
   }
 
