@@ -5,6 +5,8 @@ import { OPTIONS } from './options.js';
 import { readUpstreamBinding } from './provider-settings.js';
 import type { UpstreamBinding } from './provider-settings.js';
 import { ConfigError, readUsd } from './readers.js';
+import { readChain } from './routing-settings.js';
+import type { EngineChainSpec } from './routing-settings.js';
 
 /**
  * The config file's `models`: models an operator declares, which this server offers like its own
@@ -33,8 +35,12 @@ export interface CustomModelDecl {
   readonly price: CustomPriceDecl;
   /** The media types its main output may have; absent: any of its kind. */
   readonly outputTypes?: readonly string[];
-  /** Its binding: `remote:<pool>` or `provider:<name>` (src/engines/bindings.ts). */
-  readonly engine: string;
+  /**
+   * Its binding, read as a `model_engines` value is (docs/routing.md): one engine id (`remote:<pool>`,
+   * `provider:<name>`: a chain of one), a fallback chain, or a chain with `spill_after_ms`
+   * (src/engines/bindings.ts judges it).
+   */
+  readonly engine: EngineChainSpec;
   /** How it maps onto its provider, when bound to one (docs/providers.md). */
   readonly upstream?: UpstreamBinding;
   readonly deprecation?: { readonly sunsetDate: string; readonly replacement?: string; readonly migrationUrl?: string };
@@ -147,7 +153,7 @@ function readModel(raw: unknown, i: number, file: string): CustomModelDecl {
   for (const key of ['kind', 'request', 'price', 'engine']) if (raw[key] === undefined) throw new ConfigError(`${where}: missing '${key}'`);
   const kind = text(raw, 'kind', where, 20);
   if (!isPlainObject(raw.request)) throw new ConfigError(`${where}.request must be a JSON Schema object with "type": "object"`);
-  const engine = text(raw, 'engine', where, 100);
+  const engine = readChain(raw.engine, `${where}.engine`);
   if (raw.zero_data_retention !== undefined && typeof raw.zero_data_retention !== 'boolean') throw new ConfigError(`${where}.zero_data_retention must be true or false`);
   let timeoutMs: number | undefined;
   if (raw.timeout_ms !== undefined) {

@@ -71,7 +71,8 @@ export interface EngineChain {
 export interface BindableModel {
   readonly path: string;
   readonly engine?: string | undefined;
-  readonly custom?: { readonly where: string } | undefined;
+  /** A custom model's declaration: where, and its own `engine` as a chain (used when no `model_engines` key binds it). */
+  readonly custom?: { readonly where: string; readonly chain?: EngineChainSpec | undefined } | undefined;
 }
 
 interface Pattern {
@@ -115,9 +116,10 @@ function checkKeys(models: readonly BindableModel[], overrides: ModelEngines): v
 
 /**
  * The bindings of every model that takes requests (`engine` set), with `model_engines` applied: a
- * model's own path first, else the most specific matching pattern, else its module's `engine`.
- * Throws a ConfigError for a key naming no model, a pattern matching none, a malformed pool, and a
- * custom model bound to `local`. Whether an in-process engine exists and can run its models is the
+ * model's own path first, else the most specific matching pattern, else its module's `engine` (a
+ * custom model's own chain). Throws a ConfigError for a key naming no model, a pattern matching
+ * none, a malformed pool, a remote pool past a chain's first place or first without
+ * `spill_after_ms`, and a custom model bound to `local` anywhere in its chain. Whether an in-process engine exists and can run its models is the
  * engine router's check, in the processes that run jobs.
  */
 export function buildBindings(models: readonly BindableModel[], overrides: ModelEngines = {}, chains: Readonly<Record<string, EngineChainSpec>> = {}): EngineBindings {
@@ -140,7 +142,7 @@ export function buildBindings(models: readonly BindableModel[], overrides: Model
     byModel.set(m.path, binding);
     if (origin) origins.set(m.path, origin);
     if (binding.kind === 'remote') remote.set(m.path, binding.pool);
-    const spec = key === undefined ? undefined : chains[key];
+    const spec = key === undefined ? m.custom?.chain : chains[key];
     const chain: EngineChain = { engines: spec ? spec.engines : [key === undefined ? m.engine : overrides[key]!], spillAfterMs: spec?.spillAfterMs };
     for (const [i, id] of chain.engines.entries()) {
       if (i === 0) continue;

@@ -11,7 +11,8 @@ import { MODELS } from './registry.js';
  * Models declared in the config file's `models` (src/config/custom-model-settings.ts reads their shape),
  * built into model modules like the registry's: the catalog, the price table, the routes, the
  * OpenAPI document, GET /models, the MCP tools, admission and billing then treat them as any
- * other. Their jobs run on remote workers (their `engine` is a `remote:<pool>`; bindings.ts).
+ * other. Their jobs run where their `engine` says: a remote pool, a provider, ComfyUI or a command
+ * engine, or a chain of them (bindings.ts).
  */
 
 /** Each kind's media types: a custom model's declared output types are of its kind. */
@@ -65,8 +66,9 @@ function customModel(decl: CustomModelDecl, kind: OutputKind): ModelModule {
     aliases: [],
     price,
     zeroDataRetention: decl.zeroDataRetention,
-    engine: decl.engine,
-    custom: Object.freeze({ where: decl.where }),
+    // Its chain's first engine, as a built-in's `engine`; the chain itself is the bindings' to read.
+    engine: decl.engine.engines[0]!,
+    custom: Object.freeze({ where: decl.where, chain: decl.engine }),
     ...(decl.timeoutMs !== undefined ? { timeoutMs: decl.timeoutMs } : {}),
     ...(decl.outputTypes ? { outputTypes: decl.outputTypes } : {}),
     ...(decl.deprecation ? { deprecation: decl.deprecation } : {}),

@@ -1,6 +1,7 @@
 import type { TObject } from '@sinclair/typebox';
 import type { MicroUsd } from '../domain/money.js';
 import type { Usage } from '../domain/usage.js';
+import type { EngineChainSpec } from '../config/routing-settings.js';
 import { OUTPUT_CONTENT_TYPES } from '../outputs/output-store.js';
 import type { FieldAlias } from './aliases.js';
 
@@ -86,10 +87,11 @@ export interface ModelModule {
   readonly engine?: string;
   /**
    * Set for a model declared in the config file's `models` (src/models/custom-models.ts): where it
-   * was declared, `models[0] (image/acme/gradient-v1)`. No built-in engine renders it; remote
-   * workers do (src/engines/bindings.ts refuses binding it to `local`).
+   * was declared, `models[0] (image/acme/gradient-v1)`, and its `engine` as a chain (`engine` above
+   * is the chain's first). No built-in engine renders it (src/engines/bindings.ts refuses binding it
+   * to `local`).
    */
-  readonly custom?: { readonly where: string };
+  readonly custom?: { readonly where: string; readonly chain?: EngineChainSpec };
   /** Its jobs' timeout when the config file's `job_timeouts_ms` names none; default `job_timeout_ms`. */
   readonly timeoutMs?: number;
   /** The media types its main output may have (a custom model's `output.content_types`); absent: any of its kind. */

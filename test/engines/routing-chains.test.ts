@@ -47,13 +47,15 @@ describe.each(backends)('fallback chains: $name', { timeout: 60_000 }, (backend)
   });
 
   const fal = (url: string, storage: string) => ({ type: 'fal', base_url: url, api_key_env: 'FAL_KEY', storage_url: storage, poll_interval_ms: 20 });
-  async function chainApp(firstUrl: string, circuit: Json = {}) {
+  const CHAIN = ['provider:first', 'provider:second'];
+  /** `own`: the chain is the custom model's own `engine` rather than a model_engines entry. */
+  async function chainApp(firstUrl: string, circuit: Json = {}, own = false) {
     return createTestApp({
       backend,
       realClock: true,
       allowPrivateUrls: true,
-      models: [CUSTOM],
-      routing: { model_engines: { [MODEL]: ['provider:first', 'provider:second'] }, circuit },
+      models: [own ? { ...CUSTOM, engine: CHAIN } : CUSTOM],
+      routing: { ...(own ? {} : { model_engines: { [MODEL]: CHAIN } }), circuit },
       providers: { providers: { first: fal(firstUrl, first.storageUrl), second: fal(second.url, second.storageUrl) }, env: { FAL_KEY: KEY } },
       worker: { pollMs: 50, log: silentLog, allowPrivateUrls: true },
       metrics: { port: 0 },
@@ -96,6 +98,26 @@ describe.each(backends)('fallback chains: $name', { timeout: 60_000 }, (backend)
     expect(second.submissions() - b).toBe(1);
     expect(await charges(t, id)).toBe(1);
     expect((await routeOf(t, id))?.tried.map((s) => s.outcome)).toEqual(['refused', 'ran']);
+  });
+
+  it.each([
+    ['on a closed port', false],
+    ['answering 503 on submit', true],
+  ])("a custom model whose own engine is the chain, its first %s: the job completes on the second, charged once, submitted once", async (_name, answers) => {
+    t = await chainApp(answers ? first.url : `http://127.0.0.1:${await freePort()}`, {}, true);
+    if (answers) first.failNext(1, { status: 503, detail: 'overloaded' });
+    const [a, b] = [first.submissions(), second.submissions()];
+    const { id, job } = await run(t);
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    expect(first.submissions() - a).toBe(0);
+    expect(second.submissions() - b).toBe(1);
+    expect(await charges(t, id)).toBe(1);
+    expect((await routeOf(t, id))?.tried.map((s) => [s.engine, s.outcome])).toEqual([
+      ['provider:first', 'refused'],
+      ['provider:second', 'ran'],
+    ]);
+    // GET /models/{id} names the model's own chain to its owner.
+    expect((await get(t, `/models/${MODEL}`)).json<{ engines: { name: string }[] }>().engines.map((e) => e.name)).toEqual(CHAIN);
   });
 
   it('an open circuit: the first engine is skipped without a call, and the job completes on the second', async () => {

@@ -9,7 +9,8 @@ import { clearFalJwksCache } from '../../src/engines/providers/fal-webhook.js';
 
 /**
  * Engine limits and spillover (docs/routing.md): a real app, two workers sharing a real store, a
- * fake fal (test/providers/fakes/fake-fal.ts) that holds every request until released.
+ * fake fal (test/providers/fakes/fake-fal.ts) that holds every request until released. A real
+ * remote worker of the pool, and spill_after_ms on the test's clock: routing-remote.test.ts.
  */
 
 const MODEL = 'image/acme/limited-v1';
@@ -101,22 +102,5 @@ describe.each(backends)('engine limits and spillover: $name', { timeout: 120_000
     // Claimed only once it had waited spill_after_ms in the queue.
     expect(rec.startedAt! - rec.createdAt).toBeGreaterThanOrEqual(spillMs * 1000);
     expect(await t.services.routes.of(id)).toMatchObject({ engine: 'provider:up', tried: [{ engine: 'remote:gpus', outcome: 'spilled' }, { engine: 'provider:up', outcome: 'ran' }] });
-  });
-
-  it('a remote-first chain job is the pool worker’s to claim before spill_after_ms', async () => {
-    t = await createTestApp({
-      backend,
-      models: [custom('remote:gpus')],
-      routing: { model_engines: { [MODEL]: { engines: ['remote:gpus', 'provider:up'], spill_after_ms: 60_000 } } },
-      providers: falAt(),
-      worker: { pollMs: 20, log: silentLog },
-    });
-    const id = await create(t);
-    // The in-process worker leaves it (the manual clock does not move: it never waits 60 s)...
-    await new Promise((r) => setTimeout(r, 300));
-    expect((await t.store.queue.findJob(id))?.status).toBe('queued');
-    // ...and a claim of the pool's models takes it at once.
-    const [claimed] = await t.services.runs.claimMany(1, { only: [MODEL] });
-    expect(claimed?.id).toBe(id);
   });
 });

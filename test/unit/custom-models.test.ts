@@ -51,7 +51,7 @@ describe('the config file\'s models: shape', () => {
   it('reads a declaration into its parts', () => {
     const config = loadConfig({ env: {}, configFile: file({ models: [base()] }) });
     expect(config.models).toEqual([
-      expect.objectContaining({ where: 'models[0] (image/acme/portrait-v2)', path: 'image/acme/portrait-v2', kind: 'image', price: { rule: 'fixed', rate: 10_000 }, engine: 'remote:gpu', zeroDataRetention: false }),
+      expect.objectContaining({ where: 'models[0] (image/acme/portrait-v2)', path: 'image/acme/portrait-v2', kind: 'image', price: { rule: 'fixed', rate: 10_000 }, engine: { engines: ['remote:gpu'] }, zeroDataRetention: false }),
     ]);
   });
 

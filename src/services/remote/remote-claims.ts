@@ -1,3 +1,5 @@
+import { REMOTE_PREFIX } from '../../engines/bindings.js';
+import type { EngineBindings } from '../../engines/bindings.js';
 import { EngineError } from '../../engines/engine.js';
 import type { StyleArtifact } from '../../engines/engine.js';
 import type { Log } from '../../lib/log.js';
@@ -8,6 +10,7 @@ import { bodyValidator } from '../../models/validation.js';
 import type { BodyValidator } from '../../models/validation.js';
 import { isPlainObject } from '../../lib/plain-object.js';
 import type { ClaimedJob } from '../jobs/job-runs.js';
+import type { JobRoutes } from '../jobs/job-routes.js';
 import type { JobSignals } from '../jobs/job-signals.js';
 import { HeldJobs, claimTypes, jobFields } from './remote-jobs.js';
 import type { RemoteDeps } from './remote-jobs.js';
@@ -29,6 +32,9 @@ export interface ClaimDeps extends RemoteDeps {
   loadStyle(id: string): Promise<StyleArtifact>;
   /** The longest wait between two looks at the queue while a claim waits (`poll_interval_ms`). */
   readonly pollMs: number;
+  /** Each model's chain, and where a claimed job's route is written (docs/routing.md). */
+  readonly bindings: Pick<EngineBindings, 'chain'>;
+  readonly routes: Pick<JobRoutes, 'record'>;
 }
 
 /** How a claim's long poll ends: `signal` aborts when its client goes away or the server starts closing. */
@@ -132,7 +138,26 @@ export class RemoteClaims {
       await this.#giveBack(held);
       return [];
     }
+    try {
+      for (const job of held) await this.#route(job);
+    } catch (err) {
+      await this.#giveBack(held);
+      throw err;
+    }
     return taken;
+  }
+
+  /**
+   * A job of a chain handed to its pool's worker records that step, as the router records an
+   * in-process run's (one engine alone records none): its details and usage by engine name the
+   * pool. A lease lost meanwhile records nothing; the worker's next call hears why.
+   */
+  async #route(job: ClaimedJob): Promise<void> {
+    const chain = this.#deps.bindings.chain(job.type);
+    const pool = this.#deps.remote.get(job.type);
+    if (!chain || chain.engines.length < 2 || pool === undefined) return;
+    const engine = `${REMOTE_PREFIX}${pool}`;
+    await this.#deps.routes.record(job, [{ engine, outcome: 'ran', at: new Date(this.#deps.clock.nowMs()).toISOString() }], engine);
   }
 
   /**

@@ -35,7 +35,7 @@ export interface RemoteOptions {
 
 /** The protocol over a process's services; the runtime builds it with the HTTP app. */
 export function createRemoteProtocol(
-  services: Pick<Services, 'runs' | 'bindings' | 'outputs' | 'clock' | 'catalog' | 'signals' | 'workerTokens' | 'styles'>,
+  services: Pick<Services, 'runs' | 'bindings' | 'routes' | 'outputs' | 'clock' | 'catalog' | 'signals' | 'workerTokens' | 'styles'>,
   queue: Pick<QueueStore, 'overdueJobs'>,
   opts: RemoteOptions,
 ): RemoteProtocol {
@@ -49,6 +49,8 @@ export function createRemoteProtocol(
       tokens: services.workerTokens,
       loadStyle: (id) => services.styles.artifact(id),
       pollMs: opts.pollMs,
+      bindings: services.bindings,
+      routes: services.routes,
     }),
     runs: new RemoteRuns(deps),
     uploads: new RemoteUploads(deps, opts.outputMaxBytes),
