@@ -65,6 +65,8 @@ export interface ChargeSumQuery {
   readonly byModel: boolean;
   /** One sum per engine that took the job (job_routes; null for a job without a recorded route) and job type. */
   readonly byEngine?: boolean;
+  /** One sum per tag of the jobs (job_tags): a job with two tags is in two groups, one without any in the null one. */
+  readonly byTag?: boolean;
 }
 
 /** The charges of one group of a ChargeSumQuery: only the keys it was grouped by are set. */
@@ -74,6 +76,8 @@ export interface ChargeSum {
   readonly model?: string;
   /** With byEngine: the engine the job's route names, null when it has none (`model` is then set too). */
   readonly engine?: string | null;
+  /** With byTag: the tag, null for the jobs without tags. */
+  readonly tag?: string | null;
   readonly jobs: number;
   readonly amountMicros: MicroUsd;
 }

@@ -31,6 +31,8 @@ export interface JobRecord {
   readonly progress: number | null;
   /** The X-Request-Id of the request that created it; null when none (older jobs, other transports). */
   readonly requestId: string | null;
+  /** Its creator's tags (domain/job-tags.ts), in code point order; empty when it has none. */
+  readonly tags: readonly string[];
 }
 
 export interface NewJob {
@@ -46,6 +48,8 @@ export interface NewJob {
   readonly createdBy: string;
   /** The creating request's X-Request-Id, for the worker's log lines about the job. */
   readonly requestId?: string | null;
+  /** Checked, unique and sorted (domain/job-tags.ts); absent or empty: none, and no tag row is written. */
+  readonly tags?: readonly string[];
 }
 
 export interface JobQuery {
@@ -56,13 +60,15 @@ export interface JobQuery {
   readonly before?: Micros;
   readonly types?: readonly string[];
   readonly status?: JobStatus;
+  /** Only jobs carrying this tag (a seek of job_tags' (api_user_id, tag, created_at) index). */
+  readonly tag?: string;
   readonly limit: number;
   /** By created_at: `desc` (default, newest first) or `asc` (OpenAI's list, GET /v1/videos?order=asc). */
   readonly order?: 'asc' | 'desc';
 }
 
 /** What the API shows of a job (GET, lists, webhook payloads): the columns a view reads, nothing a worker needs. */
-export type JobSummary = Pick<JobRecord, 'id' | 'type' | 'status' | 'createdAt' | 'completedAt' | 'result' | 'error'>;
+export type JobSummary = Pick<JobRecord, 'id' | 'type' | 'status' | 'createdAt' | 'completedAt' | 'result' | 'error' | 'tags'>;
 
 /** Jobs as their API user sees them; the runner's queries are QueueStore's (queue-store.ts). */
 export interface JobStore {

@@ -84,6 +84,17 @@ export interface JobsTable {
   request_id: string | null;
   /** When the retention janitor expired the finished job's outputs (0016); null while they may be served. */
   outputs_expired_at: number | null;
+  /** The caller's tags (0023), comma-joined in code point order; null: none. */
+  tags: string | null;
+}
+
+/** One tag of a job (0023), for the list's filter and usage by tag; deleted with the job. */
+export interface JobTagsTable {
+  job_id: string;
+  tag: string;
+  api_user_id: string;
+  /** The job's created_at. */
+  created_at: number;
 }
 
 /**
@@ -214,6 +225,7 @@ export interface Database extends RoutingTables {
   token_jobs: TokenJobsTable;
   jobs: JobsTable;
   job_transitions: JobTransitionsTable;
+  job_tags: JobTagsTable;
   ledger_entries: LedgerEntriesTable;
   balances: BalancesTable;
   webhook_secrets: WebhookSecretsTable;

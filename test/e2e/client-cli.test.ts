@@ -151,6 +151,16 @@ describe('the client command line against the real server', { timeout: 120_000 }
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toMatch(new RegExp(`^${id} {2}queued +\\S+ {2}${MODEL}\\n$`));
     expect(listed.stderr).toMatch(/^more: mediagen jobs list --cursor \S+ \(or --all\)\n$/);
+    // --tag on generate (repeatable) sends X-Mediagen-Tags; jobs list --tag lists that tag's jobs only.
+    const tagged = await cli(queues, ['generate', MODEL, '--prompt', 'a tagged entry', ...SETS, '--tag', 'team-a', '--tag', 'campaign-7']);
+    expect(tagged.code, tagged.stderr).toBe(0);
+    const byTag = await cli(queues, ['jobs', 'list', '--tag', 'campaign-7', '--json']);
+    expect((JSON.parse(byTag.stdout) as { items: (Job & { tags?: string[] })[] }).items.map((j) => [j.job_id, j.tags])).toEqual([
+      [tagged.stdout.trim(), ['campaign-7', 'team-a']],
+    ]);
+    const badTag = await cli(queues, ['generate', MODEL, '--prompt', 'x', ...SETS, '--tag', 'Team-A']);
+    expect(badTag.code).toBe(5);
+    expect(badTag.stderr).toContain('X-Mediagen-Tags');
     const all = await cli(queues, ['jobs', 'list', '--all', '--json']);
     expect((JSON.parse(all.stdout) as Job[]).map((j) => j.job_id)).toContain(id);
     const got = await cli(queues, ['jobs', 'get', id]);

@@ -156,4 +156,15 @@ describe.each(backends)('POST /node-apps/{id}/execute on $name', (backend) => {
       'X-Api-Zero-Data-Retention is not supported by node apps',
     );
   });
+
+  it('takes X-Mediagen-Tags as generation does: the job carries them, GET /jobs?tag= lists it, a bad tag is 400 naming the header', async () => {
+    t = await createTestApp({ backend });
+    const { versionId } = await publishGraph(t, IMAGE_THEN_VIDEO);
+    const res = await execute(t, versionId, { prompt: 'x' }, { 'x-mediagen-tags': 'team-a,clips' });
+    expect(res.statusCode, res.body).toBe(200);
+    const [job] = res.json<Array<{ job_id: string; tags?: string[] }>>();
+    expect(job!.tags).toEqual(['clips', 'team-a']);
+    expect((await get(t, '/jobs?tag=clips')).json<{ items: { job_id: string }[] }>().items.map((j) => j.job_id)).toEqual([job!.job_id]);
+    expect(errorOf(await execute(t, versionId, { prompt: 'x' }, { 'x-mediagen-tags': 'Clips' }), 400)).toContain('X-Mediagen-Tags');
+  });
 });

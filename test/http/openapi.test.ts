@@ -109,7 +109,7 @@ describe('GET /openapi.json', () => {
     const page = deref(doc, doc.paths['/jobs']!.get!.responses['200']!.content!['application/json']!.schema);
     expect(Object.keys(page.properties!)).toEqual(['items', 'next_cursor']);
     const params = doc.paths['/jobs']!.get!.parameters!.map((p) => p.name).sort();
-    expect(params).toEqual(['cursor', 'end', 'limit', 'start', 'status', 'types']);
+    expect(params).toEqual(['cursor', 'end', 'limit', 'start', 'status', 'tag', 'types']);
   });
 
   it('hides the deprecated camelCase aliases from request bodies', () => {

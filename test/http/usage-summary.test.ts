@@ -123,9 +123,9 @@ describe.each(backends)('GET /usage/summary on $name', (backend) => {
 
 describe('GET /usage/summary', () => {
   it.each([
-    ['?group_by=week', "query parameter 'group_by' must be a comma-separated list of day, model, engine, got 'week'"],
+    ['?group_by=week', "query parameter 'group_by' must be a comma-separated list of day, model, engine, tag, got 'week'"],
     ['?group_by=day,day', "query parameter 'group_by' must name each grouping at most once"],
-    ['?group_by=day,model,engine,day', "query parameter 'group_by' must have at most 3 items, got 4"],
+    ['?group_by=day,model,engine,tag,day', "query parameter 'group_by' must have at most 4 items, got 5"],
     ['?group_by=', "query parameter 'group_by' must be a comma-separated list with no empty items"],
     ['?utc_offset=+01:00', "query parameter 'utc_offset' must be a UTC offset from -14:00 to +14:00 such as +02:00 or -05:30, got ' 01:00'; send the '+' as %2B"],
     ['?utc_offset=-15:00', "query parameter 'utc_offset' must be a UTC offset from -14:00 to +14:00"],

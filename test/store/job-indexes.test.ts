@@ -10,6 +10,7 @@ import { TEST_DATABASE_URL, createPostgresDatabase } from '../helpers/backends.j
 /**
  * Remote claims (type IN), in-process claims (type NOT IN) and remote maintenance's overdue scan
  * (one type at a time) walk jobs by status and type in creation order: migration 0014's index.
+ * GET /jobs?tag= walks one user's tag in creation order: migration 0023's.
  */
 describe('jobs are indexed by status, type and creation', () => {
   it('on SQLite, and the overdue scan of one type uses the index', async () => {
@@ -25,6 +26,17 @@ describe('jobs are indexed by status, type and creation', () => {
           .prepare("EXPLAIN QUERY PLAN SELECT * FROM jobs WHERE status IN ('queued','scheduled') AND type = ? AND (started_at < ? OR updated_at < ?) ORDER BY created_at LIMIT 100")
           .all('remote/a', 1, 1) as { detail: string }[];
         expect(plan.map((p) => p.detail).join(' ')).toMatch(/jobs_status_type_created/);
+        // GET /jobs?tag= (0023): a seek of the user's tag, newest first, each job by its key.
+        const tagged = db
+          .prepare(
+            'EXPLAIN QUERY PLAN SELECT j.id, j.status, j.result FROM job_tags AS g INNER JOIN jobs AS j ON j.id = g.job_id ' +
+              'WHERE g.api_user_id = ? AND g.tag = ? AND g.created_at < ? ORDER BY g.created_at DESC LIMIT 101',
+          )
+          .all('u', 'team-a', 1) as { detail: string }[];
+        expect(tagged.map((p) => p.detail)).toEqual([
+          'SEARCH g USING INDEX job_tags_user_tag_created (api_user_id=? AND tag=? AND created_at<?)',
+          'SEARCH j USING INDEX sqlite_autoindex_jobs_1 (id=?)',
+        ]);
       } finally {
         db.close();
       }
@@ -40,6 +52,8 @@ describe('jobs are indexed by status, type and creation', () => {
     try {
       const r = await client.query("SELECT indexdef FROM pg_indexes WHERE tablename = 'jobs' AND indexname = 'jobs_status_type_created'");
       expect(r.rows[0]?.indexdef).toMatch(/\(status, type, created_at\)/);
+      const tags = await client.query("SELECT indexdef FROM pg_indexes WHERE tablename = 'job_tags' AND indexname = 'job_tags_user_tag_created'");
+      expect(tags.rows[0]?.indexdef).toMatch(/\(api_user_id, tag, created_at\)/);
     } finally {
       await client.end();
       await made.drop();

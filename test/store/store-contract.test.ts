@@ -178,7 +178,7 @@ describe.each(backends)('store contract: $name', (backend) => {
   it('reads a job for the API as its view columns only, the same values the full record holds', async () => {
     const w = await workspace('summary');
     const job = await store.jobs.insertJob(newJob(w), T0);
-    const view = ['id', 'type', 'status', 'createdAt', 'completedAt', 'result', 'error'];
+    const view = ['id', 'type', 'status', 'createdAt', 'completedAt', 'result', 'error', 'tags'];
     const summary = await store.jobs.getJobSummary(w.apiUserId, job.id);
     expect(Object.keys(summary!).sort()).toEqual([...view].sort());
     expect(summary).toEqual(Object.fromEntries(view.map((k) => [k, job[k as keyof typeof job]])));
@@ -198,6 +198,28 @@ describe.each(backends)('store contract: $name', (backend) => {
     expect(ids(await store.jobs.listJobs({ apiUserId: w.apiUserId, limit: 10, before: c.createdAt }))).toEqual([b.id, a.id]);
     expect(ids(await store.jobs.listJobs({ apiUserId: w.apiUserId, limit: 10, types: ['image/vendor-b/model-b-1'] }))).toEqual([c.id, a.id]);
     expect(ids(await store.jobs.listJobs({ apiUserId: w.apiUserId, limit: 10, status: 'queued' }))).toEqual([b.id, a.id]);
+  });
+
+  it("keeps a job's tags on it and in job_tags: lists by one tag (newest first, before a cursor, with types and status), and deletes them with it", async () => {
+    const w = await workspace();
+    const [a, b] = await store.jobs.insertJobs([{ ...newJob(w), tags: ['campaign-7', 'team-a'] }, { ...newJob(w, 'video/vendor-f/model-f'), tags: ['team-a'] }], T0);
+    const untagged = await store.jobs.insertJob(newJob(w), T0 + 10);
+    const c = await store.jobs.insertJob({ ...newJob(w, 'image/vendor-b/model-b-1', 'failed'), tags: ['team-a'] }, T0 + 20);
+    expect([a!.tags, b!.tags, untagged.tags, c.tags]).toEqual([['campaign-7', 'team-a'], ['team-a'], [], ['team-a']]);
+    expect((await store.jobs.getJob(w.apiUserId, a!.id))!.tags).toEqual(['campaign-7', 'team-a']);
+    const ids = (js: { id: string }[]) => js.map((j) => j.id);
+    const byTag = (q: Partial<Parameters<typeof store.jobs.listJobs>[0]>) => store.jobs.listJobs({ apiUserId: w.apiUserId, limit: 10, tag: 'team-a', ...q });
+    expect(ids(await byTag({}))).toEqual([c.id, b!.id, a!.id]);
+    expect(ids(await byTag({ tag: 'campaign-7' }))).toEqual([a!.id]);
+    expect(ids(await byTag({ limit: 2 }))).toEqual([c.id, b!.id]);
+    expect(ids(await byTag({ before: c.createdAt }))).toEqual([b!.id, a!.id]);
+    expect(ids(await byTag({ from: b!.createdAt, order: 'asc' }))).toEqual([b!.id, c.id]);
+    expect(ids(await byTag({ types: ['image/vendor-b/model-b-1'] }))).toEqual([c.id, a!.id]);
+    expect(ids(await byTag({ status: 'queued' }))).toEqual([b!.id, a!.id]);
+    expect(await byTag({ apiUserId: 'someone-else' })).toEqual([]);
+    expect(await store.jobs.deleteJob(w.apiUserId, a!.id)).toBe(true);
+    expect(ids(await byTag({ tag: 'campaign-7' }))).toEqual([]);
+    expect(ids(await byTag({}))).toEqual([c.id, b!.id]);
   });
 
   it('round-trips a job and scopes reads and deletes to its API user', async () => {

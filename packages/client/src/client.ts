@@ -264,7 +264,8 @@ export class Mediagen {
 
   /**
    * The usage report summed by the server (`GET /usage/summary`): the window's total and, with
-   * `group_by`, its sums by day (in `utc_offset`), by model or both, in integer micro-USD.
+   * `group_by`, its sums by day (in `utc_offset`), model, engine or tag, or several, in integer micro-USD
+   * (by tag, a job with two tags counts under both and the untagged under `tag: null`).
    */
   async usageSummary(query: UsageSummaryQuery & RequestOptions = {}): Promise<UsageSummary> {
     const { signal, group_by, ...rest } = query;

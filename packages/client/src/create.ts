@@ -25,6 +25,12 @@ export interface CreateOptions extends RequestOptions {
   /** `X-Webhook-URL`: receives a POST when the job ends. */
   readonly webhookUrl?: string;
   /**
+   * `X-Mediagen-Tags`: up to 8 tags of 1 to 64 characters of a-z, 0-9, `_`, `.`, `:` and `-`, shown
+   * on the job, filtered by `jobs.list({ tag })` and summed by `usageSummary({ group_by: 'tag' })`.
+   * The server checks them (a bad one is a 400 MediagenError naming the header).
+   */
+  readonly tags?: readonly string[];
+  /**
    * `Idempotency-Key`. Without one the client sends a key of its own, so that it may repeat the
    * POST after a network error without making a second job.
    */
@@ -68,6 +74,8 @@ export async function createJob(t: Transport, c: Creation, opts: CreateOptions):
   const preferS = waitS > 0 && !opts.onUpdate ? Math.max(1, Math.min(MAX_PREFER_WAIT_S, Math.ceil(waitS))) : 0;
   const headers: Record<string, string> = { ...c.headers, 'idempotency-key': opts.idempotencyKey ?? newIdempotencyKey() };
   if (opts.webhookUrl !== undefined) headers['x-webhook-url'] = opts.webhookUrl;
+  // An empty list sends no header: a job without tags (an empty header would be refused).
+  if (opts.tags !== undefined && opts.tags.length > 0) headers['x-mediagen-tags'] = opts.tags.join(',');
   if (preferS > 0) headers.prefer = `wait=${preferS}`;
   const answer = await t.json<unknown>({
     method: 'POST',

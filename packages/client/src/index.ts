@@ -42,6 +42,7 @@ export type {
   RetiredModelError,
   StyleTrainingRequest,
   UsageGroup,
+  UsageGrouping,
   UsageItem,
   UsagePage,
   UsageQuery,

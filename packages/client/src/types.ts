@@ -57,12 +57,15 @@ export type JobListQuery = Omit<QueryOf<paths['/jobs']['get']>, 'types'> & { typ
 export type AssetListQuery = QueryOf<paths['/assets']['get']>;
 /** `GET /usage`'s query: a time window (`start` inclusive, `end` exclusive) and paging. */
 export type UsageQuery = QueryOf<paths['/usage']['get']>;
+/** A grouping of `GET /usage/summary`: `'day'`, `'model'`, `'engine'` (owners and admins) or `'tag'`. */
+export type UsageGrouping = NonNullable<QueryOf<paths['/usage/summary']['get']>['group_by']>[number];
 /**
- * `GET /usage/summary`'s query: the same window, `group_by` (`'day'`, `'model'` or both, as a list
- * or comma-separated) and `utc_offset` (where days start, such as `'+01:00'`; default UTC).
+ * `GET /usage/summary`'s query: the same window, `group_by` (one grouping or several, as a list
+ * or comma-separated: `['day', 'tag']`, `'day,tag'`) and `utc_offset` (where days start, such as
+ * `'+01:00'`; default UTC).
  */
 export type UsageSummaryQuery = Omit<QueryOf<paths['/usage/summary']['get']>, 'group_by'> & {
-  group_by?: 'day' | 'model' | 'day,model' | 'model,day' | readonly ('day' | 'model')[];
+  group_by?: UsageGrouping | `${UsageGrouping},${string}` | readonly UsageGrouping[];
 };
 /** `GET /webhook-deliveries`'s query: paging. */
 export type WebhookDeliveryQuery = QueryOf<paths['/webhook-deliveries']['get']>;

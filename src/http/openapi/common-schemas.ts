@@ -4,6 +4,7 @@ import { CreatedJob, Job, JobPage } from '../../services/common/job-view.js';
 import { IDEMPOTENCY_KEY_MAX } from '../request/request-headers.js';
 import { StringEnum } from '../../models/schema-kit.js';
 import { TERMINAL_STATUSES } from '../../domain/states.js';
+import { MAX_TAGS, TAG_MAX_LENGTH } from '../../domain/job-tags.js';
 
 /**
  * Response shapes (spec sections 2 and 7). A schema with an `$id` is an OpenAPI component of that
@@ -76,6 +77,15 @@ export const IdempotencyKeyHeader = Type.String({
   maxLength: IDEMPOTENCY_KEY_MAX + 2,
   description:
     'Makes a retry safe: the same key with the same request within 24 hours answers the first response again (with `Idempotent-Replayed: true`) and creates nothing more. 1 to 255 printable ASCII characters, bare or as a quoted string; per workspace. See docs/errors.md.',
+});
+
+/** X-Mediagen-Tags on every create (domain/job-tags.ts), described here; its reader and the use case check it. */
+export const TagsHeader = Type.String({
+  pattern: `^ *[a-z0-9_.:-]{1,${TAG_MAX_LENGTH}} *(, *[a-z0-9_.:-]{1,${TAG_MAX_LENGTH}} *)*$`,
+  description:
+    `Tags for the job, comma-separated: up to ${MAX_TAGS} of 1 to ${TAG_MAX_LENGTH} characters of a-z, 0-9, \`_\`, \`.\`, \`:\` and \`-\` (duplicates count once). ` +
+    'Shown in the job, filtered by `GET /jobs?tag=`, summed by `GET /usage/summary?group_by=tag`; anything else is a 400 naming the header. See docs/routing.md "Tags".',
+  examples: ['team-a,campaign-7'],
 });
 
 /** On a POST answered from its Idempotency-Key's stored first response. */

@@ -11,12 +11,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { WEBHOOK_URL_MAX } from '../../domain/webhook-url.js';
 import type { CatalogEntry } from '../../models/catalog.js';
 import type { Services } from '../../services/services.js';
-import { IdempotencyKeyHeader, PreferHeader } from '../openapi/common-schemas.js';
+import { IdempotencyKeyHeader, PreferHeader, TagsHeader } from '../openapi/common-schemas.js';
 import { requireAuth } from '../plugins/auth.js';
 import { deprecationHeaders } from './deprecation-headers.js';
 import { createdAnswer } from './prefer-wait.js';
 import type { WaitDeps } from './prefer-wait.js';
-import { OPTION_LABELS, WEBHOOK_URL_PATTERN, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from './request-headers.js';
+import { OPTION_LABELS, WEBHOOK_URL_PATTERN, idempotencyKeyFrom, tagsFrom, webhookUrlFrom, zeroDataRetentionFrom } from './request-headers.js';
 
 /** What a route that creates jobs through the generation use case is given. */
 export interface CreationDeps extends WaitDeps, Pick<Services, 'generation'> {
@@ -27,7 +27,7 @@ export interface CreationDeps extends WaitDeps, Pick<Services, 'generation'> {
 }
 
 /**
- * The headers a job's creation takes: X-Webhook-URL, Idempotency-Key and, where offered (a catalog
+ * The headers a job's creation takes: X-Webhook-URL, Idempotency-Key, X-Mediagen-Tags and, where offered (a catalog
  * entry says; a node app never does), zero data retention.
  */
 export function headerSchema(entry: Pick<CatalogEntry, 'zeroDataRetention'>) {
@@ -41,6 +41,7 @@ export function headerSchema(entry: Pick<CatalogEntry, 'zeroDataRetention'>) {
       }),
     ),
     'idempotency-key': Type.Optional(IdempotencyKeyHeader),
+    'x-mediagen-tags': Type.Optional(TagsHeader),
     prefer: Type.Optional(PreferHeader),
     ...(entry.zeroDataRetention
       ? { 'x-api-zero-data-retention': Type.Optional(Type.Literal('1', { description: 'Enables zero data retention' })) }
@@ -67,6 +68,7 @@ export function creationHandler(entry: CatalogEntry, deps: Omit<CreationDeps, 'b
           zeroDataRetention: zeroDataRetentionFrom(headers, entry.zeroDataRetention),
           idempotencyKey: idempotencyKeyFrom(headers),
           requestId: request.id,
+          tags: tagsFrom(headers),
         },
       },
       { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: deps.publicUrl(), labels: OPTION_LABELS },

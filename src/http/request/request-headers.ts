@@ -2,7 +2,7 @@ import { HTTP_URI_PATTERN } from '../../lib/urls.js';
 import { invalid } from '../../domain/error-catalogue.js';
 
 /** How the generation use case's messages name its options over HTTP: by their headers. */
-export const OPTION_LABELS = { webhookUrl: 'X-Webhook-URL', zeroDataRetention: 'X-Api-Zero-Data-Retention' } as const;
+export const OPTION_LABELS = { webhookUrl: 'X-Webhook-URL', zeroDataRetention: 'X-Api-Zero-Data-Retention', tags: 'X-Mediagen-Tags' } as const;
 
 /**
  * Every value of a header as sent (`rawHeaders` alternates names and values). Node's `headers`
@@ -29,6 +29,16 @@ export const WEBHOOK_URL_PATTERN = HTTP_URI_PATTERN;
 /** X-Webhook-URL as sent, or null; the use case judges it (src/domain/webhook-url.ts). */
 export function webhookUrlFrom(rawHeaders: readonly string[]): string | null {
   return one(rawHeaders, 'x-webhook-url', OPTION_LABELS.webhookUrl) ?? null;
+}
+
+/**
+ * X-Mediagen-Tags as sent: comma-separated, each tag's surrounding spaces trimmed; several lines of
+ * the header are one list, as HTTP joins a repeated list header. The use case judges the tags
+ * (domain/job-tags.ts): an empty header or item is refused there, naming the header.
+ */
+export function tagsFrom(rawHeaders: readonly string[]): string[] {
+  const values = headerValues(rawHeaders, 'x-mediagen-tags');
+  return values.length === 0 ? [] : values.join(',').split(',').map((tag) => tag.trim());
 }
 
 /**

@@ -8,6 +8,7 @@ import type { JobService } from '../../services/jobs/jobs.js';
 import { presentJob } from '../../services/common/job-view.js';
 import { JOB_STATUSES } from '../../domain/states.js';
 import { isNodeAppJobType } from '../../domain/node-app-plan.js';
+import { TAG_PATTERN, checkTag } from '../../domain/job-tags.js';
 import { PageQuery, pageParams, toMicros } from '../request/query.js';
 import { requireAuth } from '../plugins/auth.js';
 import { DeletedJob, Job, JobEndedBody, JobPage, NoQuery, errorResponses } from '../openapi/common-schemas.js';
@@ -37,7 +38,7 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
         operationId: 'listJobs',
         summary: "List the API user's jobs, newest first",
         description:
-          'Pages of at most `limit` jobs, newest first; follow `next_cursor` for older ones. Filter by job types, status, and a ' +
+          'Pages of at most `limit` jobs, newest first; follow `next_cursor` for older ones. Filter by job types, status, a tag, and a ' +
           'window on the creation time (`start` inclusive, `end` exclusive; either may be left out); the filters combine, and ' +
           'the cursor pages within them.',
         tags: ['jobs'],
@@ -48,6 +49,7 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
           end: Type.Optional(Type.String({ format: 'date-time', description: 'Only jobs created before this time (exclusive)', examples: ['2026-12-01T00:00:00Z'] })),
           types: Type.Optional(Type.String({ description: 'Comma-separated job types: model paths, or node-app/<slug> for node-app jobs', examples: ['image/vendor-a/model-a-2/medium,video/vendor-f/model-f'] })),
           status: Type.Optional(StringEnum(JOB_STATUSES, { description: 'Only jobs in this status', examples: ['completed'] })),
+          tag: Type.Optional(Type.String({ pattern: TAG_PATTERN, description: 'Only jobs carrying this tag (`X-Mediagen-Tags` at creation); one tag', examples: ['team-a'] })),
         }),
         response: { 200: JobPage, ...errorResponses(400) },
       },
@@ -61,6 +63,7 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, catalo
         end: toMicros(q.end),
         types: parseTypes(q.types, catalog),
         status: q.status,
+        ...(q.tag !== undefined ? { tag: checkTag(q.tag, "query parameter 'tag'") } : {}),
       });
       return { ...page, items: page.items.map((job) => presentJob(job, publicUrl())) };
     },

@@ -7,7 +7,7 @@ import { requireAuth } from '../plugins/auth.js';
 import { PageQuery, pageParams } from '../request/query.js';
 import { errorResponses } from '../openapi/common-schemas.js';
 import type { Services } from '../../services/services.js';
-import { OPTION_LABELS, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request/request-headers.js';
+import { OPTION_LABELS, idempotencyKeyFrom, tagsFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request/request-headers.js';
 import { headerSchema } from '../request/creation-handler.js';
 import { BalanceBody, CreatedJob, CreatedOrWaitedJob, IdempotencyErrors, NoQuery, PreferenceAppliedHeader, ReplayedHeader, SunsetBody } from '../openapi/common-schemas.js';
 import { createdAnswer } from '../request/prefer-wait.js';
@@ -119,6 +119,7 @@ export function registerNodeAppExecuteRoute(app: FastifyInstance, deps: NodeAppE
             zeroDataRetention: zeroDataRetentionFrom(headers, false),
             idempotencyKey: idempotencyKeyFrom(headers),
             requestId: request.id,
+            tags: tagsFrom(headers),
           },
         },
         { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: deps.publicUrl(), labels: OPTION_LABELS },

@@ -16,7 +16,7 @@ import { DeprecationHeaders, NoQuery, ReplayedHeader } from '../openapi/common-s
 import { headerSchema } from '../request/creation-handler.js';
 import type { CreationDeps } from '../request/creation-handler.js';
 import { deprecationHeaders } from '../request/deprecation-headers.js';
-import { OPTION_LABELS, idempotencyKeyFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request/request-headers.js';
+import { OPTION_LABELS, idempotencyKeyFrom, tagsFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request/request-headers.js';
 import { ImageEditForm, ImageGenerationBody, ImagesResponse } from './openai-images-schemas.js';
 
 export interface OpenAiImagesDeps extends Omit<CreationDeps, 'generation'> {
@@ -28,7 +28,7 @@ const FORM_OVERHEAD_BYTES = 256 * 1024;
 
 const DESCRIPTION =
   "OpenAI's synchronous answer over native jobs: the request is mapped onto the model's own body (docs/openai.md), created as " +
-  'POST /generate/{model} creates it (same token, balance, limits, billing; X-Webhook-URL and Idempotency-Key work), and answered ' +
+  'POST /generate/{model} creates it (same token, balance, limits, billing; X-Webhook-URL, Idempotency-Key and X-Mediagen-Tags work), and answered ' +
   'when its job(s) end, at most `openai.wait_seconds` (300 s) later. `n` images are `n` jobs unless the model has a count field.';
 
 /** What the creation is given beside the body: the native headers, read as the native routes read them. */
@@ -40,6 +40,7 @@ function optionsFrom(request: FastifyRequest): GenerationOptions {
     zeroDataRetention: zeroDataRetentionFrom(headers, true),
     idempotencyKey: idempotencyKeyFrom(headers),
     requestId: request.id,
+    tags: tagsFrom(headers),
   };
 }
 

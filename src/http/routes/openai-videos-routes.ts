@@ -12,10 +12,10 @@ import { DeletedOpenAiVideo, OpenAiVideo, OpenAiVideoList } from '../../services
 import { VIDEO_LIST_DEFAULT, VIDEO_LIST_MAX } from '../../services/openai/openai-videos.js';
 import type { OpenAiVideos, VideoCreateRequest } from '../../services/openai/openai-videos.js';
 import { StringEnum } from '../../models/schema-kit.js';
-import { IdempotencyKeyHeader, ReplayedHeader, errorResponses } from '../openapi/common-schemas.js';
+import { IdempotencyKeyHeader, ReplayedHeader, TagsHeader, errorResponses } from '../openapi/common-schemas.js';
 import { OPENAI_TAG, openAiErrorResponses } from '../plugins/openai-errors.js';
 import { requireAuth } from '../plugins/auth.js';
-import { OPTION_LABELS, WEBHOOK_URL_PATTERN, idempotencyKeyFrom, webhookUrlFrom } from '../request/request-headers.js';
+import { OPTION_LABELS, WEBHOOK_URL_PATTERN, idempotencyKeyFrom, tagsFrom, webhookUrlFrom } from '../request/request-headers.js';
 
 /** Room for the form around the image: boundaries, part headers, the prompt and the other fields. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
@@ -49,6 +49,7 @@ const CreateBody = Type.Object(
 const CreateHeaders = Type.Object({
   'x-webhook-url': Type.Optional(Type.String({ format: 'uri', pattern: WEBHOOK_URL_PATTERN, maxLength: WEBHOOK_URL_MAX, description: 'Receives a POST when the job ends, as on POST /generate/{path}' })),
   'idempotency-key': Type.Optional(IdempotencyKeyHeader),
+  'x-mediagen-tags': Type.Optional(TagsHeader),
 });
 
 /**
@@ -157,7 +158,7 @@ export async function registerOpenAiVideoRoutes(scope: FastifyInstance, deps: Op
           description:
             "OpenAI's `POST /v1/videos` over a native video job: answers at once with the video `queued`; poll GET /v1/videos/{video_id}. " +
             '`seconds` and `size` map onto the model by the rule of docs/openai.md; a field the model cannot honour is a 400 naming it. ' +
-            'Tokens, balance, limits, X-Webhook-URL, Idempotency-Key and billing are those of POST /generate/{path}.',
+            'Tokens, balance, limits, X-Webhook-URL, Idempotency-Key, X-Mediagen-Tags and billing are those of POST /generate/{path}.',
           tags: [OPENAI_TAG],
           consumes: ['application/json', 'multipart/form-data'],
           headers: CreateHeaders,
@@ -168,7 +169,7 @@ export async function registerOpenAiVideoRoutes(scope: FastifyInstance, deps: Op
       async (request, reply) => {
         const caller = requireAuth(request.auth);
         const headers = request.raw.rawHeaders;
-        const options = { webhookUrl: webhookUrlFrom(headers), zeroDataRetention: false, idempotencyKey: idempotencyKeyFrom(headers), requestId: request.id };
+        const options = { webhookUrl: webhookUrlFrom(headers), zeroDataRetention: false, idempotencyKey: idempotencyKeyFrom(headers), requestId: request.id, tags: tagsFrom(headers) };
         const signal = abortedOnHangUp(reply);
         const req = request.isMultipart() ? await readForm(request, deps, signal) : readJson(request.body);
         const policy = { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: deps.publicUrl(), labels: OPTION_LABELS };

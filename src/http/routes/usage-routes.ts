@@ -44,19 +44,21 @@ export function registerUsageRoutes(app: FastifyInstance, billing: BillingServic
     {
       schema: {
         operationId: 'summarizeUsage',
-        summary: "The workspace's charges in a time window, summed: in total, by day, by model",
+        summary: "The workspace's charges in a time window, summed: in total, by day, by model, engine or tag",
         description:
           'The charges `GET /usage` lists for the same window, counted and summed by the server in integer micro-USD, ' +
           'whatever their number. `group_by=day` sums each day (days start at midnight in `utc_offset`), `group_by=model` each ' +
           `model, \`group_by=day,model\` each model on each day. Grouped by day, the window is at most ${USAGE_SUMMARY_MAX_DAYS} days. ` +
-          '`group_by=engine` (owners and admins; a member gets 403) sums each engine that took the jobs (docs/routing.md).',
+          '`group_by=engine` (owners and admins; a member gets 403) sums each engine that took the jobs (docs/routing.md). ' +
+          '`group_by=tag` sums each tag the jobs carry (`X-Mediagen-Tags`): a job with two tags counts under both, the jobs without tags ' +
+          'under `tag: null`, so these groups add up to more than `total`, which counts each charge once (docs/billing.md).',
         tags: ['usage'],
         querystring: Type.Object({
           ...Window,
           group_by: Type.Optional(
             Type.Array(StringEnum(USAGE_GROUPINGS), {
               maxItems: USAGE_GROUPINGS.length,
-              description: 'day, model, engine, or several (comma-separated, or the parameter repeated); without it, the total only',
+              description: 'day, model, engine, tag, or several (comma-separated, or the parameter repeated); without it, the total only',
               examples: [['day', 'model']],
             }),
           ),

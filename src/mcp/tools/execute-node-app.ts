@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Job } from '../../services/common/job-view.js';
 import { defineTool } from '../tool.js';
-import { IdempotencyKey, LABELS, WaitSeconds, WebhookUrl, checkedKey, jobAnswer } from './job-options.js';
+import { IdempotencyKey, LABELS, Tags, WaitSeconds, WebhookUrl, checkedKey, jobAnswer } from './job-options.js';
 
 export const executeNodeApp = defineTool({
   name: 'execute_node_app',
@@ -26,6 +26,7 @@ export const executeNodeApp = defineTool({
       webhook_url: Type.Optional(WebhookUrl),
       wait_seconds: Type.Optional(WaitSeconds),
       idempotency_key: Type.Optional(IdempotencyKey),
+      tags: Type.Optional(Tags),
     },
     { additionalProperties: false },
   ),
@@ -39,7 +40,7 @@ export const executeNodeApp = defineTool({
         versionId: input.node_app_version_id,
         body: input.inputs,
         caller: ctx.caller,
-        options: { webhookUrl: input.webhook_url ?? null, zeroDataRetention: false, idempotencyKey, requestId: ctx.requestId ?? null },
+        options: { webhookUrl: input.webhook_url ?? null, zeroDataRetention: false, idempotencyKey, requestId: ctx.requestId ?? null, tags: input.tags ?? [] },
       },
       { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: ctx.publicUrl, labels: LABELS },
     );

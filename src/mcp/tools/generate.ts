@@ -3,7 +3,7 @@ import { invalid } from '../../domain/error-catalogue.js';
 import { Job } from '../../services/common/job-view.js';
 import { defineTool } from '../tool.js';
 import { ModelId, ModelInput } from './get-model-schema.js';
-import { IdempotencyKey, LABELS, WaitSeconds, WebhookUrl, checkedKey, jobAnswer } from './job-options.js';
+import { IdempotencyKey, LABELS, Tags, WaitSeconds, WebhookUrl, checkedKey, jobAnswer } from './job-options.js';
 
 export const generate = defineTool({
   name: 'generate',
@@ -22,6 +22,7 @@ export const generate = defineTool({
       wait_seconds: Type.Optional(WaitSeconds),
       zero_data_retention: Type.Optional(Type.Boolean({ description: 'Ask for zero data retention; only some models offer it' })),
       idempotency_key: Type.Optional(IdempotencyKey),
+      tags: Type.Optional(Tags),
     },
     { additionalProperties: false },
   ),
@@ -39,7 +40,7 @@ export const generate = defineTool({
         model: input.model,
         body: input.input,
         caller: ctx.caller,
-        options: { webhookUrl: input.webhook_url ?? null, zeroDataRetention: input.zero_data_retention ?? false, idempotencyKey, requestId: ctx.requestId ?? null },
+        options: { webhookUrl: input.webhook_url ?? null, zeroDataRetention: input.zero_data_retention ?? false, idempotencyKey, requestId: ctx.requestId ?? null, tags: input.tags ?? [] },
       },
       { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: ctx.publicUrl, labels: LABELS },
     );

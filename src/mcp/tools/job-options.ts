@@ -15,11 +15,18 @@ export const MAX_WAIT_SECONDS = 60;
 const IDEMPOTENCY_KEY_MAX = 255;
 
 /** How the use cases' refusals name these options: as the tools' arguments. */
-export const LABELS = { webhookUrl: 'webhook_url', zeroDataRetention: 'zero_data_retention' } as const;
+export const LABELS = { webhookUrl: 'webhook_url', zeroDataRetention: 'zero_data_retention', tags: 'tags' } as const;
 
 export const WebhookUrl = Type.String({
   description: 'An absolute http(s) URL that receives a POST when the job reaches a terminal status',
   examples: ['https://example.com/hooks/mediagen'],
+});
+
+/** Checked by the use case (domain/job-tags.ts), whose refusals name `tags`. */
+export const Tags = Type.Array(Type.String({ description: "1 to 64 characters of a-z, 0-9, '_', '.', ':' and '-'" }), {
+  description:
+    'Tags for the job (up to 8; duplicates count once), as X-Mediagen-Tags over HTTP: shown on the job, and list_jobs takes one as `tag`',
+  examples: [['team-a', 'campaign-7']],
 });
 
 export const WaitSeconds = Type.Integer({

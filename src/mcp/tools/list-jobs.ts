@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { invalid } from '../../domain/error-catalogue.js';
 import { JOB_STATUSES } from '../../domain/states.js';
+import { checkTag } from '../../domain/job-tags.js';
 import { parseIsoMicros } from '../../lib/time.js';
 import type { Micros } from '../../lib/time.js';
 import { StringEnum } from '../../models/schema-kit.js';
@@ -31,13 +32,14 @@ function checkTypes(types: readonly string[] | undefined, catalog: Catalog): rea
 export const listJobs = defineTool({
   name: 'list_jobs',
   title: 'List jobs',
-  description: "Your jobs, newest first, a page at a time: pass next_cursor back as cursor for older ones. Filter by job types (model ids) and status.",
+  description: "Your jobs, newest first, a page at a time: pass next_cursor back as cursor for older ones. Filter by job types (model ids), status and a tag.",
   input: Type.Object(
     {
       limit: Type.Optional(Limit),
       cursor: Type.Optional(Cursor('jobs created')),
       types: Type.Optional(Type.Array(Type.String(), { minItems: 1, description: 'Only jobs of these types (model ids)' })),
       status: Type.Optional(StringEnum(JOB_STATUSES, { description: 'Only jobs in this status' })),
+      tag: Type.Optional(Type.String({ description: 'Only jobs carrying this tag (given at creation: `tags`)', examples: ['team-a'] })),
     },
     { additionalProperties: false },
   ),
@@ -49,6 +51,7 @@ export const listJobs = defineTool({
       before: micros(input.cursor, 'cursor'),
       types: checkTypes(input.types, deps.catalog),
       status: input.status,
+      ...(input.tag !== undefined ? { tag: checkTag(input.tag, "'tag'") } : {}),
     });
     return { structured: { ...page, items: page.items.map((job) => presentJob(job, ctx.publicUrl)) } };
   },

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { LORA_TRAINING_PATH, StyleTrainingRequest } from '../../models/style/lora-training.js';
 import { Job } from '../../services/common/job-view.js';
 import { defineTool } from '../tool.js';
-import { IdempotencyKey, LABELS, WaitSeconds, WebhookUrl, checkedKey, jobAnswer } from './job-options.js';
+import { IdempotencyKey, LABELS, Tags, WaitSeconds, WebhookUrl, checkedKey, jobAnswer } from './job-options.js';
 
 /** The training request's fields as this tool's own arguments, beside the job options. */
 export const trainStyle = defineTool({
@@ -20,17 +20,18 @@ export const trainStyle = defineTool({
       webhook_url: Type.Optional(WebhookUrl),
       wait_seconds: Type.Optional(WaitSeconds),
       idempotency_key: Type.Optional(IdempotencyKey),
+      tags: Type.Optional(Tags),
     },
     { additionalProperties: false },
   ),
   output: Job,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(deps, input, ctx) {
-    const { webhook_url: webhookUrl, wait_seconds: wait, idempotency_key: key, ...body } = input;
+    const { webhook_url: webhookUrl, wait_seconds: wait, idempotency_key: key, tags, ...body } = input;
     const idempotencyKey = checkedKey(key);
     await deps.readiness.assertCanStore();
     const created = await deps.generation.create(
-      { model: LORA_TRAINING_PATH, body, caller: ctx.caller, options: { webhookUrl: webhookUrl ?? null, zeroDataRetention: false, idempotencyKey, requestId: ctx.requestId ?? null } },
+      { model: LORA_TRAINING_PATH, body, caller: ctx.caller, options: { webhookUrl: webhookUrl ?? null, zeroDataRetention: false, idempotencyKey, requestId: ctx.requestId ?? null, tags: tags ?? [] } },
       { allowPrivateUrls: deps.allowPrivateUrls, publicUrl: ctx.publicUrl, labels: LABELS },
     );
     return jobAnswer(deps, ctx, created, wait ?? 0);

@@ -190,13 +190,15 @@ export class BillingService {
 
   /**
    * The charges of the same window as `usage`, counted and summed by the store (never read row
-   * by row), in total and by day, by model or both; the groups add up to the total.
+   * by row), in total and by any of day, model, engine and tag; the groups add up to the total,
+   * except by tag (a job with two tags is in two groups): the total is then summed on its own.
    */
   async usageSummary(auth: AuthContext, query: UsageSummaryQuery): Promise<UsageSummary> {
     const { start, end } = this.#usageWindow(query);
     const byDay = query.groupBy.includes('day');
     const byModel = query.groupBy.includes('model');
     const byEngine = query.groupBy.includes('engine');
+    const byTag = query.groupBy.includes('tag');
     if (new Set(query.groupBy).size !== query.groupBy.length) throw invalid(`query parameter 'group_by' must name each grouping at most once`);
     // Which engines a server has is the operator's business, as in a job's details.
     if (byEngine) await this.#identity.requireRole(auth.workspace, auth.memberEmail, ['owner', 'admin'], 'group usage by engine');
@@ -204,36 +206,40 @@ export class BillingService {
     if (byDay && Math.min(end, this.#now()) - start > USAGE_SUMMARY_MAX_DAYS * 86_400_000_000) {
       throw invalid(`query parameter 'start' must be at most ${USAGE_SUMMARY_MAX_DAYS} days before 'end' (or now) when grouping by day`);
     }
-    const rows = await this.#store.billing.sumCharges({
-      workspaceId: auth.workspace.id,
-      from: start,
-      before: end,
-      ...(byDay ? { byDay: { offset } } : {}),
-      byModel,
-      byEngine,
-    });
+    const window = { workspaceId: auth.workspace.id, from: start, before: end };
+    const rows = await this.#store.billing.sumCharges({ ...window, ...(byDay ? { byDay: { offset } } : {}), byModel, byEngine, byTag });
     // A job without a recorded route (its model has one engine, or it ran before routing or on a
     // remote worker) counts for the engine its model is bound to now; `unknown` when none is.
-    const merged = new Map<string, { day?: number; model?: string; engine?: string; jobs: number; micros: number }>();
+    const merged = new Map<string, { day?: number; model?: string; engine?: string; tag?: string | null; jobs: number; micros: number }>();
     for (const r of rows) {
       const engine = byEngine ? (r.engine ?? this.#engineOf(r.model ?? '') ?? 'unknown') : undefined;
-      const key = JSON.stringify([r.day, byModel ? r.model : undefined, engine]);
-      const group = merged.get(key) ?? { ...(r.day !== undefined ? { day: r.day } : {}), ...(byModel ? { model: r.model ?? '' } : {}), ...(engine !== undefined ? { engine } : {}), jobs: 0, micros: 0 };
+      const key = JSON.stringify([r.day, byModel ? r.model : undefined, engine, r.tag]);
+      const group = merged.get(key) ?? {
+        ...(r.day !== undefined ? { day: r.day } : {}),
+        ...(byModel ? { model: r.model ?? '' } : {}),
+        ...(engine !== undefined ? { engine } : {}),
+        ...(byTag ? { tag: r.tag ?? null } : {}),
+        jobs: 0,
+        micros: 0,
+      };
       group.jobs += r.jobs;
       group.micros += r.amountMicros;
       merged.set(key, group);
     }
     const groups = [...merged.values()]
       .filter((r) => r.jobs > 0)
-      .sort((a, b) => (a.day ?? 0) - (b.day ?? 0) || codePointCompare(a.model ?? '', b.model ?? '') || codePointCompare(a.engine ?? '', b.engine ?? ''))
+      .sort((a, b) => (a.day ?? 0) - (b.day ?? 0) || codePointCompare(a.model ?? '', b.model ?? '') || codePointCompare(a.engine ?? '', b.engine ?? '') || tagCompare(a.tag, b.tag))
       .map((r): UsageGroup => ({
         ...(r.day !== undefined ? { day: new Date(r.day * 86_400_000).toISOString().slice(0, 10) } : {}),
         ...(r.model !== undefined ? { model: r.model } : {}),
         ...(r.engine !== undefined ? { engine: r.engine } : {}),
+        ...(r.tag !== undefined ? { tag: r.tag } : {}),
         ...sumView(r.jobs, r.micros),
       }));
-    const total = rows.reduce((t, r) => ({ jobs: t.jobs + r.jobs, micros: t.micros + r.amountMicros }), { jobs: 0, micros: 0 });
-    return { total: sumView(total.jobs, total.micros), groups: byDay || byModel || byEngine ? groups : [] };
+    // By tag, the rows count a job once per tag: the total is the ledger's own, asked without grouping.
+    const summed = byTag ? await this.#store.billing.sumCharges({ ...window, byModel: false }) : rows;
+    const total = summed.reduce((t, r) => ({ jobs: t.jobs + r.jobs, micros: t.micros + r.amountMicros }), { jobs: 0, micros: 0 });
+    return { total: sumView(total.jobs, total.micros), groups: query.groupBy.length > 0 ? groups : [] };
   }
 
   /** The usage report's window: `start` inclusive, `end` exclusive, with their defaults. */
@@ -253,6 +259,14 @@ function sumView(jobs: number, micros: MicroUsd): { jobs: number; cost_micros: n
 
 function codePointCompare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Tags in code point order, the untagged (null) last. */
+function tagCompare(a: string | null | undefined, b: string | null | undefined): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return codePointCompare(a ?? '', b ?? '');
 }
 
 function report(ws: Workspace, b: Balance): BalanceReport {

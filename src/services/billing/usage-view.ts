@@ -33,8 +33,8 @@ export const UsagePage = Type.Object(
 );
 export type UsagePage = Static<typeof UsagePage>;
 
-/** GET /usage/summary's groupings: by day (in the query's UTC offset), by model, and (owners and admins) by engine. */
-export const USAGE_GROUPINGS = ['day', 'model', 'engine'] as const;
+/** GET /usage/summary's groupings: by day (in the query's UTC offset), by model, (owners and admins) by engine, and by tag. */
+export const USAGE_GROUPINGS = ['day', 'model', 'engine', 'tag'] as const;
 export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
 
 const SUM_EXAMPLE = { jobs: 2, cost_micros: 491_900, cost_usd: '0.491900', compute_units: 49.19 };
@@ -64,6 +64,13 @@ export const UsageGroup = Type.Object(
         examples: ['comfyui:gpu'],
       }),
     ),
+    tag: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description:
+          'With group_by=tag: a tag of the jobs (`X-Mediagen-Tags`); a job with two tags counts under both, so these groups add up to more than `total`; null: the jobs without tags (docs/billing.md)',
+        examples: ['team-a'],
+      }),
+    ),
     ...sums,
   },
   { $id: 'UsageGroup', additionalProperties: false, description: 'The charges of one day, one model, or one model on one day', examples: [GROUP_EXAMPLE] },
@@ -74,7 +81,7 @@ export const UsageSummary = Type.Object(
   {
     total: UsageTotal,
     groups: Type.Array(UsageGroup, {
-      description: 'One per day, model, or model and day that has charges (none without group_by), by day, then model, in code-point order; they add up to `total`',
+      description: 'One per combination of the groupings that has charges (none without group_by), by day, then model, engine and tag in code-point order (the untagged last); they add up to `total`, except by tag',
     }),
   },
   {

@@ -39,6 +39,8 @@ export interface IdempotentRequest {
   readonly body: unknown;
   readonly webhookUrl: string | null;
   readonly zeroDataRetention: boolean;
+  /** The job's tags, checked and sorted (so their order never matters); absent or empty: none. */
+  readonly tags?: readonly string[];
 }
 
 /** A key taken by this request: it must be completed in the job's transaction, or released. */
@@ -62,6 +64,8 @@ export function requestHash(attemptId: string, req: IdempotentRequest): string {
     body: req.body,
     webhook_url: req.webhookUrl,
     zero_data_retention: req.zeroDataRetention,
+    // Only when there are some: a key taken before tags existed still matches its retry without them.
+    ...(req.tags && req.tags.length > 0 ? { tags: req.tags } : {}),
   });
   return createHmac('sha256', attemptId).update(canonical, 'utf8').digest('hex');
 }
@@ -75,7 +79,7 @@ const hoursText = (windowMs: number) => {
 const reused = (windowMs: number) =>
   new DomainError(
     'idempotency_key_reused',
-    `this Idempotency-Key was already used in the last ${hoursText(windowMs)} with a different request (endpoint, body, X-Webhook-URL or X-Api-Zero-Data-Retention); send a new key for a new request`,
+    `this Idempotency-Key was already used in the last ${hoursText(windowMs)} with a different request (endpoint, body, X-Webhook-URL, X-Api-Zero-Data-Retention or X-Mediagen-Tags); send a new key for a new request`,
   );
 
 export const keyInFlight = () =>

@@ -7,6 +7,7 @@ import { formatMicros } from '../../lib/time.js';
 import { storedUrlAt } from '../../lib/urls.js';
 import { StringEnum } from '../../models/schema-kit.js';
 import { JOB_STATUSES } from '../../domain/states.js';
+import { MAX_TAGS, TAG_PATTERN } from '../../domain/job-tags.js';
 import { JOB_ERROR_CODES } from '../../engines/engine.js';
 import type { JobSummary } from '../../store/store.js';
 import { Cursor } from './paging.js';
@@ -102,6 +103,14 @@ export const Job = Type.Object(
     ),
     result: Type.Optional(JobResult),
     error: Type.Optional(JobError),
+    // Absent without tags, like every field here without a value: the spec's job has no tags.
+    tags: Type.Optional(
+      Type.Array(Type.String({ pattern: TAG_PATTERN }), {
+        maxItems: MAX_TAGS,
+        description: 'The tags its creator gave it (`X-Mediagen-Tags`), without duplicates, in code point order; absent when it has none (docs/routing.md "Tags")',
+        examples: [['campaign-7', 'team-a']],
+      }),
+    ),
   },
   {
     $id: 'Job',
@@ -135,6 +144,7 @@ export function toJobView(job: JobSummary): JobView {
     // Written by the job runner from an engine's output, which has this shape.
     ...(job.result === null ? {} : { result: job.result as NonNullable<JobView['result']> }),
     ...(job.error ? { error: job.error } : {}),
+    ...(job.tags.length > 0 ? { tags: [...job.tags] } : {}),
   };
 }
 
@@ -148,6 +158,7 @@ export const CreatedJob = Type.Object(
     completed_at: Type.Null({ description: 'Always null on creation' }),
     result: Type.Null({ description: 'Always null on creation' }),
     error: Type.Optional(Job.properties.error),
+    tags: Job.properties.tags,
   },
   {
     $id: 'CreatedJob',

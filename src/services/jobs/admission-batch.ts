@@ -41,6 +41,8 @@ export interface JobToAdmit {
   readonly idempotency: { readonly key: string; readonly endpoint: string; readonly body: unknown } | null;
   /** The creating request's id (X-Request-Id), stored with the job. */
   readonly requestId?: string | null;
+  /** Checked, unique and sorted (domain/job-tags.ts); absent or empty: none. */
+  readonly tags?: readonly string[];
 }
 
 /** One create waiting for admission: its caller, its checked job, and its idempotency key if it took one. */
@@ -120,6 +122,7 @@ export async function admitBatch(tx: StoreTx, requests: readonly AdmissionReques
             zeroDataRetention: job.zeroDataRetention,
             createdBy: auth.memberEmail,
             requestId: job.requestId ?? null,
+            tags: job.tags ?? [],
           },
         });
       } catch (err) {

@@ -4,6 +4,7 @@ import type { RandomSource } from '../../models/random-seed.js';
 import type { Store } from '../../store/store.js';
 import type { BillingService } from '../billing/billing.js';
 import type { AuthContext } from '../identity/identity.js';
+import { checkTags } from '../../domain/job-tags.js';
 import { checkJobInputs } from './job-inputs.js';
 import type { GenerationPolicy } from './job-inputs.js';
 import type { JobAdmission } from './job-admission.js';
@@ -24,6 +25,8 @@ export interface GenerationOptions {
   readonly idempotencyKey: string | null;
   /** The transport's id of the request (HTTP's X-Request-Id), kept with the job for its log lines. */
   readonly requestId?: string | null;
+  /** The job's tags as the caller sent them, unchecked (domain/job-tags.ts); absent: none. */
+  readonly tags?: readonly string[];
 }
 
 export interface GenerationRequest {
@@ -38,7 +41,7 @@ export interface GenerationRequest {
 /**
  * The use case "create a generation job", for every transport (HTTP, and the MCP tool generate).
  * Refusals are DomainErrors; the order of the checks is the API's precedence: sunset, aliases,
- * body, webhook URL, zero data retention, asset and style ids, private URLs, then the key, the
+ * body, tags, webhook URL, zero data retention, asset and style ids, private URLs, then the key, the
  * balance and the workspace's limits (job-admission.ts, shared with node-app execution).
  */
 export class GenerationService {
@@ -72,6 +75,7 @@ export class GenerationService {
     const entry = this.#requests.available(req.model, policy.publicUrl);
     const body = this.#requests.checkedBody(entry, req.body);
     const { webhookUrl, zeroDataRetention, idempotencyKey } = req.options;
+    const tags = checkTags(req.options.tags ?? [], policy.labels.tags);
     const assets = await checkJobInputs(
       this.#store,
       req.caller,
@@ -88,6 +92,7 @@ export class GenerationService {
       webhookUrl,
       zeroDataRetention,
       assets,
+      tags,
       idempotency: idempotencyKey ? { key: idempotencyKey, endpoint: entry.route ?? `/generate/${entry.path}`, body } : null,
       requestId: req.options.requestId ?? null,
     };

@@ -73,6 +73,7 @@ export class JobAdmission {
       ...job.idempotency,
       webhookUrl: job.webhookUrl,
       zeroDataRetention: job.zeroDataRetention,
+      tags: job.tags ?? [],
     });
     // The stored answer is the job view as it was created.
     if (begun.kind === 'replay') return { job: begun.body as unknown as CreatedJobView, replayed: true };

@@ -12,6 +12,7 @@ import { checkStyleInputs } from '../styles/style-inputs.js';
 export interface OptionLabels {
   readonly webhookUrl: string;
   readonly zeroDataRetention: string;
+  readonly tags: string;
 }
 
 /** The server's settings a transport passes with each request. */

@@ -48,6 +48,8 @@ export interface JobListQuery {
   readonly before?: Micros;
   readonly types?: readonly string[];
   readonly status?: JobStatus;
+  /** Only jobs carrying this tag, already checked by the transport (domain/job-tags.ts). */
+  readonly tag?: string;
   readonly limit: number;
 }
 
@@ -158,7 +160,7 @@ export class JobService {
 
   /** Newest first; `start` and `end` bound created_at (start inclusive, end exclusive), the cursor pages within them. */
   async list(auth: AuthContext, query: JobListQuery): Promise<JobPage> {
-    const { start, end, before, types, status, limit } = query;
+    const { start, end, before, types, status, tag, limit } = query;
     if (start !== undefined && end !== undefined && start > end) throw invalid(`query parameter 'start' must not be later than 'end'`);
     const rows = await this.#store.jobs.listJobs({
       apiUserId: auth.apiUserId,
@@ -166,6 +168,7 @@ export class JobService {
       before: end === undefined || before === undefined ? (end ?? before) : Math.min(end, before),
       types,
       status,
+      ...(tag !== undefined ? { tag } : {}),
       limit: limit + 1,
     });
     const { page, next_cursor } = pageOf(rows, limit, (j) => j.createdAt);

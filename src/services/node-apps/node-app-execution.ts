@@ -14,6 +14,7 @@ import type { AuthContext } from '../identity/identity.js';
 import type { JobAdmission } from '../jobs/job-admission.js';
 import type { CreatedJob } from '../jobs/job-admission.js';
 import { checkJobInputs } from '../jobs/job-inputs.js';
+import { checkTags } from '../../domain/job-tags.js';
 import { NodeAppInputs } from './node-app-inputs.js';
 import { checkedStep } from './node-app-steps.js';
 import type { RemoteModels } from './node-app-steps.js';
@@ -32,6 +33,8 @@ export interface ExecuteRequest {
     readonly idempotencyKey: string | null;
     /** The transport's id of the request (X-Request-Id). */
     readonly requestId?: string | null;
+    /** The job's tags as sent, unchecked (domain/job-tags.ts); absent: none. */
+    readonly tags?: readonly string[];
   };
 }
 
@@ -39,7 +42,7 @@ export interface ExecuteRequest {
  * The use case "execute a node app" (POST /node-apps/{id}/execute): one job that runs the
  * version's graph. Refusals come in this order: the version (404; 400 without a graph), the
  * inputs against its input schema, each step's model (410 after its sunset) and body (built as
- * the run builds it: node-app-steps.ts), then what every job's creation checks (job-inputs.ts:
+ * the run builds it: node-app-steps.ts), the tags, then what every job's creation checks (job-inputs.ts:
  * webhook URL, zero data retention, assets, styles, private URLs), then, as for any job, the key,
  * the balance (the steps' summed price, held at once) and the workspace's limits.
  */
@@ -75,6 +78,7 @@ export class NodeAppExecution {
     const phase = { at: 'execute', nowMs: this.#clock.nowMs(), publicUrl: policy.publicUrl } as const;
     const scope = { inputs, steps: stepOutputStandIns(graph, 'check') };
     const steps = graph.steps.map((step) => ({ id: step.id, ...checkedStep(this.#catalog, step, scope, phase, this.#remote) }));
+    const tags = checkTags(req.options.tags ?? [], policy.labels.tags);
     const assets = await checkJobInputs(
       this.#store,
       req.caller,
@@ -94,6 +98,7 @@ export class NodeAppExecution {
       webhookUrl,
       zeroDataRetention: false,
       assets,
+      tags,
       idempotency: idempotencyKey ? { key: idempotencyKey, endpoint: `/node-apps/${version.id}/execute`, body: inputs } : null,
       requestId: req.options.requestId ?? null,
     };

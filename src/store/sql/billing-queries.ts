@@ -154,7 +154,7 @@ export class SqlBillingStore implements BillingStore {
     return rows.map(toEntry);
   }
 
-  async sumCharges({ workspaceId, from, before, byDay, byModel, byEngine = false }: ChargeSumQuery): Promise<ChargeSum[]> {
+  async sumCharges({ workspaceId, from, before, byDay, byModel, byEngine = false, byTag = false }: ChargeSumQuery): Promise<ChargeSum[]> {
     // A range scan of ledger_usage (workspace_id, kind, at). COUNT and SUM are BIGINT and NUMERIC
     // on PostgreSQL (strings through pg), integers on SQLite: both read with Number(), exact below
     // 2^53 micro-USD. The day is integer division on both backends (`at` + offset is never
@@ -173,11 +173,14 @@ export class SqlBillingStore implements BillingStore {
     if (byModel || byEngine) q = q.select(sql<string | null>`job_type`.as('model')).groupBy('job_type');
     // A job's route is one row at most (its primary key): the join multiplies nothing.
     if (byEngine) q = q.leftJoin('job_routes', 'job_routes.job_id', 'ledger_entries.job_id').select(sql<string | null>`job_routes.engine`.as('engine')).groupBy('job_routes.engine');
-    const rows = (await q.execute()) as { jobs: string | number; micros: string | number; day?: string | number; model?: string | null; engine?: string | null }[];
+    // Each tag of a job is one row of the join (its primary key is job and tag): a charge counts once per tag, once if it has none.
+    if (byTag) q = q.leftJoin('job_tags', 'job_tags.job_id', 'ledger_entries.job_id').select(sql<string | null>`job_tags.tag`.as('tag')).groupBy('job_tags.tag');
+    const rows = (await q.execute()) as { jobs: string | number; micros: string | number; day?: string | number; model?: string | null; engine?: string | null; tag?: string | null }[];
     return rows.map((r) => ({
       ...(byDay ? { day: Number(r.day) } : {}),
       ...(byModel || byEngine ? { model: r.model ?? '' } : {}),
       ...(byEngine ? { engine: r.engine ?? null } : {}),
+      ...(byTag ? { tag: r.tag ?? null } : {}),
       jobs: Number(r.jobs),
       amountMicros: Number(r.micros),
     }));

@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
-import type { Database, JobsTable } from '../schema.js';
+import type { Database, JobTagsTable, JobsTable } from '../schema.js';
 import type { JobRecord, NewJob } from '../job-store.js';
 import { toJobRecord } from './job-rows.js';
 import { PreparedQuery } from './prepared-query.js';
 
 /** The columns a new job is written with; the others start at their defaults (`newRow`). */
-const COLUMNS = ['id', 'workspace_id', 'api_user_id', 'type', 'status', 'request', 'webhook_url', 'zero_data_retention', 'created_by', 'request_id'] as const;
+const COLUMNS = ['id', 'workspace_id', 'api_user_id', 'type', 'status', 'request', 'webhook_url', 'zero_data_retention', 'created_by', 'request_id', 'tags'] as const;
 
 function newRow(job: NewJob, createdAt: number): Selectable<JobsTable> {
   return {
@@ -34,6 +34,7 @@ function newRow(job: NewJob, createdAt: number): Selectable<JobsTable> {
     progress: null,
     request_id: job.requestId ?? null,
     outputs_expired_at: null,
+    tags: job.tags && job.tags.length > 0 ? job.tags.join(',') : null,
   };
 }
 
@@ -58,7 +59,7 @@ const INSERT_FUSED = new PreparedQuery(
       WITH u AS (${advanceClock(db, args)})
       INSERT INTO jobs (${sql.join(COLUMNS.map((c) => sql.ref(c)))}, created_at, updated_at)
       SELECT v.id, v.workspace_id, v.api_user_id, v.type, v.status, v.request, v.webhook_url, CAST(v.zero_data_retention AS INTEGER),
-             v.created_by, v.request_id, u.last_job_us - CAST(v.back AS BIGINT), u.last_job_us - CAST(v.back AS BIGINT)
+             v.created_by, v.request_id, v.tags, u.last_job_us - CAST(v.back AS BIGINT), u.last_job_us - CAST(v.back AS BIGINT)
       FROM (VALUES ${values}) AS v(${sql.join(COLUMNS.map((c) => sql.ref(c)))}, back) CROSS JOIN u
       RETURNING id, created_at`.compile(db);
   },
@@ -84,6 +85,7 @@ const INSERT_ROWS = new PreparedQuery(
             zero_data_retention: r.zero_data_retention,
             created_by: r.created_by,
             request_id: r.request_id,
+            tags: r.tags,
             attempts: r.attempts,
             fault_count: r.fault_count,
             created_at: r.created_at,
@@ -95,10 +97,27 @@ const INSERT_ROWS = new PreparedQuery(
   String,
 );
 
+type TagRow = Selectable<JobTagsTable>;
+
+/** The tag rows of the batch's tagged jobs (0023), after the jobs they name. */
+const INSERT_TAGS = new PreparedQuery(
+  (db, { row }: { row: (i: number) => TagRow }, count: number) =>
+    db
+      .insertInto('job_tags')
+      .values(
+        Array.from({ length: count }, (_, i) => {
+          const r = row(i);
+          return { job_id: r.job_id, tag: r.tag, api_user_id: r.api_user_id, created_at: r.created_at };
+        }),
+      )
+      .compile(),
+  String,
+);
+
 /**
  * Stores jobs, in the order given, with one statement per API user on PostgreSQL (`fused`: the
- * clock's UPDATE inside the INSERT's WITH) and two in all plus one per user on SQLite. Call it in a
- * write transaction.
+ * clock's UPDATE inside the INSERT's WITH) and two in all plus one per user on SQLite, then one for
+ * the tag rows of the tagged jobs among them, if any. Call it in a write transaction.
  *
  * The API user's creation clock: its k new jobs take the k microseconds after its newest job, or
  * end at `now + k - 1` if that is later, so creation times per user are strictly increasing (a time
@@ -138,5 +157,8 @@ export async function insertJobs(db: Kysely<Database>, jobs: readonly NewJob[], 
     });
   }
   if (pending.length > 0) await INSERT_ROWS.execute(db, {}, pending.length, pending);
+  // Only tagged jobs write here: a create without tags runs no statement more than before.
+  const tags = jobs.flatMap((job) => (job.tags ?? []).map((tag) => ({ job_id: job.id, tag, api_user_id: job.apiUserId, created_at: created.get(job.id)!.created_at })));
+  if (tags.length > 0) await INSERT_TAGS.execute(db, {}, tags.length, tags);
   return jobs.map((job) => toJobRecord(created.get(job.id)!));
 }

@@ -6,13 +6,15 @@ import { assetKeysKept } from './asset-queries.js';
 import { styleKeysKept } from './style-queries.js';
 import type { Transact } from './transact.js';
 import { insertJobs } from './job-inserts.js';
-import { parse, toJobRecord } from './job-rows.js';
+import { parse, tagsOf, toJobRecord } from './job-rows.js';
 import { PreparedQuery } from './prepared-query.js';
 
 export { toJobRecord } from './job-rows.js';
 
 /** The columns of a JobSummary: a list reads no request body (up to the body limit each) it would throw away. */
-const SUMMARY_COLUMNS = ['id', 'type', 'status', 'created_at', 'completed_at', 'result', 'error'] as const;
+const SUMMARY_COLUMNS = ['id', 'type', 'status', 'created_at', 'completed_at', 'result', 'error', 'tags'] as const;
+
+const TAGGED_COLUMNS = SUMMARY_COLUMNS.map((c) => `j.${c}` as const);
 
 const toJobSummary = (r: Pick<Selectable<JobsTable>, (typeof SUMMARY_COLUMNS)[number]>): JobSummary => ({
   id: r.id,
@@ -22,6 +24,7 @@ const toJobSummary = (r: Pick<Selectable<JobsTable>, (typeof SUMMARY_COLUMNS)[nu
   completedAt: r.completed_at === null ? null : Number(r.completed_at),
   result: parse(r.result),
   error: parse(r.error),
+  tags: tagsOf(r.tags),
 });
 
 type JobKey = { args: { apiUserId: string; id: string } };
@@ -66,6 +69,7 @@ export class SqlJobStore implements JobStore {
   }
 
   async listJobs(q: JobQuery): Promise<JobSummary[]> {
+    if (q.tag !== undefined) return this.#listTagged(q, q.tag);
     let query = this.#db.selectFrom('jobs').select(SUMMARY_COLUMNS).where('api_user_id', '=', q.apiUserId);
     // A range on jobs_user_created (api_user_id, created_at), read backwards from `before` (forwards from `from` for asc).
     if (q.from !== undefined) query = query.where('created_at', '>=', q.from);
@@ -73,6 +77,26 @@ export class SqlJobStore implements JobStore {
     if (q.types && q.types.length > 0) query = query.where('type', 'in', [...q.types]);
     if (q.status !== undefined) query = query.where('status', '=', q.status);
     const rows = await query.orderBy('created_at', q.order ?? 'desc').limit(q.limit).execute();
+    return rows.map(toJobSummary);
+  }
+
+  /**
+   * A range of job_tags_user_tag_created (api_user_id, tag, created_at), read backwards from
+   * `before`, each row's job by its primary key: a page costs its own rows, however many jobs the
+   * user has without the tag. A tag row's created_at is its job's.
+   */
+  async #listTagged(q: JobQuery, tag: string): Promise<JobSummary[]> {
+    let query = this.#db
+      .selectFrom('job_tags as g')
+      .innerJoin('jobs as j', 'j.id', 'g.job_id')
+      .select(TAGGED_COLUMNS)
+      .where('g.api_user_id', '=', q.apiUserId)
+      .where('g.tag', '=', tag);
+    if (q.from !== undefined) query = query.where('g.created_at', '>=', q.from);
+    if (q.before !== undefined) query = query.where('g.created_at', '<', q.before);
+    if (q.types && q.types.length > 0) query = query.where('j.type', 'in', [...q.types]);
+    if (q.status !== undefined) query = query.where('j.status', '=', q.status);
+    const rows = await query.orderBy('g.created_at', q.order ?? 'desc').limit(q.limit).execute();
     return rows.map(toJobSummary);
   }
 
@@ -91,7 +115,7 @@ export class SqlJobStore implements JobStore {
     const rows = await this.#db
       .selectFrom('jobs as j')
       .leftJoin('job_transitions as t', (join) => join.onRef('t.job_id', '=', 'j.id').on('t.id', '>', afterId))
-      .select(['j.id', 'j.type', 'j.status', 'j.created_at', 'j.completed_at', 'j.result', 'j.error', 't.id as t_id', 't.status as t_status', 't.at as t_at'])
+      .select(['j.id', 'j.type', 'j.status', 'j.created_at', 'j.completed_at', 'j.result', 'j.error', 'j.tags', 't.id as t_id', 't.status as t_status', 't.at as t_at'])
       .where('j.api_user_id', '=', apiUserId)
       .where('j.id', '=', id)
       .orderBy('t.id')

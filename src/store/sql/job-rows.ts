@@ -2,6 +2,9 @@ import type { Selectable } from 'kysely';
 import type { JobsTable } from '../schema.js';
 import type { JobRecord } from '../job-store.js';
 
+/** `jobs.tags` (0023): comma-joined, null without tags. */
+export const tagsOf = (text: string | null): readonly string[] => (text === null ? [] : text.split(','));
+
 export const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
 export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
@@ -28,6 +31,7 @@ export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
   createdBy: r.created_by,
   progress: r.progress === null ? null : Number(r.progress),
   requestId: r.request_id,
+  tags: tagsOf(r.tags),
 });
 
 
@@ -35,5 +39,5 @@ export const toJobRecord = (r: Selectable<JobsTable>): JobRecord => ({
 export const JOB_COLUMNS = [
   'id', 'workspace_id', 'api_user_id', 'type', 'status', 'created_at', 'updated_at', 'completed_at', 'request', 'webhook_url',
   'zero_data_retention', 'result', 'error', 'lease_id', 'lease_expires_at', 'attempts', 'started_at', 'output_key', 'run_after',
-  'fault_count', 'created_by', 'progress', 'request_id', 'outputs_expired_at',
+  'fault_count', 'created_by', 'progress', 'request_id', 'outputs_expired_at', 'tags',
 ] as const satisfies readonly (keyof Selectable<JobsTable>)[];

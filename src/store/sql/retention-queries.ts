@@ -86,7 +86,7 @@ export class SqlRetentionStore implements RetentionStore {
       if (this.#skipLocked) batch = batch.forUpdate(['j']).skipLocked();
       const ids = finishedIds(await batch.execute());
       if (ids.length === 0) return { rows: 0, keys: [] };
-      // job_transitions go by ON DELETE CASCADE; ledger entries, styles and deliveries have no
+      // job_transitions, job_routes and job_tags go by ON DELETE CASCADE; ledger entries, styles and deliveries have no
       // foreign key to the job and stay.
       const rows = await db.deleteFrom('jobs').where('id', 'in', ids).returning(['status', 'output_key', 'outputs_expired_at']).execute();
       // Expired outputs were removed when they expired (or left to the output janitor).

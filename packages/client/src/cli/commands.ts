@@ -20,15 +20,16 @@ function limitOf(raw: string | undefined): number | undefined {
   return n;
 }
 
-export const JOBS_LIST_HELP = `Usage: mediagen jobs list [--status STATUS] [--type TYPE]... [--limit N] [--cursor C | --all] [--json]
+export const JOBS_LIST_HELP = `Usage: mediagen jobs list [--status STATUS] [--type TYPE]... [--tag TAG] [--limit N] [--cursor C | --all] [--json]
 
 Lists jobs, newest first: one page (its next cursor on stderr), or with --all every page.
+--tag lists only the jobs created with that tag (generate --tag).
 `;
 
 export async function jobsList(ctx: ClientContext, argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { ...CONNECTION_OPTIONS, status: { type: 'string' }, type: { type: 'string', multiple: true }, limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' } },
+    options: { ...CONNECTION_OPTIONS, status: { type: 'string' }, type: { type: 'string', multiple: true }, tag: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' } },
     strict: true,
     allowPositionals: true,
   });
@@ -40,6 +41,7 @@ export async function jobsList(ctx: ClientContext, argv: string[]): Promise<numb
   const query = {
     ...(values.status !== undefined ? { status: values.status as Job['status'] } : {}),
     ...(values.type ? { types: values.type } : {}),
+    ...(values.tag !== undefined ? { tag: values.tag } : {}),
     ...(limit !== undefined ? { limit } : {}),
   };
   if (values.all) {

@@ -43,6 +43,8 @@ Options:
   --json                 print the job as JSON (as GET /jobs/{id} shows it) instead
   -q, --quiet            no progress on stderr
   --webhook-url URL      X-Webhook-URL: a POST when the job ends
+  --tag TAG              a tag for the job (X-Mediagen-Tags): up to 8 of a-z 0-9 _ . : -, 1 to 64
+                         characters each; repeatable (--tag team-a --tag campaign-7)
   --idempotency-key KEY  Idempotency-Key (default: one of the client's own)
   --url URL, --token TOKEN, -h/--help   as for every client command
 `;
@@ -134,6 +136,7 @@ export async function generateCommand(ctx: ClientContext, argv: string[]): Promi
       body: { type: 'string' },
       'webhook-url': { type: 'string' },
       'idempotency-key': { type: 'string' },
+      tag: { type: 'string', multiple: true },
     },
     strict: true,
     allowPositionals: true,
@@ -149,6 +152,7 @@ export async function generateCommand(ctx: ClientContext, argv: string[]): Promi
   const opts = {
     ...(values['webhook-url'] !== undefined ? { webhookUrl: values['webhook-url'] } : {}),
     ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] } : {}),
+    ...(values.tag ? { tags: values.tag } : {}),
   };
   try {
     if (!wait) {
