@@ -20,6 +20,13 @@ export function mainOutputTypes(m: Pick<ModelModule, 'kind' | 'outputTypes'>): r
 /** A request as the price rule reads it: validated, defaults applied, aliases renamed. */
 export type PricedRequest = Readonly<Record<string, unknown>>;
 
+/** A video's frame size in pixels and its length in seconds. */
+export interface VideoShape {
+  readonly width: number;
+  readonly height: number;
+  readonly seconds: number;
+}
+
 /** A model's named rates, in integer micro-USD; the config file's `prices` may replace any. */
 export type Rates = Readonly<Record<string, MicroUsd>>;
 
@@ -94,6 +101,13 @@ export interface ModelModule {
   readonly custom?: { readonly where: string; readonly chain?: EngineChainSpec };
   /** Its jobs' timeout when the config file's `job_timeouts_ms` names none; default `job_timeout_ms`. */
   readonly timeoutMs?: number;
+  /**
+   * A video model's frames and length for a request (validated, defaults applied), where its fields
+   * alone do not say them (a mode that sets the resolution, a fixed shape): the local engine renders
+   * exactly this, and OpenAI's video object reports it. Absent: the request's size and duration
+   * fields say them (services/openai/openai-video-view.ts).
+   */
+  readonly videoShape?: (request: PricedRequest) => VideoShape;
   /** The media types its main output may have (a custom model's `output.content_types`); absent: any of its kind. */
   readonly outputTypes?: readonly string[];
   /** The default deprecation; the config file's `deprecations` may set or replace it. */

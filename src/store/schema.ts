@@ -217,6 +217,12 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
+/** A video created through POST /v1/videos (0024): the model id it named, when not the path; deleted with the job. */
+export interface OpenAiVideosTable {
+  job_id: string;
+  model: string;
+}
+
 export interface Database extends RoutingTables {
   workspaces: WorkspacesTable;
   members: MembersTable;
@@ -240,4 +246,5 @@ export interface Database extends RoutingTables {
   worker_tokens: WorkerTokensTable;
   remote_workers: RemoteWorkersTable;
   job_upstreams: JobUpstreamsTable;
+  openai_videos: OpenAiVideosTable;
 }

@@ -14,6 +14,7 @@ import type { WorkerTokenStore } from './remote-token-store.js';
 import type { UpstreamStore } from './upstream-store.js';
 import type { TokenBudgetStore } from './token-budget-store.js';
 import type { RouteStore } from './route-store.js';
+import type { OpenAiVideoStore } from './openai-video-store.js';
 
 export type { LockedWorkspace, WorkspaceLimits } from './locked-workspace.js';
 export type { ClaimTypes, JobMove, JobPatch, NewClaim, NewClaims, OverdueCutoff } from './queue-inputs.js';
@@ -75,6 +76,8 @@ export interface Store extends StoreTx {
   readonly parallelWrites: boolean;
   /** Routing's records: a job's route through its chain, and the places jobs hold on limited engines (docs/routing.md). */
   readonly routes: RouteStore;
+  /** The model ids POST /v1/videos named (services/openai/); each write is its own. */
+  readonly openaiVideos: OpenAiVideoStore;
   /** Queue figures for the metrics; read outside any transaction. */
   readonly stats: QueueStatsStore;
   /** The retention janitor's batched sweeps: each call is its own short transaction. */

@@ -18,23 +18,24 @@ export interface LiveServer {
 
 /**
  * A real server listening on loopback, with the runtime's own local engine running jobs in this
- * process on the real clock, as `mediagen serve` runs them; sandbox on, so a prompt's marker can
- * fail a job on purpose (docs/sandbox.md).
+ * process on the real clock, as `mediagen serve` runs them. `sandbox` lets a prompt's marker fail
+ * a job on purpose (docs/sandbox.md), at the price of holding every status 1.1 s: only the tests
+ * of a failed job ask for it. `worker: false` runs no jobs: they stay queued.
  */
 export async function startLive(
   backend: Backend,
-  opts: { balanceMicros?: number; limits?: { maxConcurrentJobs: number; maxBackloggedJobs: number }; allowPrivateUrls?: boolean } = {},
+  opts: { balanceMicros?: number; limits?: { maxConcurrentJobs: number; maxBackloggedJobs: number }; allowPrivateUrls?: boolean; sandbox?: boolean; worker?: boolean } = {},
 ): Promise<LiveServer> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const t = await createTestApp({
     backend,
     realClock: true,
-    sandbox: true,
+    sandbox: opts.sandbox ?? false,
     publicUrl: url,
     engineLatencyMs: 0,
     openai: OPENAI_SECTION,
-    worker: { concurrency: 2, pollMs: 200, allowPrivateUrls: opts.allowPrivateUrls ?? false },
+    ...(opts.worker === false ? {} : { worker: { concurrency: 2, pollMs: 200, allowPrivateUrls: opts.allowPrivateUrls ?? false } }),
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     ...(opts.balanceMicros !== undefined ? { balanceMicros: opts.balanceMicros } : {}),
     ...(opts.limits ? { limits: opts.limits } : {}),

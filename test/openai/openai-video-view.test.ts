@@ -5,7 +5,7 @@ import { toVideoView, videoStatusOf } from '../../src/services/openai/openai-vid
 import { videoFileOf } from '../../src/services/openai/openai-video-content.js';
 
 /** The video object from a native job: pure rules, no store. */
-const schemaOf = (path: string) => MODELS.find((m) => m.path === path)!.request;
+const modelOf = (path: string) => MODELS.find((m) => m.path === path)!;
 const D_FAST = 'video/vendor-d/model-d-fast';
 const SECOND = 1_000_000;
 
@@ -21,7 +21,7 @@ const job = (over: Partial<Parameters<typeof toVideoView>[0]> = {}): Parameters<
   ...over,
 });
 
-const ctx = { schema: schemaOf(D_FAST), retention: { outputDays: 30, jobDays: 90 } };
+const ctx = { model: modelOf(D_FAST), retention: { outputDays: 30, jobDays: 90 } };
 
 describe('the video object of a native job', () => {
   it("folds the nine native statuses into OpenAI's four", () => {
@@ -57,9 +57,23 @@ describe('the video object of a native job', () => {
   it("reads seconds and size from the model's fields, its defaults filling what the job left out", () => {
     expect(toVideoView(job(), ctx)).toMatchObject({ seconds: '6', size: '1080x1920', model: D_FAST, prompt: 'waves' });
     expect(toVideoView(job({ request: { prompt: 'p' } }), ctx)).toMatchObject({ seconds: '8', size: '1280x720' });
-    // A ratio written in pixels is the size itself; model-f has no size or duration field at all.
-    expect(toVideoView(job({ type: 'video/vendor-c/model-c-edit', request: { prompt: 'p', ratio: '960:960' } }), { ...ctx, schema: schemaOf('video/vendor-c/model-c-edit') }).size).toBe('960x960');
-    expect(toVideoView(job({ type: 'video/vendor-f/model-f', request: { prompt: 'p' } }), { ...ctx, schema: schemaOf('video/vendor-f/model-f') })).toMatchObject({ seconds: '', size: '' });
+    // A ratio written in pixels is the size itself; an edit's length is its input's, which no field says.
+    expect(toVideoView(job({ type: 'video/vendor-c/model-c-edit', request: { prompt: 'p', ratio: '960:960' } }), { ...ctx, model: modelOf('video/vendor-c/model-c-edit') })).toMatchObject({ size: '960x960', seconds: '' });
+  });
+
+  it("reports the shape a model makes where its fields alone do not say it: model-e-1's mode, model-f's fixed frames", () => {
+    const e1 = { ...ctx, model: modelOf('video/vendor-e/model-e-1') };
+    const e1Job = (request: Record<string, unknown>) => job({ type: 'video/vendor-e/model-e-1', request: { prompt: 'p', ...request } });
+    expect(toVideoView(e1Job({ mode: 'pro', aspect_ratio: '16:9', duration: 10 }), e1)).toMatchObject({ size: '1920x1080', seconds: '10' });
+    expect(toVideoView(e1Job({ mode: 'pro', aspect_ratio: '9:16' }), e1)).toMatchObject({ size: '1080x1920', seconds: '5' });
+    expect(toVideoView(e1Job({ mode: 'std' }), e1)).toMatchObject({ size: '1280x720', seconds: '5' });
+    const f = { ...ctx, model: modelOf('video/vendor-f/model-f') };
+    expect(toVideoView(job({ type: 'video/vendor-f/model-f', request: { prompt: 'p' } }), f)).toMatchObject({ seconds: '5', size: '1280x720' });
+  });
+
+  it('reports the model id the create named, else the path', () => {
+    expect(toVideoView(job(), { ...ctx, modelId: 'sora-2' }).model).toBe('sora-2');
+    expect(toVideoView(job(), ctx).model).toBe(D_FAST);
   });
 
   it("shows a failed job's code and a cancelled one as failed with code cancelled", () => {

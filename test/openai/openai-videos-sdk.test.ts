@@ -11,6 +11,8 @@ import { createTestApp, generate, get } from '../helpers/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { readMp4Info } from '../helpers/media.js';
+import { DEFAULT_OPENAI_SETTINGS } from '../../src/config/openai-settings.js';
+import { createOpenAiDoor } from '../../src/services/openai/openai-door.js';
 import { waitFor } from '../helpers/scripted-engine.js';
 
 /**
@@ -20,6 +22,7 @@ import { waitFor } from '../helpers/scripted-engine.js';
  */
 const D_FAST = 'video/vendor-d/model-d-fast';
 const MODEL_F = 'video/vendor-f/model-f';
+const E1 = 'video/vendor-e/model-e-1';
 const run = promisify(execFile);
 
 async function png(width: number, height: number): Promise<Buffer> {
@@ -85,8 +88,19 @@ describe.each(backends)('the OpenAI Videos API through the official SDK on $name
     expect(charges.map((c) => c.amountMicros)).toEqual([4 * 105_000]);
   });
 
+  it("reports the frames a model renders where its fields do not say them: model-e-1 in mode pro, made natively, is 1080p", async () => {
+    const res = await generate(t, E1, { prompt: 'a harbour at night', mode: 'pro', aspect_ratio: '16:9' });
+    const id = (res.json() as { job_id: string }).job_id;
+    // Before it runs, as the model will render it; once done, as the file is.
+    expect(await client.videos.retrieve(id)).toMatchObject({ model: E1, size: '1920x1080', seconds: '5' });
+    const done = await finished(client, id);
+    const track = readMp4Info(Buffer.from(await (await client.videos.downloadContent(id)).arrayBuffer())).tracks.find((tr) => tr.kind === 'video')!;
+    expect(`${track.width}x${track.height}`).toBe(done.size);
+    expect(track.durationSec).toBeCloseTo(Number(done.seconds), 1);
+  });
+
   it('an input_reference file becomes an asset that the model reads as its start image', async () => {
-    const created = await client.videos.create({ model: D_FAST, prompt: 'from this frame', seconds: '4' as OpenAI.Videos.VideoSeconds, input_reference: await toFile(await png(320, 180), 'first.png', { type: 'image/png' }) });
+    const created = await client.videos.create({ model: D_FAST, prompt: 'from this frame', seconds: '4' as OpenAI.Videos.VideoSeconds, size: '720x720' as OpenAI.Videos.VideoSize, input_reference: await toFile(await png(320, 180), 'first.png', { type: 'image/png' }) });
     const details = (await get(t, `/jobs/${created.id}/details`)).json() as { request: Record<string, unknown> };
     expect(String(details.request.start_image)).toMatch(/\/assets\/files\/[A-Za-z0-9_-]{32}\/asset\.png$/);
     expect((await finished(client, created.id)).status).toBe('completed');
@@ -121,13 +135,23 @@ describe.each(backends)('the OpenAI Videos API without a worker (jobs stay queue
     ({ base, client } = await listen(t));
   }, 60_000);
 
-  it("takes an alias of the config's openai.models as model, and openai.default_video_model when model is left out", async () => {
+  it("takes an alias of the config's openai.models as model, and openai.default_video_model when model is left out, and reports the id sent", async () => {
     const aliased = await client.videos.create({ model: 'sora-2', prompt: 'by alias', seconds: '8' as OpenAI.Videos.VideoSeconds, size: '1280x720' });
-    expect(aliased).toMatchObject({ model: D_FAST, seconds: '8', size: '1280x720', status: 'queued' });
+    expect(aliased).toMatchObject({ model: 'sora-2', seconds: '8', size: '1280x720', status: 'queued' });
     const byDefault = await client.videos.create({ prompt: 'by default' });
-    // model-d-fast's own defaults: 8 s at 16:9, 720p.
-    expect(byDefault).toMatchObject({ model: D_FAST, seconds: '8', size: '1280x720' });
-    expect((await get(t, `/jobs/${byDefault.id}`)).json()).toMatchObject({ type: D_FAST, status: 'queued' });
+    // model-d-fast's own defaults: 8 s at 16:9, 720p; the default is named by its alias.
+    expect(byDefault).toMatchObject({ model: 'sora-2', seconds: '8', size: '1280x720' });
+    const byPath = await client.videos.create({ model: D_FAST, prompt: 'by path' });
+    expect(byPath.model).toBe(D_FAST);
+    expect((await get(t, `/jobs/${aliased.id}`)).json()).toMatchObject({ type: D_FAST, status: 'queued' });
+    expect((await client.videos.retrieve(aliased.id)).model).toBe('sora-2');
+    const listed = new Map<string, string>();
+    for await (const v of client.videos.list({ limit: 100 })) listed.set(v.id, v.model);
+    expect([listed.get(aliased.id), listed.get(byDefault.id), listed.get(byPath.id)]).toEqual(['sora-2', 'sora-2', D_FAST]);
+    // The same store read by a server whose config has lost the alias: the video reads back as created.
+    const forgetful = createOpenAiDoor({ ...t.services, store: t.store, settings: DEFAULT_OPENAI_SETTINGS, retention: { outputDays: 0, jobDays: 0 } });
+    const caller = await t.services.identity.authenticate(`Bearer ${t.token}`);
+    expect(await forgetful.videos.get(caller, aliased.id)).toMatchObject({ model: 'sora-2', seconds: '8', size: '1280x720' });
   });
 
   afterAll(async () => {

@@ -1,7 +1,8 @@
 """OpenAI's Images and Models APIs called with nothing but Python's standard library (urllib),
 as a second client that is not Node: the same requests as the SDK test, checked here.
-BASE_URL (the server, without /v1) and TOKEN come from the environment. Prints one line per
-check; exits 1 at the first that fails."""
+BASE_URL (the server, without /v1) and TOKEN come from the environment; FAIL_BASE_URL and
+FAIL_TOKEN name a sandbox server, where a prompt's marker fails the job (docs/sandbox.md). Prints
+one line per check; exits 1 at the first that fails."""
 import base64
 import json
 import os
@@ -13,13 +14,15 @@ import uuid
 
 BASE = os.environ["BASE_URL"].rstrip("/") + "/v1"
 TOKEN = os.environ["TOKEN"]
+FAIL_BASE = os.environ["FAIL_BASE_URL"].rstrip("/") + "/v1"
+FAIL_TOKEN = os.environ["FAIL_TOKEN"]
 A2 = "image/vendor-a/model-a-2/medium"
 B1 = "image/vendor-b/model-b-1"
 
 
-def call(method, path, body=None, token=TOKEN, content_type="application/json"):
+def call(method, path, body=None, token=TOKEN, content_type="application/json", base=BASE):
     data = json.dumps(body).encode() if content_type == "application/json" and body is not None else body
-    req = urllib.request.Request(BASE + path, data=data, method=method)
+    req = urllib.request.Request(base + path, data=data, method=method)
     req.add_header("Authorization", "Bearer " + token)
     if data is not None:
         req.add_header("Content-Type", content_type)
@@ -85,6 +88,6 @@ status, body = call("POST", "/images/generations", {"model": A2, "prompt": "x", 
 check("400 naming an unknown param", error_of(status, body, 400, "invalid_request_error", "colour"), (status, body))
 status, body = call("GET", "/models/image%2Fvendor-g%2Fmodel-g-3")
 check("404 model_not_found for a retired model", error_of(status, body, 404, "invalid_request_error", "model", "model_not_found"), (status, body))
-status, body = call("POST", "/images/generations", {"model": B1, "prompt": "a fox [mediagen:fail=engine_failed]"})
-check("500 with the failed job's code", error_of(status, body, 500, "server_error", None, "engine_failed"), (status, body))
+status, body = call("POST", "/images/generations", {"model": B1, "prompt": "a fox [mediagen:fail=input_fetch_failed]", "size": "512x512"}, token=FAIL_TOKEN, base=FAIL_BASE)
+check("500 with the failed job's code", error_of(status, body, 500, "server_error", None, "input_fetch_failed"), (status, body))
 print("all checks passed")

@@ -74,6 +74,7 @@ function cuttableBackend(inner: Backend, cut: { down: boolean }): Backend {
             upstreams: store.upstreams,
             tokenBudgets: store.tokenBudgets,
             routes: store.routes,
+            openaiVideos: store.openaiVideos,
             stats: guard(store.stats),
             retention: store.retention,
             queue: guard(store.queue),

@@ -88,7 +88,14 @@ const answer = (status: number, message: string, type: string, param: string | n
   body: { error: { message, type, param, code } },
 });
 
-/** OpenAI's clients retry 429 and 5xx on their own; these must not be (a retry would create and maybe bill new jobs). */
+/**
+ * OpenAI's SDKs retry a 429 or 5xx on their own unless the answer says `x-should-retry: false`
+ * (openai-node's `shouldRetry`), and they send no Idempotency-Key of their own: their retry of a
+ * create is a new create. Said of a balance too low (retrying cannot help) and of every 5xx of a
+ * /v1 POST: such a POST creates jobs (an edit, assets too), and its 5xx may come once they exist
+ * (a job failed or was cancelled, the wait ran out, an output could not be read), so a retry
+ * would create, run and bill them again.
+ */
 const NO_RETRY = { 'x-should-retry': 'false' };
 
 /** A catalogue refusal as OpenAI shows it. */
@@ -116,7 +123,7 @@ export function openAiAnswerOf(err: DomainError): OpenAiAnswer {
 
 /** A job that ended badly, or a wait that ran out: a 5xx whose `code` is the job's. */
 export function openAiOutcomeAnswer(err: JobOutcomeError): OpenAiAnswer {
-  return answer(err.kind === 'timeout' ? 504 : 500, err.message, 'server_error', null, err.code, NO_RETRY);
+  return answer(err.kind === 'timeout' ? 504 : 500, err.message, 'server_error', null, err.code);
 }
 
 export function sendOpenAiError(reply: FastifyReply, err: DomainError | JobOutcomeError): FastifyReply {
@@ -126,7 +133,8 @@ export function sendOpenAiError(reply: FastifyReply, err: DomainError | JobOutco
     reply.header('connection', 'close');
     lingerAfterAnswer(reply.request.raw);
   }
-  return reply.code(a.status).headers(a.headers).type('application/json; charset=utf-8').send(a.body);
+  const noRetry = a.status >= 500 && reply.request?.method === 'POST' ? NO_RETRY : {};
+  return reply.code(a.status).headers({ ...a.headers, ...noRetry }).type('application/json; charset=utf-8').send(a.body);
 }
 
 /**

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { alias } from '../aliases.js';
 import type { ModelModule } from '../model.js';
 import { NumberEnum, Nullable, START_IMAGE_DESCRIPTION, StringEnum, Uri, VideoAspect, closed } from '../schema-kit.js';
+import { modelDFastShape } from './video-shapes.js';
 
 export const ModelDFastRequest = Type.Object(
   {
@@ -29,6 +30,7 @@ export const MODEL_D_FAST: ModelModule = {
     unit: 'per second of duration: per_second_with_audio when generate_audio is true, else per_second',
     price: (r, q) => (q.generate_audio === true ? r.per_second_with_audio! : r.per_second!) * Number(q.duration),
   },
+  videoShape: modelDFastShape,
   zeroDataRetention: false,
   engine: 'local',
 };

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { alias } from '../aliases.js';
 import type { ModelModule } from '../model.js';
 import { NumberEnum, START_IMAGE_DESCRIPTION, StringEnum, Uri, VideoAspect, closed } from '../schema-kit.js';
+import { modelE1Shape } from './video-shapes.js';
 
 export const ModelE1Request = Type.Object(
   {
@@ -42,6 +43,7 @@ export const MODEL_E1: ModelModule = {
     unit: 'per second of duration: pro_per_second in mode pro, else std_per_second',
     price: (r, q) => (q.mode === 'pro' ? r.pro_per_second! : r.std_per_second!) * Number(q.duration),
   },
+  videoShape: modelE1Shape,
   zeroDataRetention: false,
   engine: 'local',
 };

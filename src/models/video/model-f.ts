@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { alias } from '../aliases.js';
 import type { ModelModule } from '../model.js';
 import { START_IMAGE_DESCRIPTION, Uri, closed } from '../schema-kit.js';
+import { MODEL_F_SHAPE } from './video-shapes.js';
 
 export const ModelFRequest = Type.Object(
   {
@@ -22,6 +23,7 @@ export const MODEL_F: ModelModule = {
   requestName: 'ModelFRequest',
   aliases: [alias('startImage', 'start_image'), alias('expandPrompt', 'expand_prompt')],
   price: { rates: { per_request: 451_500 }, unit: 'per request', price: (r) => r.per_request! },
+  videoShape: () => MODEL_F_SHAPE,
   zeroDataRetention: false,
   engine: 'local',
 };

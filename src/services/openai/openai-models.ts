@@ -80,8 +80,14 @@ export class OpenAiModels {
     return entry;
   }
 
+  /** The model id a request of `kind` names: `id` as sent, else the configured default (a path or an alias); undefined when neither. */
+  namedId(id: string | null | undefined, kind: OutputKind): string | undefined {
+    if (id !== undefined && id !== null && id !== '') return id;
+    return kind === 'image' ? this.#settings.defaultImageModel : kind === 'video' ? this.#settings.defaultVideoModel : undefined;
+  }
+
   #default(kind: OutputKind): CatalogEntry {
-    const configured = kind === 'image' ? this.#settings.defaultImageModel : kind === 'video' ? this.#settings.defaultVideoModel : undefined;
+    const configured = this.namedId(undefined, kind);
     if (configured !== undefined) return this.resolve(configured, kind);
     const entry = this.#catalog.entries.find((e) => e.kind === kind && this.#usable(e) && needsOnlyAPrompt(e));
     if (!entry) throw paramError('model', `this server has no ${kind} model that takes a prompt alone; name one in model (GET /v1/models)`);

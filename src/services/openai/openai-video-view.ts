@@ -1,8 +1,9 @@
 // Room services/openai/: OpenAI's Videos API over the native jobs (docs/openai.md). This module is
 // the video object: a native video job as OpenAI's `Video` (openai-node src/resources/videos.ts).
 import { Type } from '@sinclair/typebox';
-import type { Static, TObject } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
 import type { JobStatus } from '../../domain/states.js';
+import type { ModelModule } from '../../models/model.js';
 import type { JobRecord } from '../../store/job-store.js';
 
 const VIDEO_ID = '0b9f6f0e-6c1d-4a51-9d0a-2f1d3c4b5a69';
@@ -43,7 +44,7 @@ export const OpenAiVideo = Type.Object(
   {
     id: Type.String({ description: "The video's id: the native job's id (GET /jobs/{id} shows the same job)", examples: [VIDEO_ID] }),
     object: Type.Literal('video', { description: 'Always `video`', examples: ['video'] }),
-    model: Type.String({ description: 'The catalog model the job runs on (its path; an alias sent as `model` is resolved)', examples: [VIDEO_EXAMPLE.model] }),
+    model: Type.String({ description: 'The model id the create named (a catalog path, or an alias of the config kept as sent); the path for a video made natively', examples: [VIDEO_EXAMPLE.model] }),
     status: Type.Union(
       VIDEO_STATUSES.map((s) => Type.Literal(s)),
       { description: 'queued (backlogged or queued), in_progress (a worker holds it), completed, or failed (failed or cancelled)', examples: ['in_progress'] },
@@ -58,8 +59,8 @@ export const OpenAiVideo = Type.Object(
     ),
     prompt: OrNull(Type.String(), 'The prompt the job was created with', VIDEO_EXAMPLE.prompt),
     remixed_from_video_id: Type.Null({ description: 'Always null: remixes are not offered', examples: [null] }),
-    seconds: Type.String({ description: "The clip's length in seconds as the job asks for it (the model's duration field, or its default); empty for a model without one", examples: ['4'] }),
-    size: Type.String({ description: "WxH of the frames the job asks for, from the model's size fields (docs/openai.md); empty for a model without any", examples: ['1280x720'] }),
+    seconds: Type.String({ description: "The clip's length in seconds as the model makes it for the job (its duration field, or its default); empty when the model does not say (an edit's input decides)", examples: ['4'] }),
+    size: Type.String({ description: "WxH of the frames the model makes for the job (its size fields or its defaults, docs/openai.md); empty when the model does not say", examples: ['1280x720'] }),
     error: OrNull(VideoError, 'Why the job failed; null unless it failed or was cancelled', { code: 'engine_failed', message: 'the engine could not render the request' }),
   },
   { $id: 'OpenAiVideo', description: "A video job in OpenAI's shape (the Videos API's `Video`) over a native video job", examples: [VIDEO_EXAMPLE] },
@@ -106,9 +107,12 @@ export function videoStatusOf(status: JobStatus): VideoStatus {
   }
 }
 
-/** What the view reads of a job beside its record: the model's request schema and the retention settings. */
+/** What the view reads of a job beside its record: its model, the id the create named, the retention settings. */
 export interface VideoViewContext {
-  readonly schema: TObject | undefined;
+  /** The catalog's model of the job (its request schema, its shape); undefined when the catalog no longer has it. */
+  readonly model: Pick<ModelModule, 'request' | 'videoShape'> | undefined;
+  /** The model id the create named when it was not the path (an alias, kept as sent); absent: the job's path. */
+  readonly modelId?: string | undefined;
   /** Days a finished job's files stay served (output_retention_days, job_retention_days); 0 keeps forever. */
   readonly retention: { readonly outputDays: number; readonly jobDays: number };
 }
@@ -183,11 +187,13 @@ export function toVideoView(
   ctx: VideoViewContext,
 ): VideoView {
   const status = videoStatusOf(job.status);
-  const props = (ctx.schema?.properties ?? {}) as Props;
+  const props = (ctx.model?.request?.properties ?? {}) as Props;
+  // The model's own shape where it has one: what it renders, which its fields alone may not say.
+  const shape = ctx.model?.videoShape?.(job.request);
   return {
     id: job.id,
     object: 'video',
-    model: job.type,
+    model: ctx.modelId ?? job.type,
     status,
     progress: progressOf(job, status),
     created_at: toSeconds(job.createdAt),
@@ -195,8 +201,8 @@ export function toVideoView(
     expires_at: job.status === 'completed' ? expiresAt(job.completedAt, ctx.retention) : null,
     prompt: typeof job.request.prompt === 'string' ? job.request.prompt : null,
     remixed_from_video_id: null,
-    seconds: secondsOf(job.request, props),
-    size: sizeOf(job.request, props),
+    seconds: shape ? String(shape.seconds) : secondsOf(job.request, props),
+    size: shape ? `${shape.width}x${shape.height}` : sizeOf(job.request, props),
     error: errorOf(job),
   };
 }

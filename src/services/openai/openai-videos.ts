@@ -47,7 +47,7 @@ export type VideoVariant = 'video' | 'thumbnail' | 'spritesheet';
 export interface OpenAiVideoDeps {
   readonly store: Store;
   readonly catalog: Catalog;
-  readonly models: Pick<OpenAiModels, 'resolve'>;
+  readonly models: Pick<OpenAiModels, 'resolve' | 'namedId'>;
   readonly generation: Pick<GenerationService, 'create'>;
   readonly jobs: Pick<JobService, 'delete' | 'outputExpired'>;
   readonly assets: Pick<AssetService, 'commit'>;
@@ -87,7 +87,8 @@ export class OpenAiVideos {
   async create(caller: AuthContext, req: VideoCreateRequest, options: GenerationOptions, policy: GenerationPolicy, signal: AbortSignal): Promise<{ video: VideoView; replayed: boolean }> {
     let staged = req.inputReference?.staged;
     try {
-      const entry = this.#d.models.resolve(text(req.model, 'model'), 'video');
+      const model = text(req.model, 'model');
+      const entry = this.#d.models.resolve(model, 'video');
       const prompt = text(req.prompt, 'prompt');
       if (prompt === undefined || prompt === '') throw paramError('prompt', 'prompt is required: the text describing the video');
       const seconds = req.seconds === undefined || req.seconds === null ? undefined : typeof req.seconds === 'number' ? req.seconds : text(req.seconds, 'seconds');
@@ -107,16 +108,22 @@ export class OpenAiVideos {
         placeImages(entry, body, [asset.image_url], undefined, 'input_reference');
       }
       const created = await this.#d.generation.create({ model: entry.path, body, caller, options }, policy);
+      // An alias is kept as sent, so the video reads back by it (OpenAI's object shows the id the
+      // client used) after the alias leaves the config too. A replay shows what the first create kept.
+      const named = this.#d.models.namedId(model, 'video');
+      if (!created.replayed && named !== undefined && named !== entry.path) await this.#d.store.openaiVideos.recordModel(created.job.job_id, named);
       // As created (a worker may have claimed it since): pending, so queued, at 0 %.
       const job = await this.#videoJob(caller, created.job.job_id);
-      return { video: this.#view({ ...job, status: created.job.status, completedAt: null, progress: null, error: null }), replayed: created.replayed };
+      const modelId = (await this.#d.store.openaiVideos.modelsOf([job.id])).get(job.id);
+      return { video: this.#view({ ...job, status: created.job.status, completedAt: null, progress: null, error: null }, modelId), replayed: created.replayed };
     } finally {
       await staged?.discard().catch(() => undefined);
     }
   }
 
   async get(caller: AuthContext, id: string): Promise<VideoView> {
-    return this.#view(await this.#videoJob(caller, id));
+    const job = await this.#videoJob(caller, id);
+    return this.#view(job, (await this.#d.store.openaiVideos.modelsOf([job.id])).get(job.id));
   }
 
   /**
@@ -142,7 +149,8 @@ export class OpenAiVideos {
     const page = rows.slice(0, limit);
     // The video object shows the request and progress, which a list row does not carry.
     const jobs = await Promise.all(page.map((r) => this.#d.store.jobs.getJob(caller.apiUserId, r.id)));
-    const data = jobs.filter((j): j is JobRecord => j !== undefined).map((j) => this.#view(j));
+    const named = await this.#d.store.openaiVideos.modelsOf(page.map((r) => r.id));
+    const data = jobs.filter((j): j is JobRecord => j !== undefined).map((j) => this.#view(j, named.get(j.id)));
     return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > limit };
   }
 
@@ -177,7 +185,8 @@ export class OpenAiVideos {
     return job;
   }
 
-  #view(job: JobRecord): VideoView {
-    return toVideoView(job, { schema: this.#d.catalog.get(job.type)?.request, retention: this.#d.retention });
+  /** `modelId`: the id the create named, when it was not the path. */
+  #view(job: JobRecord, modelId?: string): VideoView {
+    return toVideoView(job, { model: this.#d.catalog.get(job.type), modelId, retention: this.#d.retention });
   }
 }

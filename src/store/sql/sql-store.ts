@@ -20,6 +20,7 @@ import type { Transact } from './transact.js';
 import { SqlWorkerTokenStore } from './remote-token-queries.js';
 import { SqlUpstreamStore } from './upstream-queries.js';
 import { SqlRouteStore } from './route-queries.js';
+import { SqlOpenAiVideoStore } from './openai-video-queries.js';
 
 export interface SqlBackend {
   readonly db: Kysely<Database>;
@@ -129,6 +130,7 @@ export async function createSqlStore(backend: SqlBackend): Promise<Store> {
     upstreams: new SqlUpstreamStore(db),
     tokenBudgets: new SqlTokenBudgetStore(db),
     routes: new SqlRouteStore(db, transact, rowLocks),
+    openaiVideos: new SqlOpenAiVideoStore(db),
     parallelWrites: rowLocks,
     stats: new SqlQueueStatsStore(db),
     retention: new SqlRetentionStore(db, transact, caps.skipLocked),

@@ -1,29 +1,19 @@
 import { join } from 'node:path';
 import { loadImageFile } from '../image/image-inputs.js';
 import type { ModelRenderer, RenderEnv } from '../render-types.js';
-import { bool, num, optStr, str } from '../request-fields.js';
+import { bool, optStr, str } from '../request-fields.js';
 import type { Request } from '../request-fields.js';
 import { canonicalJson } from '../../../lib/canonical-json.js';
 import { Prng, sceneKey, sha256 } from '../seed.js';
 import { renderSceneVideo } from '../video/video-scene.js';
+import { MODEL_F_SHAPE, modelDFastShape, modelE1Shape } from '../../../models/video/video-shapes.js';
 
-/** The generated-video models: sizes, lengths and inputs; the picture itself is video-scene.ts. */
+/**
+ * The generated-video models: inputs and the picture (video-scene.ts). Their frame sizes and
+ * lengths are the models' own (models/video/video-shapes.ts), which the API reports too.
+ */
 
 type Size = readonly [number, number];
-
-/** Frame sizes by aspect ratio at the 720p and 1080p tiers (model-d-fast; model-e-1 std and pro). */
-export const VIDEO_SIZES: Readonly<Record<string, Readonly<Record<string, Size>>>> = Object.freeze({
-  '720p': { '16:9': [1280, 720], '9:16': [720, 1280], '1:1': [720, 720] },
-  '1080p': { '16:9': [1920, 1080], '9:16': [1080, 1920], '1:1': [1080, 1080] },
-});
-
-/** model-f has no size or length parameters: one fixed shape, documented in docs/engine.md. */
-export const MODEL_F_SIZE: Size = [1280, 720];
-export const MODEL_F_SECONDS = 5;
-
-function videoSize(tier: string, aspect: string): Size {
-  return VIDEO_SIZES[tier]?.[aspect] ?? [1280, 720];
-}
 
 /** Fits an input image to the frame and writes it where the render will read it. */
 async function frameImage(req: Request, field: string, size: Size, env: RenderEnv): Promise<string | undefined> {
@@ -34,13 +24,9 @@ async function frameImage(req: Request, field: string, size: Size, env: RenderEn
   return file;
 }
 
-/** Picks one of the allowed values, so an out-of-range number cannot make an odd length. */
-function choice(value: number, allowed: readonly number[]): number {
-  return allowed.includes(value) ? value : allowed[allowed.length - 1]!;
-}
-
 export const renderModelDFast: ModelRenderer = async (model, req, env) => {
-  const size = videoSize(str(req, 'resolution', '720p'), str(req, 'aspect_ratio', '16:9'));
+  const shape = modelDFastShape(req);
+  const size: Size = [shape.width, shape.height];
   const startImage = await frameImage(req, 'start_image', size, env);
   const prng = new Prng(sceneKey(model, req));
   return {
@@ -49,7 +35,7 @@ export const renderModelDFast: ModelRenderer = async (model, req, env) => {
         {
           width: size[0],
           height: size[1],
-          seconds: choice(num(req, 'duration', 8), [4, 6, 8]),
+          seconds: shape.seconds,
           prompt: str(req, 'prompt', ''),
           prng,
           camera: prng.fork('camera'),
@@ -62,8 +48,8 @@ export const renderModelDFast: ModelRenderer = async (model, req, env) => {
 };
 
 export const renderModelE1: ModelRenderer = async (model, req, env) => {
-  const tier = str(req, 'mode', 'std') === 'pro' ? '1080p' : '720p';
-  const size = videoSize(tier, str(req, 'aspect_ratio', '16:9'));
+  const shape = modelE1Shape(req);
+  const size: Size = [shape.width, shape.height];
   const startImage = await frameImage(req, 'start_image', size, env);
   const endImage = await frameImage(req, 'end_image', size, env);
   const prng = new Prng(sceneKey(model, req));
@@ -79,7 +65,7 @@ export const renderModelE1: ModelRenderer = async (model, req, env) => {
         {
           width: size[0],
           height: size[1],
-          seconds: choice(num(req, 'duration', 5), [5, 10]),
+          seconds: shape.seconds,
           prompt: str(req, 'prompt', ''),
           prng,
           camera,
@@ -93,15 +79,16 @@ export const renderModelE1: ModelRenderer = async (model, req, env) => {
 };
 
 export const renderModelF: ModelRenderer = async (model, req, env) => {
-  const startImage = await frameImage(req, 'start_image', MODEL_F_SIZE, env);
+  const size: Size = [MODEL_F_SHAPE.width, MODEL_F_SHAPE.height];
+  const startImage = await frameImage(req, 'start_image', size, env);
   const prng = new Prng(sceneKey(model, req));
   return {
     render: () =>
       renderSceneVideo(
         {
-          width: MODEL_F_SIZE[0],
-          height: MODEL_F_SIZE[1],
-          seconds: MODEL_F_SECONDS,
+          width: size[0],
+          height: size[1],
+          seconds: MODEL_F_SHAPE.seconds,
           prompt: str(req, 'prompt', ''),
           prng,
           camera: prng.fork('camera'),

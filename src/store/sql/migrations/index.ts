@@ -22,6 +22,7 @@ import { ENGINE_ROUTES_MIGRATION } from './0020-engine-routes.js';
 import { FAIR_SHARE_MIGRATION } from './0021-fair-share.js';
 import { TOKEN_BUDGETS_MIGRATION } from './0022-token-budgets.js';
 import { JOB_TAGS_MIGRATION } from './0023-job-tags.js';
+import { OPENAI_VIDEOS_MIGRATION } from './0024-openai-videos.js';
 
 /**
  * Numbered migrations, written with Kysely's schema builder so every backend runs the same ones.
@@ -52,6 +53,7 @@ const migrations: Record<string, Migration> = {
   '0021_fair_share': FAIR_SHARE_MIGRATION,
   '0022_token_budgets': TOKEN_BUDGETS_MIGRATION,
   '0023_job_tags': JOB_TAGS_MIGRATION,
+  '0024_openai_videos': OPENAI_VIDEOS_MIGRATION,
 };
 
 /** The names of every migration this code knows, in order (readiness compares them with the store's). */
