@@ -4,7 +4,7 @@ import { CreatedJob, Job, JobPage } from '../../services/common/job-view.js';
 import { IDEMPOTENCY_KEY_MAX } from '../request/request-headers.js';
 import { StringEnum } from '../../models/schema-kit.js';
 import { TERMINAL_STATUSES } from '../../domain/states.js';
-import { MAX_TAGS, TAG_MAX_LENGTH } from '../../domain/job-tags.js';
+import { MAX_TAGS, ONE_TAG, TAG_MAX_LENGTH } from '../../domain/job-tags.js';
 
 /**
  * Response shapes (spec sections 2 and 7). A schema with an `$id` is an OpenAPI component of that
@@ -81,7 +81,7 @@ export const IdempotencyKeyHeader = Type.String({
 
 /** X-Mediagen-Tags on every create (domain/job-tags.ts), described here; its reader and the use case check it. */
 export const TagsHeader = Type.String({
-  pattern: `^ *[a-z0-9_.:-]{1,${TAG_MAX_LENGTH}} *(, *[a-z0-9_.:-]{1,${TAG_MAX_LENGTH}} *)*$`,
+  pattern: `^ *${ONE_TAG} *(, *${ONE_TAG} *)*$`,
   description:
     `Tags for the job, comma-separated: up to ${MAX_TAGS} of 1 to ${TAG_MAX_LENGTH} characters of a-z, 0-9, \`_\`, \`.\`, \`:\` and \`-\` (duplicates count once). ` +
     'Shown in the job, filtered by `GET /jobs?tag=`, summed by `GET /usage/summary?group_by=tag`; anything else is a 400 naming the header. See docs/routing.md "Tags".',

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { invalid } from '../../domain/error-catalogue.js';
+import { MAX_TAGS, TAG_RULE } from '../../domain/job-tags.js';
 import type { CreatedJob } from '../../services/jobs/job-admission.js';
 import type { CreatedJobView, JobView } from '../../services/common/job-view.js';
 import { outputLinks, waitForEnd } from '../job-results.js';
@@ -23,9 +24,9 @@ export const WebhookUrl = Type.String({
 });
 
 /** Checked by the use case (domain/job-tags.ts), whose refusals name `tags`. */
-export const Tags = Type.Array(Type.String({ description: "1 to 64 characters of a-z, 0-9, '_', '.', ':' and '-'" }), {
+export const Tags = Type.Array(Type.String({ description: TAG_RULE }), {
   description:
-    'Tags for the job (up to 8; duplicates count once), as X-Mediagen-Tags over HTTP: shown on the job, and list_jobs takes one as `tag`',
+    `Tags for the job (up to ${MAX_TAGS}; duplicates count once), as X-Mediagen-Tags over HTTP: shown on the job, and list_jobs takes one as \`tag\``,
   examples: [['team-a', 'campaign-7']],
 });
 

@@ -111,10 +111,11 @@ export class OpenAiVideos {
       // An alias is kept as sent, so the video reads back by it (OpenAI's object shows the id the
       // client used) after the alias leaves the config too. A replay shows what the first create kept.
       const named = this.#d.models.namedId(model, 'video');
-      if (!created.replayed && named !== undefined && named !== entry.path) await this.#d.store.openaiVideos.recordModel(created.job.job_id, named);
+      const alias = named !== undefined && named !== entry.path ? named : undefined;
+      if (!created.replayed && alias !== undefined) await this.#d.store.openaiVideos.recordModel(created.job.job_id, alias);
       // As created (a worker may have claimed it since): pending, so queued, at 0 %.
       const job = await this.#videoJob(caller, created.job.job_id);
-      const modelId = (await this.#d.store.openaiVideos.modelsOf([job.id])).get(job.id);
+      const modelId = created.replayed ? (await this.#d.store.openaiVideos.modelsOf([job.id])).get(job.id) : alias;
       return { video: this.#view({ ...job, status: created.job.status, completedAt: null, progress: null, error: null }, modelId), replayed: created.replayed };
     } finally {
       await staged?.discard().catch(() => undefined);
