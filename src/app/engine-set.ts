@@ -147,7 +147,9 @@ function logChains(wiring: ModelWiring, log: Log | undefined): void {
   for (const m of wiring.catalog.entries) {
     const chain = m.engine === undefined ? undefined : wiring.bindings.chain(m.path);
     if (!chain || chain.engines.length < 2) continue;
-    const key = `${wiring.bindings.origin(m.path) ?? m.path}`;
+    // Named by the binding: its model_engines key (an exact path or a pattern), else the custom model's own path.
+    const origin = wiring.bindings.origin(m.path);
+    const key = origin === undefined ? m.path : origin === 'model_engines' ? `model_engines '${m.path}'` : origin;
     if (seen.has(key)) continue;
     seen.add(key);
     log?.info({ binding: key, engines: chain.engines, ...(chain.spillAfterMs === undefined ? {} : { spillAfterMs: chain.spillAfterMs }) }, `routing: ${key} -> ${chain.engines.join(' -> ')}`);

@@ -1,6 +1,7 @@
 import type { CircuitSettings } from '../config/routing-settings.js';
 import type { Clock } from '../lib/clock.js';
 import type { Log } from '../lib/log.js';
+import { EngineError } from './engine.js';
 import { UpstreamError } from './upstream/upstream-error.js';
 
 /** What /readyz and /metrics show of an engine (docs/routing.md, "Circuits"). */
@@ -82,5 +83,13 @@ export function upstreamCause(err: unknown): UpstreamError | undefined {
   return undefined;
 }
 
-/** A failure that says nothing about the job: the engine is unreachable, overloaded or failing (429, 5xx, timeouts). */
-export const engineDown = (err: unknown): boolean => upstreamCause(err)?.kind === 'unavailable';
+/** Whether the engine that threw `err` said it provably did not take the job (EngineErrorOptions.notAccepted). */
+export function notAccepted(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof EngineError && e.notAccepted) return true;
+  }
+  return false;
+}
+
+/** A failure that says nothing about the job: the engine is unreachable, overloaded or failing (429, 5xx, timeouts), or cannot take work. */
+export const engineDown = (err: unknown): boolean => upstreamCause(err)?.kind === 'unavailable' || notAccepted(err);

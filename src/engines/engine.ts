@@ -85,6 +85,12 @@ export interface EngineContext {
   };
   /** Routing's store-backed hooks (docs/routing.md), where the runner has a store: absent on a remote worker. Only the router uses them. */
   readonly route?: RouteHooks;
+  /**
+   * Set by the router when the job's chain has a next engine: an engine that cannot take the job
+   * now (its upstream refuses connections, answers 429 or 503, its processes cannot start) says so
+   * at once, with an EngineError `notAccepted`, rather than retry until the deadline.
+   */
+  readonly canFallBack?: boolean;
 }
 
 /** One step of a job's route through its model's chain, as its details show it (docs/routing.md). */
@@ -223,6 +229,12 @@ export interface EngineErrorOptions {
   readonly detail?: string;
   /** The error behind this one, kept so the runner can tell a full disk from a bad input. */
   readonly cause?: unknown;
+  /**
+   * The engine provably did not take the job: nothing of it reached a place that could run or
+   * bill it (docs/routing.md, "Fallback"). Only the engine knows, so only it says so; the router
+   * then hands the job to the next engine of its chain.
+   */
+  readonly notAccepted?: boolean;
 }
 
 /**
@@ -232,10 +244,12 @@ export interface EngineErrorOptions {
 export class EngineError extends Error {
   readonly code: JobErrorCode;
   readonly detail: string | undefined;
+  readonly notAccepted: boolean;
   constructor(code: JobErrorCode, message: string, options: EngineErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'EngineError';
     this.code = code;
     this.detail = options.detail;
+    this.notAccepted = options.notAccepted ?? false;
   }
 }

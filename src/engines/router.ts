@@ -7,7 +7,7 @@ import type { Log } from '../lib/log.js';
 import type { ModelModule } from '../models/model.js';
 import { buildBindings } from './bindings.js';
 import type { EngineBindings } from './bindings.js';
-import { Circuit, engineDown, upstreamCause } from './circuit.js';
+import { Circuit, notAccepted, upstreamCause } from './circuit.js';
 import type { CircuitState } from './circuit.js';
 import { EngineError, RunStopped } from './engine.js';
 import type { BindableEngine, Engine, EngineContext, EngineJob, OutputFile, RouteStep, UpstreamState } from './engine.js';
@@ -38,9 +38,9 @@ const WAIT_STEP_MS = 250;
 /**
  * The one Engine the worker is given: it hands each job to the engines its model's chain names
  * (bindings.ts; docs/routing.md), in order. The next engine takes the job only when the one
- * before provably did not accept it: its circuit is open, or it failed `unavailable` (unreachable,
- * 429, a 5xx or a timeout) before it stored an upstream id. Once an engine stored one, the job is
- * its: never sent elsewhere, and a later run resumes it there. A fallback is part of one run, so
+ * before provably did not accept it: its circuit is open, or the engine said so (an EngineError
+ * `notAccepted`: only the engine knows what its upstream may hold). Once an engine stored an
+ * upstream id, the job is its: never sent elsewhere, and a later run resumes it there. A fallback is part of one run, so
  * it spends none of the job's attempts. An engine with `max_in_flight` holds a store-backed place
  * for each job it runs; a job finding none waits, or after `spill_after_ms` goes to the next
  * engine. Every binding is checked when the router is built, so a server with a model no engine
@@ -142,17 +142,8 @@ export class EngineRouter implements Engine {
         step(link.id, 'busy', `at its max_in_flight of ${limit.maxInFlight}`);
         continue;
       }
-      let saved = false;
-      const linkCtx: EngineContext = {
-        ...ctx,
-        upstream: {
-          load,
-          save: (state) => {
-            saved = true;
-            return ctx.upstream.save(state);
-          },
-        },
-      };
+      // An engine with a next one after it says at once when it cannot take the job (EngineContext.canFallBack).
+      const linkCtx: EngineContext = { ...ctx, upstream: { load, save: (state) => ctx.upstream.save(state) }, canFallBack: !last };
       try {
         const out = await link.engine.run(job, linkCtx);
         circuit.report(undefined);
@@ -165,8 +156,8 @@ export class EngineRouter implements Engine {
           throw err;
         }
         circuit.report(err);
-        if (!last && !saved && engineDown(err)) {
-          step(link.id, 'refused', upstreamCause(err)?.message.slice(0, 200));
+        if (!last && notAccepted(err)) {
+          step(link.id, 'refused', (upstreamCause(err)?.message ?? (err as Error).message).slice(0, 200));
           await route?.record(trail, null);
           continue;
         }

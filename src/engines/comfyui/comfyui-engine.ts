@@ -76,14 +76,17 @@ export class ComfyuiEngine implements BindableEngine {
     const previous = await ctx.upstream.load();
     const resumed = previous?.engine === this.name && isPlainObject(previous.state) ? (previous.state as unknown as ComfyState) : undefined;
     const clientId = typeof resumed?.clientId === 'string' ? resumed.clientId : randomUUID();
-    // Every call is a follow (upstream-retry.ts): a prompt is looked for before it is posted again,
-    // so ComfyUI never runs one job twice, and its trouble is retried to the job's deadline.
+    // A prompt is looked for before it is posted again, so ComfyUI never runs one job twice: its
+    // submission deduplicates, and its trouble is retried to the job's deadline (upstream-retry.ts),
+    // unless a next engine may take a job ComfyUI refused at the door (fallsBack).
     const retry = new UpstreamRetry({
       signal: ctx.signal,
       deadlineMs: ctx.deadlineMs,
       clock,
       baseMs: settings.pollIntervalMs,
       submitAttempts: 1,
+      deduplicates: true,
+      fallsBack: ctx.canFallBack === true,
       ...(this.#deps.log ? { log: this.#deps.log } : {}),
       label: { engine: this.name },
     });
@@ -96,12 +99,16 @@ export class ComfyuiEngine implements BindableEngine {
       const byClient = resumed?.kept !== true && resumed?.minted !== true;
       if (resumed?.promptId) promptId = await retrying(() => findPrompt(http, resumed.promptId, clientId, byClient));
       if (promptId === undefined) {
-        const prompt = await this.#prompt(job, model, ctx, http, retrying);
+        // Refused at the door (uploads or the POST): ComfyUI holds nothing, the next engine of the chain may take the job.
+        const refusal = (err: unknown): never => {
+          throw ctx.canFallBack && retry.refused(err) ? upstreamJobError(err as UpstreamError, true) : err;
+        };
+        const prompt = await this.#prompt(job, model, ctx, http, (call) => retry.prepare(call)).catch(refusal);
         const ours = resumed?.promptId && !resumed.minted ? resumed.promptId : randomUUID();
         await this.#save(ctx, { promptId: ours, clientId });
         // Ours from here: a cancel while the POST is in flight (ComfyUI may have queued it already) still removes it.
         promptId = ours;
-        promptId = await this.#queue(ctx, http, retrying, prompt, ours, clientId);
+        promptId = await this.#queue(ctx, http, (call) => retry.submit(call), prompt, ours, clientId).catch(refusal);
       } else if (promptId !== resumed?.promptId) {
         await this.#save(ctx, { promptId, clientId, minted: true });
       }
@@ -113,7 +120,7 @@ export class ComfyuiEngine implements BindableEngine {
     } catch (err) {
       const reason: unknown = ctx.signal.aborted ? ctx.signal.reason : err;
       // Cancelled, timed out, or given up on while ComfyUI may still hold the prompt (upstream-cancel.ts).
-      if (promptId !== undefined && cancelsUpstream(reason)) await this.#cancel(promptId, follow, reason);
+      if (promptId !== undefined && cancelsUpstream(reason) && !(err instanceof EngineError && err.notAccepted)) await this.#cancel(promptId, follow, reason);
       throw err instanceof UpstreamError ? upstreamJobError(err) : err;
     } finally {
       follow.close();

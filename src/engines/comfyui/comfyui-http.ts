@@ -1,5 +1,5 @@
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { readCappedBody } from '../upstream/upstream-http.js';
+import { neverSent, readCappedBody } from '../upstream/upstream-http.js';
 import { JsonScanError, JsonScanner } from './comfyui-scan.js';
 import type { JsonPath } from './comfyui-scan.js';
 
@@ -33,7 +33,7 @@ export class ComfyHttp {
     } catch (err) {
       if (this.signal.aborted) throw this.signal.reason;
       const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : 'connection failed';
-      throw new UpstreamError('unavailable', `ComfyUI ${method} ${path.split('?')[0]}: ${why}`, { cause: err });
+      throw new UpstreamError('unavailable', `ComfyUI ${method} ${path.split('?')[0]}: ${why}`, { cause: err, notSent: neverSent(err) });
     }
     if (res.status >= 500 || res.status === 429) {
       await res.body?.cancel().catch(() => undefined);

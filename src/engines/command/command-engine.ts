@@ -88,8 +88,12 @@ export class CommandEngine implements BindableEngine {
       const files = await writeInputs(urlInputsOf(model.schema, job.request), inDir, (url, field) => ctx.loadInput(url, field));
       const input = fillTemplate(model.input, job.request);
       await ctx.stage('processing');
-      const proc = await this.#pool.acquire(signal, ctx.deadlineMs).catch((err: unknown) => {
-        if (err instanceof CommandCouldNotStart) this.#deps.log?.warn({ command: this.#deps.settings.name, jobId: job.id, model: job.model }, "job failed: no process of its command could start before the job's deadline");
+      // With a next engine in the job's chain, the job waits for a busy process but not for processes that keep failing to start.
+      const fallsBack = ctx.canFallBack === true;
+      const proc = await this.#pool.acquire(signal, fallsBack ? this.#deps.clock.nowMs() : ctx.deadlineMs).catch((err: unknown) => {
+        if (!(err instanceof CommandCouldNotStart)) throw err;
+        if (fallsBack) throw new EngineError('server_unavailable', err.message, { cause: err, detail: err.detail, notAccepted: true });
+        this.#deps.log?.warn({ command: this.#deps.settings.name, jobId: job.id, model: job.model }, "job failed: no process of its command could start before the job's deadline");
         throw err;
       });
       try {

@@ -124,6 +124,7 @@ export class ProviderEngine implements BindableEngine {
       submitAttempts: provider.maxAttempts,
       // Whether a submission may be sent again is the type's fact (config/provider-types.ts).
       deduplicates: providerType(provider.type).deduplicates,
+      fallsBack: ctx.canFallBack === true,
       ...(log ? { log } : {}),
       label: this.#label,
     });
@@ -191,8 +192,8 @@ export class ProviderEngine implements BindableEngine {
       load: (url, field) => ctx.loadInput(url, field),
       inlineMaxBytes: this.#deps.provider.inlineMaxBytes,
       // A repeated upload costs a stored file, never a generation: retried as a follow.
-      upload: upload && ((bytes, type, name) => retry.follow(() => upload(bytes, type, name))),
-    });
+      upload: upload && ((bytes, type, name) => retry.prepare(() => upload(bytes, type, name))),
+    }).catch((err: unknown) => this.#refusal(err, retry, ctx));
     await ctx.stage('processing');
     if (adapter.synchronous) {
       // A synchronous provider generates within the call: it has started sampling. The mark tells
@@ -200,16 +201,24 @@ export class ProviderEngine implements BindableEngine {
       await ctx.stage('sampling');
       await this.#save(ctx, { id: syncHandleId(job.id) }, { state: 'running', raw: 'submitting' });
     }
-    const submitted = await retry.submit(() =>
-      adapter.submit({
-        model: model.route.upstream.model ?? model.endpoint,
-        input,
-        jobId: job.id,
-        ...(this.#deps.webhookUrl && adapter.verifyWebhook ? { webhookUrl: this.#deps.webhookUrl } : {}),
-      }),
-    );
+    const submitted = await retry
+      .submit(() =>
+        adapter.submit({
+          model: model.route.upstream.model ?? model.endpoint,
+          input,
+          jobId: job.id,
+          ...(this.#deps.webhookUrl && adapter.verifyWebhook ? { webhookUrl: this.#deps.webhookUrl } : {}),
+        }),
+      )
+      .catch((err: unknown) => this.#refusal(err, retry, ctx));
     await this.#save(ctx, submitted.handle, submitted.status);
     return submitted;
+  }
+
+  /** A failure before the provider holds the job: one that proves it took nothing tells the router it may go to the next engine. */
+  #refusal(err: unknown, retry: UpstreamRetry, ctx: EngineContext): never {
+    if (ctx.canFallBack && retry.refused(err)) throw upstreamJobError(err as UpstreamError, true);
+    throw err;
   }
 
   /** Polls until the provider's job ends, moving ours to `sampling` and reporting progress on the way. */

@@ -77,7 +77,20 @@ const CODES = {
   malformed: 'upstream_malformed',
 } as const;
 
-/** The job error an UpstreamError ends a run with. */
-export function upstreamJobError(err: UpstreamError): EngineError {
-  return new EngineError(CODES[err.kind], UPSTREAM_MESSAGES[err.kind](err.message), { cause: err });
+/**
+ * The job error an UpstreamError ends a run with; `notAccepted` when the engine knows the upstream
+ * holds nothing of the job (EngineErrorOptions), so the router may hand it to the next engine.
+ */
+export function upstreamJobError(err: UpstreamError, notAccepted = false): EngineError {
+  return new EngineError(CODES[err.kind], UPSTREAM_MESSAGES[err.kind](err.message), { cause: err, notAccepted });
+}
+
+/**
+ * Whether a failed call proves the upstream did not take what it carried: the connection never
+ * opened, or the upstream answered 429 (too many requests) or 503 (not taking work now). A timeout,
+ * a lost connection or another 5xx (a gateway's 502 or 504 above a backend that got the request)
+ * may come after the upstream stored the work, so they prove nothing (docs/routing.md, "Fallback").
+ */
+export function refusedAtTheDoor(err: unknown): err is UpstreamError {
+  return err instanceof UpstreamError && err.kind === 'unavailable' && (err.notSent || err.status === 429 || err.status === 503);
 }

@@ -20,6 +20,8 @@ export function neverSent(err: unknown): boolean {
   const cause = (err as { cause?: unknown } | null)?.cause ?? err;
   const code = (cause as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && NOT_SENT_CODES.has(code)) return true;
+  // The fetch standard's "bad port" (9, 25, 6000...): undici refuses it before connecting, with no code.
+  if (code === undefined && (cause as Error | null)?.message === 'bad port') return true;
   // Happy eyeballs tries each address; all of them failing to connect is still "never sent".
   const all = (cause as { errors?: unknown } | null)?.errors;
   return Array.isArray(all) && all.length > 0 && all.every((e) => neverSent(e));

@@ -1,7 +1,7 @@
 import { backoffMs } from '../../lib/backoff.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Log } from '../../lib/log.js';
-import { UpstreamError } from './upstream-error.js';
+import { refusedAtTheDoor, UpstreamError } from './upstream-error.js';
 
 /**
  * The money rules of every engine that hands work to an upstream (docs/providers.md, "Money
@@ -19,7 +19,15 @@ import { UpstreamError } from './upstream-error.js';
  *   job's deadline, not a count: giving up early would fail a job that is still running, and
  *   billing, upstream.
  *
- * In both, `x-should-retry: false` is obeyed, `x-should-retry: true` makes a follow retry what it
+ * - `prepare`, a call that readies work but hands over nothing billable (an upload before the
+ *   submission), is retried like a follow.
+ *
+ * When the router has a next engine for the job (`fallsBack`: EngineContext.canFallBack), a
+ * `prepare` or `submit` the upstream refused at the door (refusedAtTheDoor: never connected, 429,
+ * 503) is not tried again here, so the next engine takes the job at once, unless an earlier try of
+ * a submission failed past the door (it may hold the job: `refused` then says no).
+ *
+ * In all, `x-should-retry: false` is obeyed, `x-should-retry: true` makes a follow retry what it
  * would not (a 4xx) but never widens a submission, and the wait is the longer of the backoff and
  * the upstream's `retry-after-ms` / `Retry-After`. A wait that would reach the deadline is not
  * waited: the last error ends the run, so the job fails as the upstream's fault, not `timeout`.
@@ -40,15 +48,19 @@ export interface UpstreamRetryOptions {
   readonly submitAttempts: number;
   /** The upstream deduplicates a submission sent again (an Idempotency-Key it honours). */
   readonly deduplicates?: boolean;
+  /** The job's chain has a next engine (see the module's comment). */
+  readonly fallsBack?: boolean;
   readonly log?: Pick<Log, 'warn'>;
   /** Names the upstream in log lines (`{provider, type}`, `{comfyui}`); never a key or a message. */
   readonly label: Readonly<Record<string, unknown>>;
 }
 
-export type UpstreamPhase = 'submit' | 'follow';
+export type UpstreamPhase = 'prepare' | 'submit' | 'follow';
 
 export class UpstreamRetry {
   readonly #o: UpstreamRetryOptions;
+  /** A try of a submission failed past the door: the upstream may hold the job. */
+  #doubt = false;
 
   constructor(options: UpstreamRetryOptions) {
     this.#o = options;
@@ -64,10 +76,21 @@ export class UpstreamRetry {
     return this.#run('follow', call);
   }
 
+  /** Runs a call that readies work and hands over nothing billable (see the module's comment). */
+  prepare<T>(call: () => Promise<T>): Promise<T> {
+    return this.#run('prepare', call);
+  }
+
+  /** Whether `err`, ending a prepare or submit, proves the upstream holds nothing of the job: it and every earlier failed try of a submission were refused at the door. */
+  refused(err: unknown): boolean {
+    return refusedAtTheDoor(err) && !this.#doubt;
+  }
+
   /** Whether `err` may be tried again in `phase` (deadline and attempt count aside). */
   retryable(phase: UpstreamPhase, err: unknown): err is UpstreamError {
     if (!(err instanceof UpstreamError) || err.shouldRetry === false) return false;
-    if (phase === 'follow' || this.#o.deduplicates) return err.kind === 'unavailable' || (phase === 'follow' && err.shouldRetry === true && err.kind === 'rejected');
+    if (phase !== 'follow' && this.#o.fallsBack && this.refused(err)) return false;
+    if (phase !== 'submit' || this.#o.deduplicates) return err.kind === 'unavailable' || (phase === 'follow' && err.shouldRetry === true && err.kind === 'rejected');
     return err.kind === 'unavailable' && (err.status === 429 || err.notSent);
   }
 
@@ -78,8 +101,9 @@ export class UpstreamRetry {
         return await call();
       } catch (err) {
         if (signal.aborted) throw signal.reason;
+        if (phase === 'submit' && !refusedAtTheDoor(err)) this.#doubt = true;
         if (!this.retryable(phase, err)) {
-          if (err instanceof UpstreamError && err.kind === 'unavailable') {
+          if (err instanceof UpstreamError && err.kind === 'unavailable' && !(this.#o.fallsBack && this.refused(err))) {
             // Why a submission is not sent again is the operator's business: it may have cost money.
             log?.warn({ ...label, phase, status: err.status, failures, notSent: err.notSent }, phase === 'submit' ? 'the upstream may have taken the submission; not sending it again' : 'the upstream said not to retry; giving up on the job');
           }
