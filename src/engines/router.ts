@@ -144,11 +144,12 @@ export class EngineRouter implements Engine {
       }
       // An engine with a next one after it says at once when it cannot take the job (EngineContext.canFallBack).
       const linkCtx: EngineContext = { ...ctx, upstream: { load, save: (state) => ctx.upstream.save(state) }, canFallBack: !last };
+      // Recorded at the hand-over, so the job's details and the queue metrics name the engine it runs on while it runs.
+      step(link.id, 'ran');
       try {
+        await route?.record(trail, link.id);
         const out = await link.engine.run(job, linkCtx);
         circuit.report(undefined);
-        step(link.id, 'ran');
-        await route?.record(trail, link.id);
         return out;
       } catch (err) {
         if (ctx.signal.aborted || err instanceof RunStopped) {
@@ -157,12 +158,11 @@ export class EngineRouter implements Engine {
         }
         circuit.report(err);
         if (!last && notAccepted(err)) {
+          trail.pop();
           step(link.id, 'refused', (upstreamCause(err)?.message ?? (err as Error).message).slice(0, 200));
           await route?.record(trail, null);
           continue;
         }
-        step(link.id, 'ran');
-        await route?.record(trail, link.id);
         throw err;
       } finally {
         if (limit && route) await route.release();

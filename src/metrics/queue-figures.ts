@@ -21,20 +21,24 @@ export function engineLabel(binding: EngineBinding | undefined): string {
 }
 
 /**
- * The store's per-type queues as series per model and engine: node-app types share one model label
+ * The store's per-type queues as series per model and engine: waiting jobs under the engine their
+ * model is bound to first (what they wait for), running jobs under the engine their route records
+ * (the one of a chain that took them), else the bound one. Node-app types share one model label
  * (meter.ts), so theirs are summed and the oldest of them kept.
  */
 export function modelQueues(types: readonly TypeQueue[], bindingOf: (type: string) => EngineBinding | undefined, now: Micros): ModelQueue[] {
   const series = new Map<string, { model: string; engine: string; waiting: number; oldest: Micros | null; running: number }>();
+  const at = (model: string, engine: string) => {
+    const key = `${model}\u0000${engine}`;
+    return series.get(key) ?? series.set(key, { model, engine, waiting: 0, oldest: null, running: 0 }).get(key)!;
+  };
   for (const t of types) {
     const model = modelLabel(t.type);
-    const engine = engineLabel(bindingOf(t.type));
-    const key = `${model}\u0000${engine}`;
-    const s = series.get(key) ?? { model, engine, waiting: 0, oldest: null, running: 0 };
+    const bound = engineLabel(bindingOf(t.type));
+    const s = at(model, bound);
     s.waiting += t.waiting;
-    s.running += t.running;
     if (t.oldestWaitingCreatedAt !== null && (s.oldest === null || t.oldestWaitingCreatedAt < s.oldest)) s.oldest = t.oldestWaitingCreatedAt;
-    series.set(key, s);
+    for (const r of t.runningOn) at(model, r.engine ?? bound).running += r.n;
   }
   return [...series.values()].map((s) => ({
     model: s.model,

@@ -10,6 +10,8 @@ export interface TypeQueue {
   readonly oldestWaitingCreatedAt: Micros | null;
   /** Jobs in RUNNING_STATUSES. */
   readonly running: number;
+  /** The running jobs by the engine their route records (the router's hand-over, a remote claim); null: none recorded. */
+  readonly runningOn: readonly { readonly engine: string | null; readonly n: number }[];
 }
 
 /** Read-only figures about the whole queue, for the metrics (not for any decision a service makes). */
@@ -21,8 +23,9 @@ export interface QueueStatsStore {
   depthByStatus(): Promise<Map<JobStatus, number>>;
   /**
    * Each job type with jobs waiting or running (the signals to scale workers on, issue 40): a
-   * grouped count along jobs_status_type_created over the queued and running jobs only, then one
-   * index seek per type for its oldest queued job. Never a walk of the finished history.
+   * grouped count along jobs_status_type_created over the queued jobs, the running ones (as many as
+   * the workers' slots) with their recorded route's engine, then one index seek per type for its
+   * oldest queued job. Never a walk of the finished history.
    */
   queueByType(): Promise<TypeQueue[]>;
 }

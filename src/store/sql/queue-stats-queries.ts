@@ -23,19 +23,28 @@ export class SqlQueueStatsStore implements QueueStatsStore {
   }
 
   async queueByType(): Promise<TypeQueue[]> {
-    // The counts read jobs_status_type_created only (status and type are its leading columns).
-    const rows = await this.#db
+    // The queued count reads jobs_status_type_created only (status and type are its leading columns).
+    const waiting = await this.#db
       .selectFrom('jobs')
-      .select((eb) => ['status', 'type', eb.fn.countAll<number | string>().as('n')])
-      .where('status', 'in', ['queued', ...RUNNING_STATUSES])
-      .groupBy(['status', 'type'])
+      .select((eb) => ['type', eb.fn.countAll<number | string>().as('n')])
+      .where('status', '=', 'queued')
+      .groupBy('type')
       .execute();
-    const byType = new Map<string, { waiting: number; running: number }>();
-    for (const r of rows) {
-      const q = byType.get(r.type) ?? { waiting: 0, running: 0 };
-      if (r.status === 'queued') q.waiting += Number(r.n);
-      else q.running += Number(r.n);
-      byType.set(r.type, q);
+    // Running jobs are few (the workers' slots): each joins its route by primary key.
+    const running = await this.#db
+      .selectFrom('jobs')
+      .leftJoin('job_routes', 'job_routes.job_id', 'jobs.id')
+      .select((eb) => ['jobs.type', 'job_routes.engine', eb.fn.countAll<number | string>().as('n')])
+      .where('jobs.status', 'in', [...RUNNING_STATUSES])
+      .groupBy(['jobs.type', 'job_routes.engine'])
+      .execute();
+    const byType = new Map<string, { waiting: number; running: number; runningOn: { engine: string | null; n: number }[] }>();
+    const of = (type: string) => byType.get(type) ?? byType.set(type, { waiting: 0, running: 0, runningOn: [] }).get(type)!;
+    for (const r of waiting) of(r.type).waiting += Number(r.n);
+    for (const r of running) {
+      const q = of(r.type);
+      q.running += Number(r.n);
+      q.runningOn.push({ engine: r.engine ?? null, n: Number(r.n) });
     }
     const out: TypeQueue[] = [];
     for (const [type, q] of [...byType].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -44,7 +53,7 @@ export class SqlQueueStatsStore implements QueueStatsStore {
         q.waiting === 0
           ? undefined
           : await this.#db.selectFrom('jobs').select('created_at').where('status', '=', 'queued').where('type', '=', type).orderBy('created_at').limit(1).executeTakeFirst();
-      out.push({ type, waiting: q.waiting, running: q.running, oldestWaitingCreatedAt: oldest ? Number(oldest.created_at) : null });
+      out.push({ type, ...q, oldestWaitingCreatedAt: oldest ? Number(oldest.created_at) : null });
     }
     return out;
   }
