@@ -1,6 +1,7 @@
 import type { Config } from '../config/config.js';
 import type { Engine } from '../engines/engine.js';
 import { NodeAppEngine } from '../engines/node-app-engine.js';
+import { EngineRouter } from '../engines/router.js';
 import { createGuardedDispatcher } from '../lib/safe-fetch.js';
 import type { Log } from '../lib/log.js';
 import type { OutputStore } from '../outputs/output-store.js';
@@ -58,6 +59,7 @@ export interface JobWorker {
  */
 export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOptions = {}): JobWorker {
   const { config, services } = parts;
+  const router = parts.engine instanceof EngineRouter ? parts.engine : undefined;
   const inputs = createInputLoader(
     {
       allowPrivate: opts.allowPrivateUrls ?? config.allowPrivateUrls,
@@ -89,6 +91,7 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
       pollMs: opts.pollMs ?? config.pollIntervalMs,
       types: { except: [...services.bindings.remote.keys()] },
       spill: services.bindings.spill,
+      ...(router?.limited ? { limited: async () => router.limitedGroups(await parts.store.routes.slotsInUse()) } : {}),
     },
   );
   return { worker, close: () => inputs.close() };

@@ -25,6 +25,12 @@ interface Chain {
   readonly recorded: boolean;
 }
 
+/** Models whose every engine here is limited, and the places left on those engines now. */
+export interface LimitedGroup {
+  readonly models: readonly string[];
+  readonly room: number;
+}
+
 export interface RouterOptions {
   readonly clock?: Clock;
   readonly log?: Log;
@@ -104,6 +110,30 @@ export class EngineRouter implements Engine {
   /** The first engine of this process a model's jobs go to, if it takes requests and runs here. */
   engineFor(model: string): Engine | undefined {
     return this.#chains.get(model)?.links.find((l) => l.engine)?.engine;
+  }
+
+  /** Whether any engine has a max_in_flight: only then can a model be `full`. */
+  get limited(): boolean {
+    return Object.keys(this.#limits).length > 0;
+  }
+
+  /**
+   * The models whose every engine here has a max_in_flight, grouped by those engines, with the
+   * places left on them by `inUse` (places held per engine, across the cluster): a worker claims no
+   * more of a group's jobs than it has room, so none holds a worker slot only to wait (docs/routing.md).
+   */
+  limitedGroups(inUse: ReadonlyMap<string, number>): LimitedGroup[] {
+    const groups = new Map<string, { models: string[]; room: number }>();
+    for (const [model, chain] of this.#chains) {
+      // A remote pool's chain is claimed here only to spill, by its own claim.
+      if (!chain.links[0]!.engine) continue;
+      const here = chain.links.filter((l) => l.engine).map((l) => l.id);
+      if (!here.every((id) => this.#limits[id])) continue;
+      const key = [...here].sort().join(' ');
+      const group = groups.get(key) ?? groups.set(key, { models: [], room: here.reduce((n, id) => n + Math.max(0, this.#limits[id]!.maxInFlight - (inUse.get(id) ?? 0)), 0) }).get(key)!;
+      group.models.push(model);
+    }
+    return [...groups.values()];
   }
 
   /** Each engine's circuit, by id: what /readyz and /metrics show. */

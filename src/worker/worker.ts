@@ -19,6 +19,22 @@ export interface WorkerOptions {
    * so the pool keeps them while it has a worker free.
    */
   readonly spill?: ReadonlyMap<string, number>;
+  /**
+   * Models whose every engine here has a max_in_flight, grouped by those engines, with the places
+   * left on them now (docs/routing.md, "Engine limits"). A claim takes no more of a group's jobs
+   * than its room: a job claimed past it would only hold a worker slot while it waits, keeping
+   * other models' jobs from this worker; left queued, it is claimed once a place frees.
+   */
+  readonly limited?: () => Promise<readonly { readonly models: readonly string[]; readonly room: number }[]>;
+}
+
+/** `types` less `models`; undefined when nothing is left to claim. */
+function without(types: ClaimTypes | undefined, models: readonly string[]): ClaimTypes | null | undefined {
+  if (models.length === 0) return types;
+  if (!types) return { except: models };
+  if ('except' in types) return { except: [...types.except, ...models] };
+  const only = types.only.filter((t) => !models.includes(t));
+  return only.length > 0 ? { only } : null;
 }
 
 /** The spilling models by their wait: one claim per distinct spill_after_ms. */
@@ -48,9 +64,19 @@ export class Worker {
         // As many jobs per claim as there are free slots: one statement takes them all.
         claim: async (max) => {
           try {
-            const claimed = await deps.runs.claimMany(max, opts.types);
-            for (const [waitedMs, only] of spills) {
-              if (claimed.length < max) claimed.push(...(await deps.runs.claimMany(max - claimed.length, { only }, waitedMs)));
+            const groups = (await opts.limited?.()) ?? [];
+            const claimed: ClaimedJob[] = [];
+            // Limited models first, each group capped by its room, so they keep their turn without taking slots to wait in.
+            for (const g of groups) {
+              const n = Math.min(g.room, max - claimed.length);
+              if (n > 0) claimed.push(...(await deps.runs.claimMany(n, { only: g.models })));
+            }
+            const limited = groups.flatMap((g) => g.models);
+            const types = without(opts.types, limited);
+            if (claimed.length < max && types !== null) claimed.push(...(await deps.runs.claimMany(max - claimed.length, types)));
+            for (const [waitedMs, models] of spills) {
+              const spilling = without({ only: models }, limited);
+              if (claimed.length < max && spilling) claimed.push(...(await deps.runs.claimMany(max - claimed.length, spilling, waitedMs)));
             }
             return claimed;
           } catch (err) {
