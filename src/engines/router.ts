@@ -58,6 +58,8 @@ export class EngineRouter implements Engine {
   readonly #circuits: ReadonlyMap<string, Circuit>;
   readonly #limits: Readonly<Record<string, EngineLimit>>;
   readonly #clock: Clock;
+  /** Runs of this process not yet handed to an engine, by model (see run). */
+  readonly #unplaced = new Map<string, number>();
 
   private constructor(chains: ReadonlyMap<string, Chain>, circuits: ReadonlyMap<string, Circuit>, limits: Readonly<Record<string, EngineLimit>>, clock: Clock) {
     this.#chains = chains;
@@ -132,8 +134,9 @@ export class EngineRouter implements Engine {
       const key = [...here].sort().join(' ');
       const group = groups.get(key) ?? groups.set(key, { models: [], room: here.reduce((n, id) => n + Math.max(0, this.#limits[id]!.maxInFlight - (inUse.get(id) ?? 0)), 0) }).get(key)!;
       group.models.push(model);
+      group.room -= this.#unplaced.get(model) ?? 0;
     }
-    return [...groups.values()];
+    return [...groups.values()].map((g) => ({ models: g.models, room: Math.max(0, g.room) }));
   }
 
   /** Each engine's circuit, by id: what /readyz and /metrics show. */
@@ -142,6 +145,22 @@ export class EngineRouter implements Engine {
   }
 
   async run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]> {
+    // Counted until the job is handed to an engine (holding its place, where there is a limit), so
+    // limitedGroups leaves room for it: a second claim would otherwise race it for the same place.
+    let counted = true;
+    this.#unplaced.set(job.model, (this.#unplaced.get(job.model) ?? 0) + 1);
+    const handedOver = () => {
+      if (counted) this.#unplaced.set(job.model, this.#unplaced.get(job.model)! - 1);
+      counted = false;
+    };
+    try {
+      return await this.#route(job, ctx, handedOver);
+    } finally {
+      handedOver();
+    }
+  }
+
+  async #route(job: EngineJob, ctx: EngineContext, handedOver: () => void): Promise<OutputFile[]> {
     // A job stored by a server with other models (a removed one, an older release), or of a model
     // bound to remote workers, has no engine here.
     const chain = this.#chains.get(job.model);
@@ -176,6 +195,7 @@ export class EngineRouter implements Engine {
       const linkCtx: EngineContext = { ...ctx, upstream: { load, save: (state) => ctx.upstream.save(state) }, canFallBack: !last };
       // Recorded at the hand-over, so the job's details and the queue metrics name the engine it runs on while it runs.
       step(link.id, 'ran');
+      handedOver();
       try {
         await route?.record(trail, link.id);
         const out = await link.engine.run(job, linkCtx);

@@ -103,7 +103,10 @@ describe.each(backends)('engine limits and spillover: $name', { timeout: 120_000
     expect(fal.submissions() - before).toBe(1);
     // Each place freed takes the next job, one at a time.
     for (const id of [first, ...waiting]) {
-      await waitFor(async () => (await t!.store.upstreams.find(id)) || undefined, 'the job to be submitted', 20_000);
+      await waitFor(async () => (await t!.store.upstreams.find(id)) || undefined, 'the job to be submitted', 20_000).catch(async (e) => {
+        const all = await Promise.all([first, ...waiting].map(async (j) => { const r = await t!.store.queue.findJob(j); return `${r?.status}/${r?.attempts}/${JSON.stringify(r?.error)}`; }));
+        throw new Error(`${(e as Error).message}: ${all.join(' ')} slots ${JSON.stringify([...(await t!.store.routes.slotsInUse())])}`);
+      });
       fal.release((await t.store.upstreams.find(id))!.id);
       expect((await jobEnd(t, id, 20_000)).status).toBe('completed');
     }
