@@ -76,7 +76,7 @@ describe('docs/routing.md worked example', { timeout: 60_000 }, () => {
       expect(job.status, JSON.stringify(job)).toBe('completed');
       expect(fal.submissions()).toBe(1);
       expect((await t.store.billing.entriesOfJob(id)).filter((e) => e.kind === 'charge')).toHaveLength(1);
-      const route = (await t.services.routes.of(id)) as { engine: string; tried: { engine: string; outcome: string }[] };
+      const route = (await t.services.routes.of(id))!;
       expect(route.tried.map((s) => [s.engine, s.outcome])).toEqual([
         ['comfyui:gpu', 'refused'],
         ['provider:fal', 'ran'],
