@@ -52,6 +52,26 @@ describe.each(backends)('the typed client: workspace, tokens, webhooks, job deta
     expect(await statusOf(bot.workspace.get())).toBe(401);
   });
 
+  it('creates a token with limits of its own, lists its limits and spend, and its creates are refused by them with their codes', async () => {
+    const baseUrl = await start();
+    const created = await mg.tokens.create('campaign', { limits: { spend_limit_usd: '0.05', spend_period: 'month', models: ['image/vendor-a/*'], max_concurrent_jobs: 2 } });
+    expect(created.token.limits).toEqual({ spend_limit_usd: '0.050000', spend_period: 'month', models: ['image/vendor-a/*'], max_concurrent_jobs: 2 });
+    const app = new Mediagen({ baseUrl, token: created.secret, retry: false });
+    await app.generate(A2, BODY);
+    const listed = (await mg.tokens.list()).find((x) => x.id === created.token.id)!;
+    expect(listed.limits).toEqual(created.token.limits);
+    expect(listed.spend).toEqual({ period_start: '2026-11-01T00:00:00.000000Z', spent_usd: '0.030000', jobs_in_flight: 1 });
+    const refused = async (call: Promise<unknown>) => {
+      const err = (await call.then(() => undefined, (e: unknown) => e)) as MediagenError;
+      expect(err).toBeInstanceOf(MediagenError);
+      return [err.status, (err.body as { code?: string }).code];
+    };
+    expect(await refused(app.generate('image/vendor-b/model-b-1', { prompt: 'a fox' }))).toEqual([403, 'model_not_allowed']);
+    expect(await refused(app.generate(A2, BODY))).toEqual([402, 'token_budget_exceeded']);
+    // The workspace's own token is not bound by them.
+    await mg.generate(A2, BODY);
+  });
+
   it("shows and rotates the webhook secret, lists the workspace's deliveries page by page and a job's own, and a member gets 403 on secrets and tokens", async () => {
     const baseUrl = await start();
     const before = await mg.webhooks.secret();

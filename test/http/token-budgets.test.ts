@@ -1,9 +1,11 @@
+import { Ajv } from 'ajv';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestApp, errorOf, generate, get } from '../helpers/app.js';
+import { createJob, createTestApp, errorOf, generate, get } from '../helpers/app.js';
 import type { Json, TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { checkedInject } from '../helpers/checked-inject.js';
 import { expectLedgerConsistent, runNextJob } from '../helpers/ledger.js';
+import { IMAGE_THEN_VIDEO, execute, publishGraph } from '../helpers/node-apps.js';
 
 const B1 = 'image/vendor-b/model-b-1';
 const B1_PRICE = 40_400;
@@ -85,6 +87,31 @@ describe.each(backends)('API token budgets: $name', (backend) => {
     expect(res.json()).toMatchObject({ code: 'model_not_allowed' });
     expect((await generate(t, A2, A2_BODY, {}, secret)).statusCode).toBe(200);
     expect(((await get(t, '/jobs')).json() as { items: unknown[] }).items).toHaveLength(1);
+  });
+
+  it('answers model_not_allowed on every create with the 403 body the OpenAPI document declares there, each field of it documented', async () => {
+    t = await createTestApp({ backend });
+    const { secret } = await limited({ models: ['video/*'] });
+    const { versionId, slug } = await publishGraph(t, IMAGE_THEN_VIDEO);
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      paths: Record<string, { post: { responses: Record<string, { content: { 'application/json': { schema: { $ref: string } } } }> } }>;
+      components: { schemas: Record<string, Json> };
+    }>();
+    const refusals: [string, Promise<{ statusCode: number; json: () => unknown }>, string][] = [
+      [`/generate/${B1}`, fox(secret), B1],
+      ['/styles/train', createJob(t, 'loraTraining', { name: 'w', urls: ['https://assets.example/a.png'] }, {}, secret), 'loraTraining'],
+      ['/node-apps/{id}/execute', execute(t, versionId, { prompt: 'a lighthouse' }, {}, secret), `node-app/${slug}`],
+    ];
+    for (const [path, answer, model] of refusals) {
+      const res = await answer;
+      expect(res.statusCode, path).toBe(403);
+      expect(res.json(), path).toEqual({ error: `this API token may create jobs of 'video/*' only, not of '${model}'`, code: 'model_not_allowed' });
+      const { $ref } = doc.paths[path]!.post.responses['403']!.content['application/json'].schema;
+      const { $id: _id, ...declared } = doc.components.schemas[$ref.replace('#/components/schemas/', '')]!;
+      const check = new Ajv({ strict: false }).compile({ ...declared, additionalProperties: false });
+      expect(check(res.json()), `${path}: ${JSON.stringify(check.errors)}`).toBe(true);
+    }
+    expect(((await get(t, '/jobs')).json() as { items: unknown[] }).items).toEqual([]);
   });
 
   it('answers 429 with Retry-After past the token concurrency, and admits again when one of its jobs ends', async () => {

@@ -2,6 +2,7 @@ import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
+import { checkedInject } from '../helpers/checked-inject.js';
 import { isPng, readPngSize } from '../helpers/media.js';
 import { Receiver } from '../helpers/receiver.js';
 import { native, startLive } from './openai-live.js';
@@ -151,6 +152,48 @@ describe('the SDK meets the limits of the native create', { timeout: 120_000 }, 
       expect(r.error).toBeInstanceOf(OpenAI.RateLimitError);
       expect([r.code, r.type]).toEqual(['insufficient_quota', 'insufficient_quota']);
       expect((await native(s, '/workspace')).balance_usd).toBe('0.001000');
+    } finally {
+      await s.t.close();
+    }
+  });
+
+  it("a token's own limits reach the SDK as its typed errors, declared in the document: a model outside its patterns, its spend limit; nothing is created", async () => {
+    const s = await startLive(backends[0]!, { worker: false });
+    try {
+      const tokenWith = async (limits: Record<string, unknown>) => {
+        const res = await fetch(`${s.url}/tokens`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${s.t.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'app', ...limits }),
+        });
+        expect(res.status).toBe(201);
+        return ((await res.json()) as { secret: string }).secret;
+      };
+      const videosOnly = await tokenWith({ models: ['video/*'] });
+      const denied = await refusal(sdk(s, videosOnly).images.generate({ model: A2, prompt: 'x' }));
+      expect(denied.error).toBeInstanceOf(OpenAI.PermissionDeniedError);
+      expect([denied.code, denied.type]).toEqual(['model_not_allowed', 'invalid_request_error']);
+      // model-a-2 medium costs $0.03.
+      const budget = await tokenWith({ spend_limit_usd: '0.01' });
+      const spent = await refusal(sdk(s, budget).images.generate({ model: A2, prompt: 'x' }));
+      expect(spent.error).toBeInstanceOf(OpenAI.RateLimitError);
+      expect([spent.code, spent.type]).toEqual(['token_budget_exceeded', 'insufficient_quota']);
+      // Each create's answer as its route declares it; a spent budget tells the SDK not to retry.
+      const post = (url: string, token: string, body: unknown) =>
+        checkedInject(s.t.app, { method: 'POST', url, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+      for (const [url, body] of [
+        ['/v1/images/generations', { model: A2, prompt: 'x' }],
+        ['/v1/videos', { prompt: 'a paper boat' }],
+      ] as const) {
+        const over = await post(url, budget, body);
+        expect([over.statusCode, over.headers['x-should-retry']], url).toEqual([429, 'false']);
+        expect(over.json<{ error: { code: string } }>().error.code).toBe('token_budget_exceeded');
+      }
+      const imagesOnly = await tokenWith({ models: ['image/*'] });
+      const video = await post('/v1/videos', imagesOnly, { prompt: 'a paper boat' });
+      expect(video.statusCode, video.body).toBe(403);
+      expect(video.json<{ error: { code: string } }>().error.code).toBe('model_not_allowed');
+      expect((await native(s, '/jobs')).items).toEqual([]);
     } finally {
       await s.t.close();
     }

@@ -34,6 +34,23 @@ export const BalanceBody = Type.Object(
   { $id: 'BalanceError', description: "The API balance, or the calling token's own spend limit, does not cover the price of this request" },
 );
 
+/** 403 of a create: the error, and `code` when the calling token's own `models` patterns refused the model. */
+export const ForbiddenBody = Type.Object(
+  {
+    error: Type.String({ minLength: 1, description: 'What went wrong, in words', examples: ["this API token may create jobs of 'image/*' only, not of 'video/vendor-c/model-c'"] }),
+    code: Type.Optional(
+      Type.Literal('model_not_allowed', {
+        description: "Present when the calling token's own `models` patterns do not allow this model (a node app's run is `node-app/<slug>`); absent when API access is disabled for the workspace (docs/routing.md)",
+      }),
+    ),
+  },
+  {
+    $id: 'ForbiddenError',
+    description: "API access is disabled for the workspace, or (`code: model_not_allowed`) the calling token may not create jobs of this model; nothing was created",
+    examples: [{ error: "this API token may create jobs of 'image/*' only, not of 'video/vendor-c/model-c'", code: 'model_not_allowed' }],
+  },
+);
+
 export const SunsetBody = Type.Object(
   {
     error: Type.Literal('model_unavailable', { description: 'Always `model_unavailable`' }),
@@ -145,7 +162,7 @@ const ERROR_STATUS: Record<number, { readonly description: string; readonly head
     description: 'Missing or invalid bearer token',
     headers: { 'www-authenticate': { type: 'string', const: 'Bearer realm="mediagen"', description: 'The scheme to authenticate with' } },
   },
-  403: { description: 'API access is disabled for the workspace, or the caller may not do this (`code: model_not_allowed`: the calling token may not use this model)' },
+  403: { description: 'API access is disabled for the workspace, or the caller may not do this' },
   404: { description: 'Not found, or the caller may not see it' },
   409: {
     description: 'The first request with this Idempotency-Key is still being processed; retry after `Retry-After` seconds',

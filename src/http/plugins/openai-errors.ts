@@ -31,7 +31,8 @@ export const OpenAiErrorBody = Type.Object(
         type: Type.String({ description: '`invalid_request_error`, `requests` (rate limit), `insufficient_quota`, or `server_error`', examples: ['invalid_request_error'] }),
         param: Type.Union([Type.String(), Type.Null()], { description: 'The request parameter at fault, or null', examples: ['size'] }),
         code: Type.Union([Type.String(), Type.Null()], {
-          description: "A machine-readable reason: `model_not_found`, `rate_limit_exceeded`, `insufficient_quota`, or a failed job's error code",
+          description:
+            "A machine-readable reason: `model_not_found`, `rate_limit_exceeded`, `insufficient_quota`, `token_budget_exceeded` and `model_not_allowed` (the calling token's own limits), or a failed job's error code",
           examples: [null],
         }),
       },
@@ -49,13 +50,15 @@ export type OpenAiErrorBody = Static<typeof OpenAiErrorBody>;
 const STATUS_TEXT: Readonly<Record<number, string>> = {
   400: 'Invalid request (the parameter at fault is in error.param)',
   401: 'Missing, unknown or revoked API token',
-  403: 'API access disabled for the workspace',
+  403: "API access disabled for the workspace, or (code model_not_allowed, on a create) the calling token's own `models` patterns do not allow the model",
   404: 'Unknown, retired or sunset model (code model_not_found), or no such object',
   409: 'An Idempotency-Key request still in flight',
   413: 'The request or an uploaded file is too large',
   415: 'The body is not of a type this route takes',
   422: 'An Idempotency-Key reused with a different request',
-  429: "The workspace's concurrency and backlog are full (code rate_limit_exceeded), or its balance is too low (code insufficient_quota)",
+  429:
+    "The workspace's concurrency and backlog are full (code rate_limit_exceeded), or the calling token has its maximum of jobs in flight (the same); " +
+    "the workspace's balance is too low (code insufficient_quota), or the calling token's own spend limit is reached (type insufficient_quota, code token_budget_exceeded)",
   500: 'A job failed or was cancelled; error.code is the job\'s error code',
   503: 'The server cannot serve this right now',
   504: 'The jobs did not end within the wait (openai.wait_seconds); they go on as native jobs',
@@ -91,10 +94,10 @@ const answer = (status: number, message: string, type: string, param: string | n
 /**
  * OpenAI's SDKs retry a 429 or 5xx on their own unless the answer says `x-should-retry: false`
  * (openai-node's `shouldRetry`), and they send no Idempotency-Key of their own: their retry of a
- * create is a new create. Said of a balance too low (retrying cannot help) and of every 5xx of a
- * /v1 POST: such a POST creates jobs (an edit, assets too), and its 5xx may come once they exist
- * (a job failed or was cancelled, the wait ran out, an output could not be read), so a retry
- * would create, run and bill them again.
+ * create is a new create. Said of a balance or a token's budget too low (retrying cannot help)
+ * and of every 5xx of a /v1 POST: such a POST creates jobs (an edit, assets too), and its 5xx may
+ * come once they exist (a job failed or was cancelled, the wait ran out, an output could not be
+ * read), so a retry would create, run and bill them again.
  */
 const NO_RETRY = { 'x-should-retry': 'false' };
 
@@ -112,6 +115,8 @@ export function openAiAnswerOf(err: DomainError): OpenAiAnswer {
     // A sunset model is one OpenAI's clients cannot have: 404 as for any model they cannot use.
     model_unavailable: () => answer(404, `The model is no longer available: ${err.message}`, 'invalid_request_error', 'model', 'model_not_found'),
     insufficient_balance: () => answer(429, err.message, 'insufficient_quota', null, 'insufficient_quota', { ...headers, ...NO_RETRY }),
+    // The native 402 of a token's own budget: OpenAI's clients know a spent quota as this 429 only.
+    token_budget_exceeded: () => answer(429, err.message, 'insufficient_quota', null, 'token_budget_exceeded', { ...headers, ...NO_RETRY }),
     too_many_jobs: () => answer(429, err.message, 'requests', null, 'rate_limit_exceeded', headers),
     too_many_streams: () => answer(429, err.message, 'requests', null, 'rate_limit_exceeded', headers),
   };

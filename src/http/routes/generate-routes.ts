@@ -6,6 +6,7 @@ import { ModelFileUrls } from '../../services/common/job-view.js';
 import {
   BalanceBody,
   CreatedOrWaitedJob,
+  ForbiddenBody,
   DeprecationHeaders,
   IdempotencyErrors,
   NoQuery,
@@ -71,6 +72,7 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps)
                 ...errorResponses(400, 413, 415, 429),
                 ...IdempotencyErrors,
                 402: BalanceBody,
+                403: ForbiddenBody,
                 ...(entry.deprecation ? { 410: SunsetBody } : {}),
               },
         },

@@ -9,7 +9,7 @@ import { errorResponses } from '../openapi/common-schemas.js';
 import type { Services } from '../../services/services.js';
 import { OPTION_LABELS, idempotencyKeyFrom, tagsFrom, webhookUrlFrom, zeroDataRetentionFrom } from '../request/request-headers.js';
 import { headerSchema } from '../request/creation-handler.js';
-import { BalanceBody, CreatedJob, CreatedOrWaitedJob, IdempotencyErrors, NoQuery, PreferenceAppliedHeader, ReplayedHeader, SunsetBody } from '../openapi/common-schemas.js';
+import { BalanceBody, CreatedJob, CreatedOrWaitedJob, ForbiddenBody, IdempotencyErrors, NoQuery, PreferenceAppliedHeader, ReplayedHeader, SunsetBody } from '../openapi/common-schemas.js';
 import { createdAnswer } from '../request/prefer-wait.js';
 import type { WaitDeps } from '../request/prefer-wait.js';
 
@@ -102,6 +102,7 @@ export function registerNodeAppExecuteRoute(app: FastifyInstance, deps: NodeAppE
           ...errorResponses(400, 404, 413, 415, 429),
           ...IdempotencyErrors,
           402: BalanceBody,
+          403: ForbiddenBody,
           410: SunsetBody,
         },
       },

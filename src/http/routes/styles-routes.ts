@@ -8,7 +8,7 @@ import type { Services } from '../../services/services.js';
 import { BODY_COMPONENT } from '../openapi/openapi.js';
 import { requireAuth } from '../plugins/auth.js';
 import { PAGE_LIMIT, PageQuery, pageParams } from '../request/query.js';
-import { BalanceBody, CreatedOrWaitedJob, IdempotencyErrors, NoQuery, PreferenceAppliedHeader, ReplayedHeader, errorResponses } from '../openapi/common-schemas.js';
+import { BalanceBody, CreatedOrWaitedJob, ForbiddenBody, IdempotencyErrors, NoQuery, PreferenceAppliedHeader, ReplayedHeader, errorResponses } from '../openapi/common-schemas.js';
 import { creationHandler, headerSchema } from '../request/creation-handler.js';
 import type { CreationDeps } from '../request/creation-handler.js';
 
@@ -76,6 +76,7 @@ export function registerStyleRoutes(app: FastifyInstance, deps: StyleRouteDeps):
           ...errorResponses(400, 413, 415, 429),
           ...IdempotencyErrors,
           402: BalanceBody,
+          403: ForbiddenBody,
         },
       },
       onRequest: async () => {
