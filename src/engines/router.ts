@@ -46,8 +46,8 @@ const WAIT_STEP_MS = 250;
  * (bindings.ts; docs/routing.md), in order. The next engine takes the job only when the one
  * before provably did not accept it: its circuit is open, or the engine said so (an EngineError
  * `notAccepted`: only the engine knows what its upstream may hold). Once an engine stored an
- * upstream id, the job is its: never sent elsewhere, and a later run resumes it there. A fallback is part of one run, so
- * it spends none of the job's attempts. An engine with `max_in_flight` holds a store-backed place
+ * upstream id, the job is its: never sent elsewhere, and a later run resumes it there. A fallback
+ * is part of one run, so it spends none of the job's attempts. An engine with `max_in_flight` holds a store-backed place
  * for each job it runs; a job finding none waits, or after `spill_after_ms` goes to the next
  * engine. Every binding is checked when the router is built, so a server with a model no engine
  * can run refuses to start, naming the model.
