@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { Kysely, SqliteDialect } from 'kysely';
+import type { CompiledQuery } from 'kysely';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { CLAIM } from '../../src/store/sql/claim-statement.js';
+import type { Database } from '../../src/store/schema.js';
 import { TEST_DATABASE_URL, createPostgresDatabase } from '../helpers/backends.js';
 
 /**
@@ -39,6 +43,31 @@ describe('jobs are indexed by status, type and creation', () => {
         ]);
       } finally {
         db.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("on SQLite, a claim's update is driven by the jobs it picked, not by a walk of every queued job", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mediagen-idx-'));
+    try {
+      const store = await openSqliteStore(join(dir, 'm.db'));
+      await store.close();
+      const sqlite = new SQLite(join(dir, 'm.db'));
+      const seen: CompiledQuery[] = [];
+      const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log: (e) => void seen.push(e.query) });
+      try {
+        await CLAIM.execute(db, { now: 1, leaseExpiresAt: 2 }, { count: 2, types: { except: ['remote/a'] }, queuedBefore: false, skipLocked: false }, [
+          { leaseId: 'a', outputKey: 'a' },
+          { leaseId: 'b', outputKey: 'b' },
+        ]);
+        const claim = seen.at(-1)!;
+        const plan = (sqlite.prepare(`EXPLAIN QUERY PLAN ${claim.sql}`).all(...(claim.parameters as unknown[])) as { parent: number; detail: string }[]).filter((r) => r.parent === 0);
+        expect(plan.map((r) => r.detail)).toContain('SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)');
+        expect(plan.map((r) => r.detail).join(' | ')).not.toMatch(/SEARCH jobs USING INDEX jobs_status/);
+      } finally {
+        await db.destroy();
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -41,6 +41,10 @@ const list = (values: readonly string[]) => sql.join(values.map((v) => sql`${v}`
  * head of the same index). PostgreSQL reads the heads with LATERAL and passes rows other claimers
  * hold (SKIP LOCKED); SQLite, whose claims are serial anyway, reads them with a correlated IN.
  * The n-th picked job gets the n-th lease (a CTE's VALUES, which both backends name the same way).
+ * The UPDATE's own status guard is written `(jobs.status || '')` so no status index can serve it:
+ * otherwise both planners may walk every queued job (jobs_status_created) to join the few picked
+ * ones, SQLite always and PostgreSQL on fresh statistics, a claim as slow as the queue is deep;
+ * this way the picked ids drive the update, each job found by its key.
  */
 export const CLAIM = new PreparedQuery(
   (db, { args, row }: { args: ClaimArgs; row: (i: number) => ClaimLease }, c: ClaimShape) => {
@@ -78,7 +82,7 @@ export const CLAIM = new PreparedQuery(
         FROM (SELECT x.id, ROW_NUMBER() OVER (ORDER BY x.priority DESC, x.load, x.created_at, x.id) AS n FROM (${candidates}) AS x) AS o
         JOIN lease ON lease.n = o.n
       ) AS p
-      WHERE jobs.id = p.id AND jobs.status IN (${list(from)})
+      WHERE jobs.id = p.id AND (jobs.status || '') IN (${list(from)})
       RETURNING ${sql.raw(JOB_COLUMNS.map((col) => `jobs.${col}`).join(', '))}`.compile(db);
   },
   (c) => `${c.count}:${+c.queuedBefore}:${+c.skipLocked}:${JSON.stringify(c.types ?? null)}`,
