@@ -72,7 +72,8 @@ describe.skipIf(!HAVE_BROWSER)('console: serving and signing in', { timeout: 60_
     await p.page.getByLabel('API token').fill(srv.token);
     await p.page.getByRole('button', { name: 'Sign in' }).click();
     await p.page.getByRole('navigation', { name: 'Console' }).waitFor();
-    expect(p.page.url()).toBe(`${srv.url}/console/playground`);
+    // The console's root moves to the playground in an effect after its first render, which shows the navigation already.
+    await p.page.waitForURL(`${srv.url}/console/playground`);
     expect(p.page.url()).not.toContain(srv.token);
     const stored = await p.page.evaluate(() => ({ session: { ...sessionStorage }, local: { ...localStorage }, cookie: document.cookie }));
     expect(Object.values(stored.session)).toEqual([srv.token]);
