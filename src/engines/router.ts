@@ -192,7 +192,7 @@ export class EngineRouter implements Engine {
         continue;
       }
       // An engine with a next one after it says at once when it cannot take the job (EngineContext.canFallBack).
-      const linkCtx: EngineContext = { ...ctx, upstream: { load, save: (state) => ctx.upstream.save(state) }, canFallBack: !last };
+      const linkCtx: EngineContext = { ...ctx, upstream: { ...ctx.upstream, load }, canFallBack: !last };
       // Recorded at the hand-over, so the job's details and the queue metrics name the engine it runs on while it runs.
       step(link.id, 'ran');
       handedOver();

@@ -9,6 +9,7 @@ import { startFakeFal } from '../providers/fakes/fake-fal.js';
 import type { FakeFal } from '../providers/fakes/fake-fal.js';
 import { clearFalJwksCache } from '../../src/engines/providers/fal-webhook.js';
 import { captureLog } from './command-fixtures.js';
+import { FAL_TEST_KEY, falModel } from './routing-fixtures.js';
 
 /**
  * What routing promises beyond the chains themselves (docs/routing.md): a job bound to one engine
@@ -19,15 +20,8 @@ import { captureLog } from './command-fixtures.js';
  */
 
 const MODEL = 'image/acme/routed-v1';
-const CUSTOM = {
-  path: MODEL,
-  kind: 'image',
-  request: { type: 'object', properties: { prompt: { type: 'string', maxLength: 1000, description: 'What to draw.' } }, required: ['prompt'] },
-  price: { fixed: '0.03' },
-  engine: 'provider:a',
-  upstream: { model: 'fal-ai/flux/dev', input: { prompt: '{{prompt}}', num_images: 1 } },
-};
-const KEY = 'fal-key-id:0123456789abcdef0123';
+const CUSTOM = falModel(MODEL, 'provider:a');
+const KEY = FAL_TEST_KEY;
 
 interface Route {
   engine: string | null;

@@ -7,6 +7,7 @@ import { valueOf } from '../helpers/prometheus.js';
 import { startFakeFal } from '../providers/fakes/fake-fal.js';
 import type { FakeFal } from '../providers/fakes/fake-fal.js';
 import { clearFalJwksCache } from '../../src/engines/providers/fal-webhook.js';
+import { FAL_TEST_KEY, falModel } from './routing-fixtures.js';
 
 /**
  * The scaling series of a chained model (docs/routing.md, "Scaling signals"): a running job counts
@@ -15,14 +16,7 @@ import { clearFalJwksCache } from '../../src/engines/providers/fal-webhook.js';
  */
 
 const MODEL = 'image/acme/chained-v1';
-const CUSTOM = {
-  path: MODEL,
-  kind: 'image',
-  request: { type: 'object', properties: { prompt: { type: 'string', maxLength: 1000, description: 'What to draw.' } }, required: ['prompt'] },
-  price: { fixed: '0.03' },
-  engine: 'provider:first',
-  upstream: { model: 'fal-ai/flux/dev', input: { prompt: '{{prompt}}', num_images: 1 } },
-};
+const CUSTOM = falModel(MODEL, 'provider:first');
 
 describe.each(backends)('scaling series of a chain: $name', { timeout: 60_000 }, (backend) => {
   let second: FakeFal | undefined;
@@ -43,7 +37,7 @@ describe.each(backends)('scaling series of a chain: $name', { timeout: 60_000 },
       allowPrivateUrls: true,
       models: [CUSTOM],
       routing: { model_engines: { [MODEL]: ['provider:first', 'provider:second'] } },
-      providers: { providers: { first: fal(`http://127.0.0.1:${await freePort()}`), second: fal(second.url) }, env: { FAL_KEY: 'fal-key-id:0123456789abcdef0123' } },
+      providers: { providers: { first: fal(`http://127.0.0.1:${await freePort()}`), second: fal(second.url) }, env: { FAL_KEY: FAL_TEST_KEY } },
       worker: { pollMs: 50, log: silentLog, allowPrivateUrls: true },
       metrics: { port: 0 },
     });

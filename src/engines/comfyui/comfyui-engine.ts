@@ -101,7 +101,7 @@ export class ComfyuiEngine implements BindableEngine {
       if (promptId === undefined) {
         // Refused at the door (uploads or the POST): ComfyUI holds nothing, the next engine of the chain may take the job.
         const refusal = (err: unknown): never => {
-          throw ctx.canFallBack && retry.refused(err) ? upstreamJobError(err as UpstreamError, true) : err;
+          throw retry.refusal(err);
         };
         const prompt = await this.#prompt(job, model, ctx, http, (call) => retry.prepare(call)).catch(refusal);
         const ours = resumed?.promptId && !resumed.minted ? resumed.promptId : randomUUID();

@@ -193,7 +193,9 @@ export class ProviderEngine implements BindableEngine {
       inlineMaxBytes: this.#deps.provider.inlineMaxBytes,
       // A repeated upload costs a stored file, never a generation: retried as a follow.
       upload: upload && ((bytes, type, name) => retry.prepare(() => upload(bytes, type, name))),
-    }).catch((err: unknown) => this.#refusal(err, retry, ctx));
+    }).catch((err: unknown) => {
+      throw retry.refusal(err);
+    });
     await ctx.stage('processing');
     if (adapter.synchronous) {
       // A synchronous provider generates within the call: it has started sampling. The mark tells
@@ -210,16 +212,13 @@ export class ProviderEngine implements BindableEngine {
           ...(this.#deps.webhookUrl && adapter.verifyWebhook ? { webhookUrl: this.#deps.webhookUrl } : {}),
         }),
       )
-      .catch((err: unknown) => this.#refusal(err, retry, ctx));
+      .catch((err: unknown) => {
+        throw retry.refusal(err);
+      });
     await this.#save(ctx, submitted.handle, submitted.status);
     return submitted;
   }
 
-  /** A failure before the provider holds the job: one that proves it took nothing tells the router it may go to the next engine. */
-  #refusal(err: unknown, retry: UpstreamRetry, ctx: EngineContext): never {
-    if (ctx.canFallBack && retry.refused(err)) throw upstreamJobError(err as UpstreamError, true);
-    throw err;
-  }
 
   /** Polls until the provider's job ends, moving ours to `sampling` and reporting progress on the way. */
   async #follow(ctx: EngineContext, adapter: ProviderAdapter, retry: UpstreamRetry, handle: UpstreamHandle, first: UpstreamStatus, sampled: boolean): Promise<UpstreamStatus> {

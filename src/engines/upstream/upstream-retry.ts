@@ -1,7 +1,7 @@
 import { backoffMs } from '../../lib/backoff.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Log } from '../../lib/log.js';
-import { refusedAtTheDoor, UpstreamError } from './upstream-error.js';
+import { refusedAtTheDoor, UpstreamError, upstreamJobError } from './upstream-error.js';
 
 /**
  * The money rules of every engine that hands work to an upstream (docs/providers.md, "Money
@@ -84,6 +84,15 @@ export class UpstreamRetry {
   /** Whether `err`, ending a prepare or submit, proves the upstream holds nothing of the job: it and every earlier failed try of a submission were refused at the door. */
   refused(err: unknown): boolean {
     return refusedAtTheDoor(err) && !this.#doubt;
+  }
+
+  /**
+   * What a failed prepare or submit ends the run with: with a next engine waiting (`fallsBack`)
+   * and the upstream provably holding nothing (`refused`), the job error marked `notAccepted`, so
+   * the router hands the job on; else `err` itself.
+   */
+  refusal(err: unknown): unknown {
+    return this.#o.fallsBack && this.refused(err) ? upstreamJobError(err as UpstreamError, true) : err;
   }
 
   /** Whether `err` may be tried again in `phase` (deadline and attempt count aside). */
