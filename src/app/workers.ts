@@ -91,7 +91,7 @@ export function createJobWorker(parts: WorkerParts, log: Log, opts: JobWorkerOpt
       pollMs: opts.pollMs ?? config.pollIntervalMs,
       types: { except: [...services.bindings.remote.keys()] },
       spill: services.bindings.spill,
-      ...(router?.limited ? { limited: async () => router.limitedGroups(await parts.store.routes.slotsInUse()) } : {}),
+      ...(router?.limited ? { limited: { groups: async () => router.limitedGroups(await parts.store.routes.slotsInUse()), claimed: (id, model) => router.claimed(id, model) } } : {}),
     },
   );
   return { worker, close: () => inputs.close() };

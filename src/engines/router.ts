@@ -58,8 +58,8 @@ export class EngineRouter implements Engine {
   readonly #circuits: ReadonlyMap<string, Circuit>;
   readonly #limits: Readonly<Record<string, EngineLimit>>;
   readonly #clock: Clock;
-  /** Runs of this process not yet handed to an engine, by model (see run). */
-  readonly #unplaced = new Map<string, number>();
+  /** Jobs this process claimed and has not yet handed to an engine: model -> job ids (see claimed). */
+  readonly #unplaced = new Map<string, Set<string>>();
 
   private constructor(chains: ReadonlyMap<string, Chain>, circuits: ReadonlyMap<string, Circuit>, limits: Readonly<Record<string, EngineLimit>>, clock: Clock) {
     this.#chains = chains;
@@ -134,7 +134,7 @@ export class EngineRouter implements Engine {
       const key = [...here].sort().join(' ');
       const group = groups.get(key) ?? groups.set(key, { models: [], room: here.reduce((n, id) => n + Math.max(0, this.#limits[id]!.maxInFlight - (inUse.get(id) ?? 0)), 0) }).get(key)!;
       group.models.push(model);
-      group.room -= this.#unplaced.get(model) ?? 0;
+      group.room -= this.#unplaced.get(model)?.size ?? 0;
     }
     return [...groups.values()].map((g) => ({ models: g.models, room: Math.max(0, g.room) }));
   }
@@ -144,15 +144,27 @@ export class EngineRouter implements Engine {
     return new Map([...this.#circuits].map(([id, c]) => [id, c.state]));
   }
 
+  /**
+   * A job of `model` this process has claimed: it counts against its group's room (limitedGroups)
+   * from the claim until it is handed to an engine (holding its place, where there is a limit) or
+   * the returned release is called as its run ends. Counted from the claim, not from the start of
+   * the run: between the two, the worker's next claim would otherwise see the place still free and
+   * take a second job that could only wait in its slot for it.
+   */
+  claimed(jobId: string, model: string): () => void {
+    const ids = this.#unplaced.get(model) ?? this.#unplaced.set(model, new Set()).get(model)!;
+    ids.add(jobId);
+    return () => this.#handedOver(jobId, model);
+  }
+
+  #handedOver(jobId: string, model: string): void {
+    const ids = this.#unplaced.get(model);
+    if (ids?.delete(jobId) && ids.size === 0) this.#unplaced.delete(model);
+  }
+
   async run(job: EngineJob, ctx: EngineContext): Promise<OutputFile[]> {
-    // Counted until the job is handed to an engine (holding its place, where there is a limit), so
-    // limitedGroups leaves room for it: a second claim would otherwise race it for the same place.
-    let counted = true;
-    this.#unplaced.set(job.model, (this.#unplaced.get(job.model) ?? 0) + 1);
-    const handedOver = () => {
-      if (counted) this.#unplaced.set(job.model, this.#unplaced.get(job.model)! - 1);
-      counted = false;
-    };
+    // Counted already when the worker claimed it; a node app's step is counted from here.
+    const handedOver = this.claimed(job.id, job.model);
     try {
       return await this.#route(job, ctx, handedOver);
     } finally {

@@ -25,7 +25,11 @@ export interface WorkerOptions {
    * than its room: a job claimed past it would only hold a worker slot while it waits, keeping
    * other models' jobs from this worker; left queued, it is claimed once a place frees.
    */
-  readonly limited?: () => Promise<readonly { readonly models: readonly string[]; readonly room: number }[]>;
+  readonly limited?: {
+    readonly groups: () => Promise<readonly { readonly models: readonly string[]; readonly room: number }[]>;
+    /** Told of each job claimed, so it counts against its group's room from the claim; the release is called as its run ends. */
+    readonly claimed: (jobId: string, model: string) => () => void;
+  };
 }
 
 /** `types` less `models`; undefined when nothing is left to claim. */
@@ -52,6 +56,8 @@ function spillGroups(spill: ReadonlyMap<string, number> | undefined): [number, s
 export class Worker {
   readonly #deps: RunDeps;
   readonly #loop: SlotLoop<ClaimedJob>;
+  /** Releases of the claimed jobs counted against a limited group's room (WorkerOptions.limited), by job id. */
+  readonly #unplaced = new Map<string, () => void>();
   /** The data dir could not take writes at the last look: claims are paused. */
   #diskPaused = false;
 
@@ -64,7 +70,7 @@ export class Worker {
         // As many jobs per claim as there are free slots: one statement takes them all.
         claim: async (max) => {
           try {
-            const groups = (await opts.limited?.()) ?? [];
+            const groups = (await opts.limited?.groups()) ?? [];
             const claimed: ClaimedJob[] = [];
             // Limited models first, each group capped by its room, so they keep their turn without taking slots to wait in.
             for (const g of groups) {
@@ -78,13 +84,21 @@ export class Worker {
               const spilling = without({ only: models }, limited);
               if (claimed.length < max && spilling) claimed.push(...(await deps.runs.claimMany(max - claimed.length, spilling, waitedMs)));
             }
+            if (opts.limited) for (const job of claimed) this.#unplaced.set(job.id, opts.limited.claimed(job.id, job.type));
             return claimed;
           } catch (err) {
             log.error({ err: { message: (err as Error).message } }, 'claiming a job failed');
             return [];
           }
         },
-        run: (job, hardStop) => runJob(job, deps, hardStop),
+        run: async (job, hardStop) => {
+          try {
+            await runJob(job, deps, hardStop);
+          } finally {
+            this.#unplaced.get(job.id)?.();
+            this.#unplaced.delete(job.id);
+          }
+        },
         failed: (job, err) => log.error({ jobId: job.id, requestId: job.requestId ?? undefined, err: { message: (err as Error).message } }, 'job run failed'),
         mayClaim: () => this.#diskAllowsClaims(),
         maintain: () => this.#maintain(),

@@ -70,6 +70,19 @@ describe('building the engine router', () => {
     expect(() => buildBindings(MODELS, { 'image/vendor-x/nothing': 'local' })).toThrow(/^model_engines: unknown model 'image\/vendor-x\/nothing'/);
     expect(() => buildBindings(MODELS, { 'image/vendor-g/model-g-3': 'local' })).toThrow(/^model_engines: unknown model 'image\/vendor-g\/model-g-3'/);
   });
+  it("counts a job this process claimed against its engine's room from the claim until its release, once however often it is told", () => {
+    const model = testModel('gpu');
+    const router = EngineRouter.build([model], [new TestEngine('gpu', [model.path])], undefined, { limits: { gpu: { maxInFlight: 2 } } });
+    const room = (inUse = new Map<string, number>()) => router.limitedGroups(inUse).map((g) => [g.models, g.room]);
+    expect(room()).toEqual([[[model.path], 2]]);
+    const release = router.claimed('job-1', model.path);
+    router.claimed('job-1', model.path);
+    expect(room()).toEqual([[[model.path], 1]]);
+    expect(room(new Map([['gpu', 1]]))).toEqual([[[model.path], 0]]);
+    release();
+    release();
+    expect(room()).toEqual([[[model.path], 2]]);
+  });
 });
 
 describe('a worker with the router', () => {
