@@ -74,6 +74,8 @@ export async function createPostgresDatabase(adminUrl: string): Promise<BenchDat
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
+  // An idle connection ended by the server (the DROP ... WITH (FORCE) of drop()) must not end the bench.
+  pool.on('error', () => undefined);
   const dataDir = mkdtempSync(join(tmpdir(), 'mediagen-bench-'));
   return {
     backend: 'postgres',
