@@ -4,9 +4,14 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type { CompiledQuery } from 'kysely';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { RUNNING_JOBS_PREDICATE } from '../../src/store/sql/migrations/0025-running-jobs.js';
+import { RUNNING_STATUSES } from '../../src/domain/states.js';
+import { newId } from '../../src/lib/ids.js';
+import { T0 } from '../helpers/store-fixture.js';
 import { CLAIM } from '../../src/store/sql/claim-statement.js';
 import type { Database } from '../../src/store/schema.js';
 import { TEST_DATABASE_URL, createPostgresDatabase } from '../helpers/backends.js';
@@ -71,6 +76,67 @@ describe('jobs are indexed by status, type and creation', () => {
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("on SQLite, a claim counts each workspace's running jobs by seeks of jobs_workspace_status, one per running status (0025's index is PostgreSQL's)", async () => {
+    expect(RUNNING_JOBS_PREDICATE).toEqual(RUNNING_STATUSES);
+    const dir = mkdtempSync(join(tmpdir(), 'mediagen-idx-'));
+    try {
+      const store = await openSqliteStore(join(dir, 'm.db'));
+      await store.close();
+      const sqlite = new SQLite(join(dir, 'm.db'));
+      const seen: CompiledQuery[] = [];
+      const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log: (e) => void seen.push(e.query) });
+      try {
+        await CLAIM.execute(db, { now: 1, leaseExpiresAt: 2 }, { count: 1, types: undefined, queuedBefore: false, skipLocked: false }, [{ leaseId: 'a', outputKey: 'a' }]);
+        const claim = seen.at(-1)!;
+        const plan = sqlite.prepare(`EXPLAIN QUERY PLAN ${claim.sql}`).all(...(claim.parameters as unknown[])) as { detail: string }[];
+        expect(plan.map((r) => r.detail)).toContain('SEARCH r USING COVERING INDEX jobs_workspace_status (workspace_id=? AND status=?)');
+      } finally {
+        await db.destroy();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.runIf(TEST_DATABASE_URL)("on PostgreSQL, a claim counts a busy workspace's running jobs along the index of running jobs, in its custom and its generic plan", async () => {
+    const made = await createPostgresDatabase({ migrated: true });
+    const store = await openPostgresStore(made.url, { poolSize: 1 });
+    const client = new pg.Client({ connectionString: made.url });
+    try {
+      // A workspace with two thousand ended jobs and one queued: the shape that made the planner
+      // read the whole workspace's range of jobs_workspace_status to count the few running.
+      const apiUserId = newId();
+      const ws = (await store.identity.createWorkspace({ id: newId(), name: 'w', ownerEmail: 'o@w.test', apiUserId, maxConcurrentJobs: 10_000, maxBackloggedJobs: 0, now: T0 }))!;
+      const job = () => ({ id: newId(), workspaceId: ws.id, apiUserId, type: 'image/vendor-b/model-b-1', status: 'queued' as const, request: { prompt: 'p' }, webhookUrl: null, zeroDataRetention: false, createdBy: 'o@w.test' });
+      for (let i = 0; i < 20; i++) {
+        for (const j of await store.jobs.insertJobs(Array.from({ length: 100 }, job), T0 + i * 1000)) await store.queue.move('cancel', { id: j.id, now: T0 + i * 1000 + 1 });
+      }
+      await store.jobs.insertJobs([job()], T0 + 100_000);
+      await client.connect();
+      await client.query('ANALYZE');
+      const seen: CompiledQuery[] = [];
+      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: made.url, max: 1 }) }), log: (e) => void seen.push(e.query) });
+      try {
+        await CLAIM.execute(db, { now: T0 + 200_000, leaseExpiresAt: T0 + 300_000 }, { count: 8, types: undefined, queuedBefore: false, skipLocked: true }, Array.from({ length: 8 }, (_, i) => ({ leaseId: `l${i}`, outputKey: `k${i}` })));
+      } finally {
+        await db.destroy();
+      }
+      const claim = seen.at(-1)!;
+      const values = claim.parameters as unknown[];
+      const custom = (await client.query(`EXPLAIN ${claim.sql}`, values)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+      expect(custom).toMatch(/jobs_workspace_running on jobs r/);
+      await client.query(`PREPARE claim AS ${claim.sql}`);
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      const args = values.map((v) => (typeof v === 'number' ? String(v) : client.escapeLiteral(String(v)))).join(', ');
+      const generic = (await client.query(`EXPLAIN EXECUTE claim(${args})`)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+      expect(generic).toMatch(/jobs_workspace_running on jobs r/);
+    } finally {
+      await client.end();
+      await store.close();
+      await made.drop();
     }
   });
 

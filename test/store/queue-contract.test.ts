@@ -297,6 +297,19 @@ describe.each(backends)('queue store contract: $name', (backend) => {
     await stop();
   });
 
+  it('does not hand a store its own events back through the channel: it told its process at commit', async () => {
+    const other = await f.openAnother();
+    const heard: unknown[] = [];
+    const stop = await store.listen!((e) => heard.push(e));
+    await store.queue.notify({ kind: 'cancelled', jobId: 'mine' });
+    await other.queue.notify({ kind: 'cancelled', jobId: 'theirs' });
+    for (let i = 0; i < 100 && heard.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    // Ours went first: had it come back, it would have come before theirs.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(heard).toEqual([{ kind: 'cancelled', jobId: 'theirs' }]);
+    await stop();
+  });
+
   // Two handles in one process only work where lock waits do not block the event loop.
   it.skipIf(!backend.asyncLocks)('never gives one job to two claimers racing on separate connections', async () => {
     for (let i = 0; i < 30; i++) await insert();

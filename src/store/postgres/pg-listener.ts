@@ -18,10 +18,13 @@ export class PgListener {
   #connecting: Promise<void> | undefined;
   #retry: NodeJS.Timeout | undefined;
   #closed = false;
+  readonly #self: string | undefined;
 
-  constructor(url: string, channel: string) {
+  /** `self`: the origin this process's store sends its events with; those are not relayed back to it. */
+  constructor(url: string, channel: string, self?: string) {
     this.#url = url;
     this.#channel = channel;
+    this.#self = self;
   }
 
   /** Starts listening; if the database cannot be reached now, it keeps trying in the background. */
@@ -47,7 +50,7 @@ export class PgListener {
     const client = new pg.Client({ connectionString: this.#url });
     client.on('notification', (msg) => {
       // Anyone with database access may NOTIFY on the channel: what is not an event of ours is dropped.
-      const event = decodeJobEvent(msg.payload);
+      const event = decodeJobEvent(msg.payload, this.#self);
       if (event) for (const fn of this.#listeners) fn(event);
     });
     client.on('error', () => this.#reconnect(client));

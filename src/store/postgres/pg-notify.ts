@@ -12,8 +12,8 @@ export const JOB_EVENTS_CHANNEL = 'mediagen_jobs';
  * Sends the event to the other processes' LISTEN connections. NOTIFY is transactional: inside a
  * transaction it is delivered at commit, and not at all on rollback.
  */
-export async function pgNotify(db: Kysely<Database>, event: JobEvent): Promise<void> {
-  await NOTIFY.execute(db, { payload: encodeJobEvent(event) }, undefined);
+export async function pgNotify(db: Kysely<Database>, event: JobEvent, origin?: string): Promise<void> {
+  await NOTIFY.execute(db, { payload: encodeJobEvent(event, origin) }, undefined);
 }
 
 /** In the write transaction of every create and every end: built once (prepared-query.ts). */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../schema.js';
@@ -28,14 +29,16 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
   // Row locks taken by the statements themselves serialise what must be serial; READ COMMITTED suffices.
   const transact: Transact = (fn) => db.transaction().execute(fn);
 
-  const listener = new PgListener(url, JOB_EVENTS_CHANNEL);
+  // This store's events reach its own process at commit (Store.onEvent); its LISTEN drops their echo.
+  const origin = randomUUID();
+  const listener = new PgListener(url, JOB_EVENTS_CHANNEL, origin);
   return createSqlStore({
     db,
     transact,
     migrationsNeedWriteLock: false,
     skipLocked: true,
     rowLocks: true,
-    sendEvent: pgNotify,
+    sendEvent: (conn, event) => pgNotify(conn, event, origin),
     fusedWrites: true,
     listen: (fn) => listener.listen(fn),
     closeExtra: () => listener.close(),

@@ -23,6 +23,7 @@ import { FAIR_SHARE_MIGRATION } from './0021-fair-share.js';
 import { TOKEN_BUDGETS_MIGRATION } from './0022-token-budgets.js';
 import { JOB_TAGS_MIGRATION } from './0023-job-tags.js';
 import { OPENAI_VIDEOS_MIGRATION } from './0024-openai-videos.js';
+import { RUNNING_JOBS_MIGRATION } from './0025-running-jobs.js';
 
 /**
  * Numbered migrations, written with Kysely's schema builder so every backend runs the same ones.
@@ -54,6 +55,7 @@ const migrations: Record<string, Migration> = {
   '0022_token_budgets': TOKEN_BUDGETS_MIGRATION,
   '0023_job_tags': JOB_TAGS_MIGRATION,
   '0024_openai_videos': OPENAI_VIDEOS_MIGRATION,
+  '0025_running_jobs': RUNNING_JOBS_MIGRATION,
 };
 
 /** The names of every migration this code knows, in order (readiness compares them with the store's). */
