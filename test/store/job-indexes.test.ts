@@ -13,6 +13,7 @@ import { RUNNING_STATUSES } from '../../src/domain/states.js';
 import { newId } from '../../src/lib/ids.js';
 import { T0 } from '../helpers/store-fixture.js';
 import { CLAIM } from '../../src/store/sql/claim-statement.js';
+import type { ClaimShape } from '../../src/store/sql/claim-statement.js';
 import type { Database } from '../../src/store/schema.js';
 import { TEST_DATABASE_URL, createPostgresDatabase } from '../helpers/backends.js';
 
@@ -55,50 +56,15 @@ describe('jobs are indexed by status, type and creation', () => {
   });
 
   it("on SQLite, a claim's update is driven by the jobs it picked, not by a walk of every queued job", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mediagen-idx-'));
-    try {
-      const store = await openSqliteStore(join(dir, 'm.db'));
-      await store.close();
-      const sqlite = new SQLite(join(dir, 'm.db'));
-      const seen: CompiledQuery[] = [];
-      const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log: (e) => void seen.push(e.query) });
-      try {
-        await CLAIM.execute(db, { now: 1, leaseExpiresAt: 2 }, { count: 2, types: { except: ['remote/a'] }, queuedBefore: false, skipLocked: false }, [
-          { leaseId: 'a', outputKey: 'a' },
-          { leaseId: 'b', outputKey: 'b' },
-        ]);
-        const claim = seen.at(-1)!;
-        const plan = (sqlite.prepare(`EXPLAIN QUERY PLAN ${claim.sql}`).all(...(claim.parameters as unknown[])) as { parent: number; detail: string }[]).filter((r) => r.parent === 0);
-        expect(plan.map((r) => r.detail)).toContain('SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)');
-        expect(plan.map((r) => r.detail).join(' | ')).not.toMatch(/SEARCH jobs USING INDEX jobs_status/);
-      } finally {
-        await db.destroy();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const plan = (await sqliteClaimPlan({ count: 2, types: { except: ['remote/a'] }, queuedBefore: false, skipLocked: false })).filter((r) => r.parent === 0);
+    expect(plan.map((r) => r.detail)).toContain('SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)');
+    expect(plan.map((r) => r.detail).join(' | ')).not.toMatch(/SEARCH jobs USING INDEX jobs_status/);
   });
 
   it("on SQLite, a claim counts each workspace's running jobs by seeks of jobs_workspace_status, one per running status (0025's index is PostgreSQL's)", async () => {
     expect(RUNNING_JOBS_PREDICATE).toEqual(RUNNING_STATUSES);
-    const dir = mkdtempSync(join(tmpdir(), 'mediagen-idx-'));
-    try {
-      const store = await openSqliteStore(join(dir, 'm.db'));
-      await store.close();
-      const sqlite = new SQLite(join(dir, 'm.db'));
-      const seen: CompiledQuery[] = [];
-      const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log: (e) => void seen.push(e.query) });
-      try {
-        await CLAIM.execute(db, { now: 1, leaseExpiresAt: 2 }, { count: 1, types: undefined, queuedBefore: false, skipLocked: false }, [{ leaseId: 'a', outputKey: 'a' }]);
-        const claim = seen.at(-1)!;
-        const plan = sqlite.prepare(`EXPLAIN QUERY PLAN ${claim.sql}`).all(...(claim.parameters as unknown[])) as { detail: string }[];
-        expect(plan.map((r) => r.detail)).toContain('SEARCH r USING COVERING INDEX jobs_workspace_status (workspace_id=? AND status=?)');
-      } finally {
-        await db.destroy();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const plan = await sqliteClaimPlan({ count: 1, types: undefined, queuedBefore: false, skipLocked: false });
+    expect(plan.map((r) => r.detail)).toContain('SEARCH r USING COVERING INDEX jobs_workspace_status (workspace_id=? AND status=?)');
   });
 
   it.runIf(TEST_DATABASE_URL)("on PostgreSQL, a claim counts a busy workspace's running jobs along the index of running jobs, in its custom and its generic plan", async () => {
@@ -155,3 +121,25 @@ describe('jobs are indexed by status, type and creation', () => {
     }
   });
 });
+
+/** SQLite's plan of the claim of `shape` on a fresh, empty store. */
+async function sqliteClaimPlan(shape: ClaimShape): Promise<{ parent: number; detail: string }[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'mediagen-idx-'));
+  try {
+    const store = await openSqliteStore(join(dir, 'm.db'));
+    await store.close();
+    const sqlite = new SQLite(join(dir, 'm.db'));
+    const seen: CompiledQuery[] = [];
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log: (e) => void seen.push(e.query) });
+    try {
+      const leases = Array.from({ length: shape.count }, (_, i) => ({ leaseId: `l${i}`, outputKey: `k${i}` }));
+      await CLAIM.execute(db, { now: 1, leaseExpiresAt: 2 }, shape, leases);
+      const claim = seen.at(-1)!;
+      return sqlite.prepare(`EXPLAIN QUERY PLAN ${claim.sql}`).all(...(claim.parameters as unknown[])) as { parent: number; detail: string }[];
+    } finally {
+      await db.destroy();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
